@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Helpers shared by every memwatchd BPF program. */
+#ifndef MEMWATCH_BPF_H
+#define MEMWATCH_BPF_H
+
+#include <bpf/bpf_helpers.h>
+
+/* Counters are cumulative and never reset: Prometheus rate() depends on it. */
+static __always_inline void counter_add(__u64 *counter, __u64 delta)
+{
+	__sync_fetch_and_add(counter, delta);
+}
+
+/* Smallest k with 2^k >= v, so slot k is exactly the Prometheus bucket le=2^k. */
+static __always_inline __u32 log2_slot_ceil(__u64 v)
+{
+	__u32 k = 0;
+
+	if (v <= 1)
+		return 0;
+	v--;
+	if (v >> 32) { v >>= 32; k += 32; }
+	if (v >> 16) { v >>= 16; k += 16; }
+	if (v >> 8)  { v >>= 8;  k += 8; }
+	if (v >> 4)  { v >>= 4;  k += 4; }
+	if (v >> 2)  { v >>= 2;  k += 2; }
+	if (v >> 1)  { k += 1; }
+	return k + 1;
+}
+
+#endif

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <bpf/btf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "bpf_attach.h"
+#include "log.h"
+
+static const char *const tracefs_roots[] = {
+	"/sys/kernel/tracing",
+	"/sys/kernel/debug/tracing",
+};
+
+const char *bpf_flavour_name(enum bpf_flavour f)
+{
+	switch (f) {
+	case BPF_FLAVOUR_TP_BTF:
+		return "tp_btf";
+	case BPF_FLAVOUR_RAW_TP:
+		return "raw_tp";
+	case BPF_FLAVOUR_TRACEPOINT:
+	default:
+		return "tracepoint";
+	}
+}
+
+static bool btf_has_tracepoint(const char *event)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	char name[128];
+	bool found;
+
+	if (!btf)
+		return false;
+	snprintf(name, sizeof(name), "btf_trace_%s", event);
+	found = btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF) > 0;
+	btf__free(btf);
+	return found;
+}
+
+bool tracepoint_exists(const char *category, const char *event)
+{
+	char path[256];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(tracefs_roots); i++) {
+		snprintf(path, sizeof(path), "%s/events", tracefs_roots[i]);
+		if (access(path, F_OK) < 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/events/%s/%s/format", tracefs_roots[i], category, event);
+		return access(path, F_OK) == 0;
+	}
+	/* No tracefs mounted (some containers): the kernel's BTF still knows its tracepoints. */
+	return btf_has_tracepoint(event);
+}
+
+int bpf_hooks_probe(const struct bpf_hook *hooks, size_t n, struct collector_status *st)
+{
+	char missing[192] = "";
+	size_t i, len = 0;
+
+	for (i = 0; i < n; i++) {
+		if (tracepoint_exists(hooks[i].category, hooks[i].event))
+			continue;
+		if (!hooks[i].optional) {
+			collector_status_set_reason(st, "tracepoint %s:%s not available", hooks[i].category,
+						    hooks[i].event);
+			return -EOPNOTSUPP;
+		}
+		len += (size_t)snprintf(missing + len, len < sizeof(missing) ? sizeof(missing) - len : 0,
+					"%s%s:%s", len ? ", " : "", hooks[i].category, hooks[i].event);
+	}
+	if (len) {
+		st->state = COLLECTOR_DEGRADED;
+		collector_status_set_reason(st, "tracepoints not available: %s", missing);
+	}
+	return 0;
+}
+
+void bpf_attachment_destroy(struct bpf_attachment *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->n_links; i++)
+		bpf_link__destroy(a->links[i]);
+	a->n_links = 0;
+	if (a->skel && a->ops)
+		a->ops->destroy(a->skel);
+	a->skel = NULL;
+}
+
+static int try_flavour(struct bpf_attachment *a, const struct bpf_hook *hooks, size_t n,
+		       enum bpf_flavour f, int (*configure)(void *, void *), void *userdata)
+{
+	struct bpf_object *obj;
+	struct bpf_program *prog;
+	bool any = false;
+	size_t i;
+	int r;
+
+	a->skel = a->ops->open();
+	if (!a->skel)
+		return -errno ?: -EINVAL;
+	obj = a->ops->object(a->skel);
+	bpf_object__for_each_program(prog, obj)
+		bpf_program__set_autoload(prog, false);
+	for (i = 0; i < n; i++) {
+		if (!a->hook_present[i] || !hooks[i].prog[f])
+			continue;
+		prog = bpf_object__find_program_by_name(obj, hooks[i].prog[f]);
+		if (!prog)
+			return -ENOENT;
+		bpf_program__set_autoload(prog, true);
+		any = true;
+	}
+	if (!any)
+		return -EOPNOTSUPP;
+	if (configure) {
+		r = configure(a->skel, userdata);
+		if (r < 0)
+			return r;
+	}
+	r = a->ops->load(a->skel);
+	if (r < 0)
+		return r;
+	for (i = 0; i < n; i++) {
+		struct bpf_link *link;
+
+		if (!a->hook_present[i] || !hooks[i].prog[f])
+			continue;
+		if (a->n_links >= BPF_MAX_LINKS)
+			return -E2BIG;
+		prog = bpf_object__find_program_by_name(obj, hooks[i].prog[f]);
+		link = bpf_program__attach(prog);
+		if (!link)
+			return -errno ?: -EINVAL;
+		a->links[a->n_links++] = link;
+	}
+	return 0;
+}
+
+int bpf_attach_hooks(struct bpf_attachment *a, const struct bpf_skel_ops *ops,
+		     const struct bpf_hook *hooks, size_t n,
+		     int (*configure)(void *skel, void *userdata), void *userdata,
+		     struct collector_status *st)
+{
+	int r, first_error = 0;
+	size_t i;
+
+	*a = (struct bpf_attachment){ .ops = ops };
+	if (n > BPF_MAX_LINKS)
+		return -E2BIG;
+	r = bpf_hooks_probe(hooks, n, st);
+	if (r < 0)
+		return r;
+	for (i = 0; i < n; i++)
+		a->hook_present[i] = tracepoint_exists(hooks[i].category, hooks[i].event);
+
+	log_set_libbpf_quiet(true);
+	for (enum bpf_flavour f = 0; f < _BPF_FLAVOUR_MAX; f++) {
+		r = try_flavour(a, hooks, n, f, configure, userdata);
+		if (r == 0) {
+			a->flavour = f;
+			snprintf(st->mode, sizeof(st->mode), "%s", bpf_flavour_name(f));
+			log_set_libbpf_quiet(false);
+			return 0;
+		}
+		log_debug_errno(r, "%s: %s flavour did not load or attach: %m",
+				hooks[0].event, bpf_flavour_name(f));
+		if (!first_error || first_error == -EOPNOTSUPP)
+			first_error = r;
+		bpf_attachment_destroy(a);
+	}
+	log_set_libbpf_quiet(false);
+	if (first_error == -EPERM || first_error == -EACCES)
+		collector_status_set_reason(st, "not permitted to load BPF programs (needs root, or CAP_BPF and CAP_PERFMON)");
+	else
+		collector_status_set_reason(st, "no attach flavour worked (tp_btf, raw_tp, tracepoint): %s",
+					    strerror(-first_error));
+	return first_error < 0 ? first_error : -EINVAL;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MEMWATCHD_BPF_ATTACH_H
+#define MEMWATCHD_BPF_ATTACH_H
+
+#include <bpf/libbpf.h>
+#include <stdbool.h>
+#include "collector.h"
+
+enum bpf_flavour {
+	BPF_FLAVOUR_TP_BTF,
+	BPF_FLAVOUR_RAW_TP,
+	BPF_FLAVOUR_TRACEPOINT,
+	_BPF_FLAVOUR_MAX,
+};
+
+const char *bpf_flavour_name(enum bpf_flavour f);
+
+/* One tracepoint and the program written for it in each flavour. */
+struct bpf_hook {
+	const char *category;
+	const char *event;
+	const char *prog[_BPF_FLAVOUR_MAX]; /* program names; NULL where not written */
+	bool optional; /* a missing optional hook degrades the collector; a required one stops it */
+};
+
+/* Skeleton entry points behind one type, so one loop serves every collector. */
+struct bpf_skel_ops {
+	void *(*open)(void);
+	int (*load)(void *skel);
+	void (*destroy)(void *skel);
+	struct bpf_object *(*object)(void *skel);
+};
+
+#define DEFINE_BPF_SKEL_OPS(name)                                                      \
+	static void *name##_open_any(void) { return name##__open(); }                  \
+	static int name##_load_any(void *s) { return name##__load(s); }                \
+	static void name##_destroy_any(void *s) { name##__destroy(s); }                \
+	static struct bpf_object *name##_object_any(void *s) { return ((struct name *)s)->obj; } \
+	static const struct bpf_skel_ops name##_skel_ops = {                           \
+		.open = name##_open_any,                                               \
+		.load = name##_load_any,                                               \
+		.destroy = name##_destroy_any,                                         \
+		.object = name##_object_any,                                           \
+	}
+
+#define BPF_MAX_LINKS 32
+
+struct bpf_attachment {
+	const struct bpf_skel_ops *ops;
+	void *skel;
+	struct bpf_link *links[BPF_MAX_LINKS];
+	size_t n_links;
+	enum bpf_flavour flavour;
+	bool hook_present[BPF_MAX_LINKS];
+};
+
+bool tracepoint_exists(const char *category, const char *event);
+
+/* Checks that the required hooks exist (for probe). */
+int bpf_hooks_probe(const struct bpf_hook *hooks, size_t n, struct collector_status *st);
+
+/* Opens, loads and attaches, trying tp_btf, then raw_tp, then the classic
+ * tracepoint. configure (may be NULL) sets rodata between open and load.
+ * Fills st->mode and, for missing optional hooks, st->state/reason. */
+int bpf_attach_hooks(struct bpf_attachment *a, const struct bpf_skel_ops *ops,
+		     const struct bpf_hook *hooks, size_t n,
+		     int (*configure)(void *skel, void *userdata), void *userdata,
+		     struct collector_status *st);
+void bpf_attachment_destroy(struct bpf_attachment *a);
+
+#endif

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stdarg.h>
+#include <stdio.h>
+#include "collector.h"
+
+const struct collector_ops *const all_collectors[] = {
+	&meminfo_collector,
+	&psi_collector,
+	&kswapd_collector,
+};
+const size_t n_all_collectors = ARRAY_SIZE(all_collectors);
+
+const char *collector_state_name(enum collector_state s)
+{
+	switch (s) {
+	case COLLECTOR_DISABLED:
+		return "disabled";
+	case COLLECTOR_ACTIVE:
+		return "active";
+	case COLLECTOR_DEGRADED:
+		return "degraded";
+	case COLLECTOR_FAILED:
+	default:
+		return "failed";
+	}
+}
+
+void collector_status_set_reason(struct collector_status *st, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(st->reason, sizeof(st->reason), fmt, ap);
+	va_end(ap);
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MEMWATCHD_COLLECTOR_H
+#define MEMWATCHD_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "config.h"
+#include "snapshot.h"
+
+enum collector_state {
+	COLLECTOR_DISABLED, /* switched off in the configuration */
+	COLLECTOR_ACTIVE,   /* running with every feature */
+	COLLECTOR_DEGRADED, /* the kernel lacks something: running with less, or not at all */
+	COLLECTOR_FAILED,   /* an unexpected error, e.g. no permission to load BPF */
+};
+
+const char *collector_state_name(enum collector_state s);
+
+/* What probe and start report; the core shows it in logs, metrics, --check and STATUS. */
+struct collector_status {
+	enum collector_state state;
+	bool running;
+	char mode[32];    /* attach flavour: tp_btf, raw_tp, tracepoint, or procfs */
+	char reason[256]; /* why degraded or failed; empty when active */
+};
+
+void collector_status_set_reason(struct collector_status *st, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* The core owns both blobs: cfg (config_size bytes, filled by config_defaults
+ * and configure) and priv (priv_size bytes, zeroed before start). Every
+ * callback returns 0 or a negative errno. */
+struct collector_ops {
+	const char *name;
+	const char *summary;
+	bool default_enabled;
+
+	size_t config_size;
+	void (*config_defaults)(void *cfg);
+	/* One key of [collector.NAME] other than "enabled". -ENOENT: unknown key;
+	 * -EINVAL/-ERANGE: bad value, with errmsg saying what is expected. */
+	int (*configure)(void *cfg, const char *key, const char *value, char *errmsg, size_t errlen);
+
+	size_t priv_size;
+	/* Optional, cheap and side-effect free: does this kernel offer what the
+	 * collector needs (a tracepoint, a /proc file)? Same return convention as start. */
+	int (*probe)(const void *cfg, struct collector_status *st);
+	/* Attach or open whatever it reads. Return -EOPNOTSUPP (or -ENOENT) with
+	 * st->reason set when the kernel lacks a feature: that is a graceful
+	 * degradation. Any other error is a failure. A collector that runs with
+	 * less sets st->state = COLLECTOR_DEGRADED and returns 0. */
+	int (*start)(void *priv, const void *cfg, struct collector_status *st);
+	/* Optional, every sample interval: fast gauges (min/max within a window). */
+	int (*sample)(void *priv, uint64_t now_usec);
+	/* At the end of a window: write every sample into the snapshot. */
+	int (*collect)(void *priv, struct snapshot *snap);
+	/* Optional: apply a changed configuration in place. Without it the core
+	 * stops and starts the collector. */
+	int (*reload)(void *priv, const void *cfg);
+	/* Must cope with a half-done start. */
+	void (*stop)(void *priv);
+};
+
+extern const struct collector_ops meminfo_collector;
+extern const struct collector_ops psi_collector;
+extern const struct collector_ops kswapd_collector;
+
+extern const struct collector_ops *const all_collectors[];
+extern const size_t n_all_collectors;
+
+#endif

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MEMWATCHD_CORE_H
+#define MEMWATCHD_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "collector.h"
+#include "config.h"
+#include "ring.h"
+
+/* Per-collector settings derived from a config: validated before anything is applied. */
+struct collector_settings {
+	bool enabled;
+	void *cfg;
+};
+
+struct collector_instance {
+	const struct collector_ops *ops;
+	struct collector_settings settings;
+	void *priv;
+	struct collector_status status;
+	uint64_t errors_total;
+	uint64_t busy_usec;      /* time spent in sample+collect this window */
+	double last_duration;
+	unsigned consecutive_failures;
+	unsigned skip_windows;   /* doubling back-off after failed collects */
+};
+
+struct core {
+	struct config *config;
+	struct collector_instance *collectors; /* n_all_collectors entries */
+	struct snapshot_ring *ring;
+	uint64_t seq;
+	uint64_t window_start_mono_usec;
+	uint64_t window_start_real_usec;
+	uint64_t series_dropped_total;
+	uint64_t reloads_total;
+	uint64_t reload_failures_total;
+	uint64_t start_real_usec;
+};
+
+uint64_t now_mono_usec(void);
+uint64_t now_real_usec(void);
+
+/* Checks every [collector.NAME] section against the collectors' own keys. */
+int collector_settings_build(const struct config *c, struct collector_settings **ret,
+			     struct config_error *err);
+void collector_settings_free(struct collector_settings *s);
+
+int core_init(struct core *core, struct config *config, struct collector_settings *settings);
+void core_done(struct core *core);
+
+void core_start_collectors(struct core *core);
+void core_stop_collectors(struct core *core);
+void core_sample(struct core *core, uint64_t now_mono);
+/* Ends the current window: every running collector writes into a new snapshot, which is published. */
+void core_end_window(struct core *core, uint64_t now_mono, uint64_t now_real);
+/* Takes over config and settings; the old ones are freed. */
+int core_reload(struct core *core, struct config *config, struct collector_settings *settings);
+
+/* "3/3 collectors active" or "2/3 collectors active; degraded: psi (...)". */
+void core_status_line(const struct core *core, char *buf, size_t len);
+/* True when every enabled collector is active or degraded for a known kernel reason. */
+bool core_all_healthy(const struct core *core);
+
+#endif

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "core.h"
+#include "expo.h"
+#include "http.h"
+#include "log.h"
+
+/* libmicrohttpd 0.9.71 changed the handler's return type. */
+#if MHD_VERSION >= 0x00097002
+#define MHD_RESULT enum MHD_Result
+#else
+#define MHD_RESULT int
+#endif
+
+#define CONNECTION_TIMEOUT_SEC 10
+#define CONNECTION_MEMORY_LIMIT (32 * 1024)
+
+struct http_server {
+	struct MHD_Daemon *mhd;
+	struct snapshot_ring *ring;
+	atomic_uint window_msec;
+	int fd;
+};
+
+static const char landing_page[] =
+	"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>memwatchd</title></head>\n"
+	"<body><h1>memwatchd " MEMWATCHD_VERSION "</h1>\n"
+	"<p>Linux memory pressure, watched from inside the kernel with eBPF.</p>\n"
+	"<ul><li><a href=\"/metrics\">/metrics</a>: Prometheus metrics</li>\n"
+	"<li><a href=\"/healthz\">/healthz</a>: liveness</li></ul>\n"
+	"</body></html>\n";
+
+static MHD_RESULT respond_static(struct MHD_Connection *conn, unsigned code, const char *type,
+				 const char *body)
+{
+	struct MHD_Response *resp;
+	MHD_RESULT ret;
+
+	resp = MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_PERSISTENT);
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	ret = MHD_queue_response(conn, code, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static void release_snapshot(void *cls)
+{
+	snapshot_unref(cls);
+}
+
+static MHD_RESULT serve_metrics(struct http_server *srv, struct MHD_Connection *conn)
+{
+	struct MHD_Response *resp;
+	struct snapshot *snap;
+	const char *text;
+	size_t len;
+	MHD_RESULT ret;
+
+	snap = snapshot_ring_latest(srv->ring);
+	if (!snap)
+		return respond_static(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8",
+				      "no window collected yet\n");
+	text = snapshot_text(snap, &len);
+	/* Zero-copy: the response holds a reference until it has been sent. */
+	resp = MHD_create_response_from_buffer_with_free_callback_cls(len, (void *)text, release_snapshot, snap);
+	if (!resp) {
+		snapshot_unref(snap);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, EXPO_CONTENT_TYPE);
+	ret = MHD_queue_response(conn, MHD_HTTP_OK, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static MHD_RESULT serve_health(struct http_server *srv, struct MHD_Connection *conn)
+{
+	struct snapshot *snap = snapshot_ring_latest(srv->ring);
+	uint64_t stale_after = 3ULL * atomic_load(&srv->window_msec) * USEC_PER_MSEC + USEC_PER_SEC;
+	bool fresh = snap && now_mono_usec() - snapshot_window(snap)->end_mono_usec <= stale_after;
+
+	snapshot_unref(snap);
+	if (!fresh)
+		return respond_static(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8",
+				      "stale: no window published recently\n");
+	return respond_static(conn, MHD_HTTP_OK, "text/plain; charset=utf-8", "ok\n");
+}
+
+static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+			     const char *version, const char *upload_data, size_t *upload_data_size,
+			     void **req_cls)
+{
+	struct http_server *srv = cls;
+
+	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+		return respond_static(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
+				      "method not allowed\n");
+	if (strcmp(url, "/metrics") == 0)
+		return serve_metrics(srv, conn);
+	if (strcmp(url, "/healthz") == 0)
+		return serve_health(srv, conn);
+	if (strcmp(url, "/") == 0)
+		return respond_static(conn, MHD_HTTP_OK, "text/html; charset=utf-8", landing_page);
+	return respond_static(conn, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8", "not found\n");
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char buf[512];
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	buf[strcspn(buf, "\n")] = '\0';
+	log_debug("libmicrohttpd: %s", buf);
+}
+
+static int bind_listen(const struct listen_addr *addr, const char *text)
+{
+	int fd, one = 1, zero = 0;
+
+	fd = socket(addr->ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return log_error_errno(errno, "Failed to create socket for %s: %m", text);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (addr->any)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	if (bind(fd, (const struct sockaddr *)&addr->ss, addr->len) < 0) {
+		int r = log_error_errno(errno, "Failed to listen on %s: %m", text);
+
+		close(fd);
+		return r;
+	}
+	if (listen(fd, 128) < 0) {
+		int r = log_error_errno(errno, "Failed to listen on %s: %m", text);
+
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+int http_server_start(struct http_server **ret, const struct listen_addr *addr, const char *addr_text,
+		      int listen_fd, unsigned max_connections, struct snapshot_ring *ring,
+		      uint32_t window_msec)
+{
+	struct http_server *srv;
+	unsigned per_ip = max_connections > 4 ? max_connections / 2 : max_connections;
+
+	srv = calloc(1, sizeof(*srv));
+	if (!srv)
+		return log_error_errno(ENOMEM, "Out of memory");
+	srv->ring = ring;
+	atomic_init(&srv->window_msec, window_msec);
+	srv->fd = listen_fd >= 0 ? listen_fd : bind_listen(addr, addr_text);
+	if (srv->fd < 0) {
+		int r = srv->fd;
+
+		free(srv);
+		return r;
+	}
+	srv->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG,
+				    0, NULL, NULL, on_request, srv,
+				    MHD_OPTION_LISTEN_SOCKET, srv->fd,
+				    MHD_OPTION_CONNECTION_LIMIT, max_connections,
+				    MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
+				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_SEC,
+				    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY_LIMIT,
+				    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+				    MHD_OPTION_END);
+	if (!srv->mhd) {
+		close(srv->fd);
+		free(srv);
+		return log_error_errno(EIO, "Failed to start the HTTP server on %s", addr_text);
+	}
+	*ret = srv;
+	return 0;
+}
+
+void http_server_set_window(struct http_server *srv, uint32_t window_msec)
+{
+	atomic_store(&srv->window_msec, window_msec);
+}
+
+void http_server_stop(struct http_server *srv)
+{
+	if (!srv)
+		return;
+	if (srv->mhd)
+		MHD_stop_daemon(srv->mhd);
+	close(srv->fd);
+	free(srv);
+}

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MEMWATCHD_HTTP_H
+#define MEMWATCHD_HTTP_H
+
+#include <stdint.h>
+#include "netaddr.h"
+#include "ring.h"
+
+struct http_server;
+
+/* Serves the ring's newest snapshot. listen_fd >= 0 is a socket handed over
+ * by systemd; otherwise addr is bound. Logs its own errors. */
+int http_server_start(struct http_server **ret, const struct listen_addr *addr, const char *addr_text,
+		      int listen_fd, unsigned max_connections, struct snapshot_ring *ring,
+		      uint32_t window_msec);
+void http_server_set_window(struct http_server *srv, uint32_t window_msec);
+void http_server_stop(struct http_server *srv);
+
+#endif

@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+#include "core.h"
+#include "http.h"
+#include "log.h"
+
+#define EXIT_USAGE 2
+
+struct options {
+	const char *config_path;
+	bool config_explicit;
+	const char *listen;
+	bool check;
+};
+
+static void help(void)
+{
+	printf("Usage: memwatchd [OPTIONS]\n\n"
+	       "Watches Linux memory pressure from inside the kernel with eBPF and serves it\n"
+	       "to Prometheus.\n\n"
+	       "  -c, --config FILE    configuration file (default %s;\n"
+	       "                       built-in defaults when that file does not exist)\n"
+	       "  -l, --listen ADDR:PORT\n"
+	       "                       address to serve on, overriding [daemon] listen\n"
+	       "                       (default %s: every address, IPv6 and IPv4)\n"
+	       "      --check          probe every enabled collector, print a table and exit:\n"
+	       "                       0 when each is active or degraded for a known reason, 1 otherwise\n"
+	       "      --version        print the version and exit\n"
+	       "  -h, --help           print this help and exit\n\n"
+	       "Signals: SIGHUP reloads the configuration; SIGTERM and SIGINT stop.\n",
+	       MEMWATCHD_DEFAULT_CONFIG, MEMWATCHD_DEFAULT_LISTEN);
+}
+
+static int parse_argv(int argc, char *argv[], struct options *o)
+{
+	enum { ARG_CHECK = 0x100, ARG_VERSION };
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "check", no_argument, NULL, ARG_CHECK },
+		{ "version", no_argument, NULL, ARG_VERSION },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	struct listen_addr addr;
+	int c;
+
+	*o = (struct options){ .config_path = MEMWATCHD_DEFAULT_CONFIG };
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":c:l:h", longopts, NULL)) >= 0) {
+		switch (c) {
+		case 'c':
+			o->config_path = optarg;
+			o->config_explicit = true;
+			break;
+		case 'l':
+			if (listen_addr_parse(optarg, &addr) < 0) {
+				fprintf(stderr, "memwatchd: --listen: '%s' is not ADDR:PORT "
+						"(e.g. 127.0.0.1:9577, [::1]:9577, :9577)\n", optarg);
+				return -EINVAL;
+			}
+			o->listen = optarg;
+			break;
+		case ARG_CHECK:
+			o->check = true;
+			break;
+		case ARG_VERSION:
+			printf("memwatchd %s\n", MEMWATCHD_VERSION);
+			return 0;
+		case 'h':
+			help();
+			return 0;
+		case ':':
+			fprintf(stderr, "memwatchd: option '%s' needs a value (see --help)\n", argv[optind - 1]);
+			return -EINVAL;
+		default:
+			fprintf(stderr, "memwatchd: unknown option '%s' (see --help)\n", argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "memwatchd: unexpected argument '%s' (see --help)\n", argv[optind]);
+		return -EINVAL;
+	}
+	return 1;
+}
+
+/* Config file plus command-line overrides, validated as a whole. */
+static int load_config(const struct options *o, struct config **ret_config,
+		       struct collector_settings **ret_settings, struct config_error *err)
+{
+	_cleanup_(config_freep) struct config *c = NULL;
+	int r;
+
+	r = config_load(o->config_path, !o->config_explicit, &c, err);
+	if (r < 0)
+		return r;
+	if (o->listen)
+		snprintf(c->daemon.listen, sizeof(c->daemon.listen), "%s", o->listen);
+	r = collector_settings_build(c, ret_settings, err);
+	if (r < 0)
+		return r;
+	*ret_config = c;
+	c = NULL;
+	return 0;
+}
+
+static int run_check(struct core *core)
+{
+	size_t i;
+	bool ok;
+
+	core_start_collectors(core);
+	printf("%-10s %-9s %-11s %s\n", "COLLECTOR", "STATE", "MODE", "REASON");
+	for (i = 0; i < n_all_collectors; i++) {
+		const struct collector_instance *ci = &core->collectors[i];
+
+		printf("%-10s %-9s %-11s %s\n", ci->ops->name, collector_state_name(ci->status.state),
+		       ci->status.mode[0] ? ci->status.mode : "-", ci->status.reason);
+	}
+	ok = core_all_healthy(core);
+	core_stop_collectors(core);
+	return ok ? 0 : 1;
+}
+
+static void notify_status(const struct core *core, const char *prefix)
+{
+	char status[1024];
+
+	core_status_line(core, status, sizeof(status));
+	sd_notifyf(false, "%sSTATUS=%s", prefix, status);
+}
+
+static int arm_timer(int tfd, uint64_t deadline_mono_usec)
+{
+	struct itimerspec its = {
+		.it_value = {
+			.tv_sec = (time_t)(deadline_mono_usec / USEC_PER_SEC),
+			.tv_nsec = (long)(deadline_mono_usec % USEC_PER_SEC) * 1000,
+		},
+	};
+
+	if (timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
+		return -errno;
+	return 0;
+}
+
+static int start_http(struct core *core, struct http_server **srv, int listen_fd)
+{
+	const struct daemon_config *d = &core->config->daemon;
+	struct listen_addr addr;
+
+	if (listen_fd < 0 && listen_addr_parse(d->listen, &addr) < 0)
+		return log_error_errno(EINVAL, "Invalid listen address '%s'", d->listen);
+	return http_server_start(srv, &addr, d->listen, listen_fd, d->max_connections, core->ring,
+				 d->window_msec);
+}
+
+static void reload(struct core *core, const struct options *o, struct http_server **srv, bool socket_activated)
+{
+	_cleanup_(config_freep) struct config *c = NULL;
+	struct collector_settings *settings = NULL;
+	struct config_error err = { 0 };
+	char old_listen[sizeof(core->config->daemon.listen)];
+	unsigned old_max_conn = core->config->daemon.max_connections;
+	int r;
+
+	sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64 "\nSTATUS=Reloading configuration",
+		   now_mono_usec());
+	core->reloads_total++;
+	r = load_config(o, &c, &settings, &err);
+	if (r < 0) {
+		core->reload_failures_total++;
+		log_error("Reload failed, keeping the running configuration: %s",
+			  err.message[0] ? err.message : strerror(-r));
+		notify_status(core, "READY=1\n");
+		return;
+	}
+	snprintf(old_listen, sizeof(old_listen), "%s", core->config->daemon.listen);
+	r = core_reload(core, c, settings);
+	c = NULL;
+	if (r < 0) {
+		core->reload_failures_total++;
+		log_error_errno(r, "Reload failed, keeping the running configuration: %m");
+		notify_status(core, "READY=1\n");
+		return;
+	}
+	log_set_max_level(core->config->daemon.log_level);
+	http_server_set_window(*srv, core->config->daemon.window_msec);
+	if (!socket_activated && (strcmp(old_listen, core->config->daemon.listen) != 0 ||
+				  old_max_conn != core->config->daemon.max_connections)) {
+		struct http_server *fresh = NULL;
+
+		/* The old listener keeps serving until the new one is up; a port in use must not leave us deaf. */
+		http_server_stop(*srv);
+		*srv = NULL;
+		r = start_http(core, &fresh, -1);
+		if (r < 0) {
+			log_error("Could not move the listener to %s; restoring %s", core->config->daemon.listen,
+				  old_listen);
+			snprintf(core->config->daemon.listen, sizeof(core->config->daemon.listen), "%s", old_listen);
+			core->config->daemon.max_connections = old_max_conn;
+			if (start_http(core, &fresh, -1) < 0)
+				log_error("Could not listen on %s again; /metrics is unavailable", old_listen);
+		}
+		*srv = fresh;
+	}
+	log_info("Configuration reloaded from %s", core->config->path);
+	notify_status(core, "READY=1\n");
+}
+
+static int main_loop(struct core *core, const struct options *o, struct http_server **srv, int sfd,
+		     bool socket_activated)
+{
+	_cleanup_close_ int tfd = -1;
+	uint64_t watchdog_usec = 0, next_watchdog = UINT64_MAX, next_sample, window_end;
+	int r;
+
+	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (tfd < 0)
+		return log_error_errno(errno, "Failed to create timer: %m");
+	if (sd_watchdog_enabled(false, &watchdog_usec) > 0 && watchdog_usec > 0) {
+		next_watchdog = now_mono_usec() + watchdog_usec / 2;
+		log_debug("Watchdog enabled: pinging every %" PRIu64 " ms", watchdog_usec / 2000);
+	}
+	next_sample = core->window_start_mono_usec + core->config->daemon.sample_msec * USEC_PER_MSEC;
+	window_end = core->window_start_mono_usec + core->config->daemon.window_msec * USEC_PER_MSEC;
+
+	for (;;) {
+		struct pollfd pfd[2] = { { .fd = sfd, .events = POLLIN }, { .fd = tfd, .events = POLLIN } };
+		uint64_t deadline = next_sample < window_end ? next_sample : window_end, now;
+		const struct daemon_config *d;
+
+		if (next_watchdog < deadline)
+			deadline = next_watchdog;
+		r = arm_timer(tfd, deadline);
+		if (r < 0)
+			return log_error_errno(r, "Failed to arm timer: %m");
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return log_error_errno(errno, "poll() failed: %m");
+		}
+		if (pfd[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+				if (si.ssi_signo == SIGHUP) {
+					reload(core, o, srv, socket_activated);
+					next_sample = now_mono_usec();
+					window_end = core->window_start_mono_usec +
+						     core->config->daemon.window_msec * USEC_PER_MSEC;
+				} else {
+					log_info("Received %s, stopping", strsignal((int)si.ssi_signo));
+					return 0;
+				}
+			}
+		}
+		if (pfd[1].revents & POLLIN) {
+			uint64_t expirations;
+
+			(void)!read(tfd, &expirations, sizeof(expirations));
+		}
+
+		now = now_mono_usec();
+		d = &core->config->daemon;
+		if (now >= next_watchdog) {
+			sd_notify(false, "WATCHDOG=1");
+			next_watchdog = now + watchdog_usec / 2;
+		}
+		if (now >= window_end) {
+			core_end_window(core, now, now_real_usec());
+			/* Tumbling windows stay on their grid unless we fell a whole window behind. */
+			window_end += d->window_msec * USEC_PER_MSEC;
+			if (window_end <= now)
+				window_end = now + d->window_msec * USEC_PER_MSEC;
+			next_sample = now + d->sample_msec * USEC_PER_MSEC;
+		} else if (now >= next_sample) {
+			core_sample(core, now);
+			next_sample += d->sample_msec * USEC_PER_MSEC;
+			if (next_sample <= now)
+				next_sample = now + d->sample_msec * USEC_PER_MSEC;
+		}
+	}
+}
+
+int main(int argc, char *argv[])
+{
+	struct options o;
+	struct config *config = NULL;
+	struct collector_settings *settings = NULL;
+	struct config_error err = { 0 };
+	struct http_server *srv = NULL;
+	struct core core = { 0 };
+	_cleanup_close_ int sfd = -1;
+	int listen_fd = -1, r, ret = EXIT_FAILURE;
+	sigset_t mask;
+
+	r = parse_argv(argc, argv, &o);
+	if (r <= 0)
+		return r < 0 ? EXIT_USAGE : EXIT_SUCCESS;
+
+	/* Line-buffered so journald and test harnesses see each line as it is written. */
+	setvbuf(stderr, NULL, _IOLBF, 0);
+	log_setup_libbpf();
+	r = load_config(&o, &config, &settings, &err);
+	if (r < 0) {
+		fprintf(stderr, "<3>memwatchd: %s\n", err.message[0] ? err.message : strerror(-r));
+		return EXIT_USAGE;
+	}
+	log_set_max_level(config->daemon.log_level);
+	r = core_init(&core, config, settings);
+	if (r < 0) {
+		log_error_errno(r, "Failed to initialise: %m");
+		goto out;
+	}
+	if (o.check) {
+		ret = run_check(&core);
+		goto out;
+	}
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	/* Blocked before any thread starts, so only the signalfd sees them. */
+	if (pthread_sigmask(SIG_BLOCK, &mask, NULL) != 0 ||
+	    (sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+		log_error_errno(errno, "Failed to set up signal handling: %m");
+		goto out;
+	}
+	signal(SIGPIPE, SIG_IGN);
+
+	log_info("memwatchd %s starting, configuration: %s", MEMWATCHD_VERSION, core.config->path);
+	core_start_collectors(&core);
+	/* Publish a first window right away so /metrics answers as soon as we are READY. */
+	core_sample(&core, now_mono_usec());
+	core_end_window(&core, now_mono_usec(), now_real_usec());
+
+	r = sd_listen_fds(true);
+	if (r > 1) {
+		log_error("Got %d sockets from systemd, expected one", r);
+		goto out;
+	}
+	if (r == 1)
+		listen_fd = SD_LISTEN_FDS_START;
+	if (start_http(&core, &srv, listen_fd) < 0)
+		goto out;
+	log_info("Serving /metrics on %s", listen_fd >= 0 ? "the socket passed by systemd" : core.config->daemon.listen);
+
+	notify_status(&core, "READY=1\n");
+	r = main_loop(&core, &o, &srv, sfd, listen_fd >= 0);
+	sd_notify(false, "STOPPING=1\nSTATUS=Stopping");
+	ret = r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+out:
+	http_server_stop(srv);
+	if (core.collectors)
+		core_done(&core);
+	else {
+		config_free(config);
+		collector_settings_free(settings);
+	}
+	return ret;
+}

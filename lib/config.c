@@ -1,0 +1,551 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <ini.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include "config.h"
+#include "netaddr.h"
+
+#define COLLECTOR_PREFIX "collector."
+
+/* Debian's inih is built without INI_HANDLER_LINENO and with 200-byte lines,
+ * so we feed it through our own reader, which counts lines, rejects overlong
+ * ones instead of letting them split, and sees section headers. */
+struct line_reader {
+	FILE *file;
+	const char *text;
+	unsigned line;
+	char section[128];
+};
+
+struct parse_state {
+	struct line_reader *reader;
+	struct config *cfg;
+	const char *file;
+	struct config_error *err;
+	int r;
+	/* daemon keys already seen, to reject duplicates */
+	unsigned daemon_seen;
+};
+
+void daemon_config_defaults(struct daemon_config *d)
+{
+	*d = (struct daemon_config){
+		.window_msec = 1000,
+		.sample_msec = 100,
+		.history = 60,
+		.log_level = 6,
+		.max_series = 20000,
+		.max_connections = 64,
+	};
+	snprintf(d->listen, sizeof(d->listen), "%s", MEMWATCHD_DEFAULT_LISTEN);
+}
+
+void config_error_set(struct config_error *err, const char *file, unsigned line,
+		      const char *section, const char *key, const char *fmt, ...)
+{
+	char what[384];
+	va_list ap;
+
+	if (!err)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (section && key)
+		snprintf(err->message, sizeof(err->message), "%s:%u: [%s] %s: %s", file, line, section, key, what);
+	else if (section)
+		snprintf(err->message, sizeof(err->message), "%s:%u: [%s]: %s", file, line, section, what);
+	else
+		snprintf(err->message, sizeof(err->message), "%s:%u: %s", file, line, what);
+}
+
+int config_parse_bool(const char *s, bool *ret)
+{
+	static const char *const yes[] = { "1", "yes", "true", "on" };
+	static const char *const no[] = { "0", "no", "false", "off" };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(yes); i++) {
+		if (strcasecmp(s, yes[i]) == 0) {
+			*ret = true;
+			return 0;
+		}
+		if (strcasecmp(s, no[i]) == 0) {
+			*ret = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int parse_digits(const char **p, uint64_t *ret)
+{
+	uint64_t v = 0;
+	const char *s = *p;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+			return -ERANGE;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*p = s;
+	*ret = v;
+	return 0;
+}
+
+int config_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *ret)
+{
+	uint64_t v;
+	int r;
+
+	r = parse_digits(&s, &v);
+	if (r < 0)
+		return r;
+	if (*s)
+		return -EINVAL;
+	if (v < min || v > max)
+		return -ERANGE;
+	*ret = v;
+	return 0;
+}
+
+int config_parse_duration_msec(const char *s, uint64_t min, uint64_t max, uint64_t *ret)
+{
+	uint64_t whole, frac = 0, frac_div = 1, mult, v;
+	int r;
+
+	r = parse_digits(&s, &whole);
+	if (r < 0)
+		return r;
+	if (*s == '.') {
+		s++;
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		for (; *s >= '0' && *s <= '9'; s++) {
+			if (frac_div < 1000000000ULL) {
+				frac = frac * 10 + (uint64_t)(*s - '0');
+				frac_div *= 10;
+			}
+		}
+	}
+	if (*s == '\0' || strcmp(s, "ms") == 0)
+		mult = 1;
+	else if (strcmp(s, "s") == 0)
+		mult = 1000;
+	else if (strcmp(s, "m") == 0 || strcmp(s, "min") == 0)
+		mult = 60000;
+	else
+		return -EINVAL;
+	if (whole > UINT64_MAX / mult / 2)
+		return -ERANGE;
+	v = whole * mult + frac * mult / frac_div;
+	if (v < min || v > max)
+		return -ERANGE;
+	*ret = v;
+	return 0;
+}
+
+static const char *const log_level_names[] = {
+	[3] = "err", [4] = "warning", [5] = "notice", [6] = "info", [7] = "debug",
+};
+
+int config_parse_log_level(const char *s, int *ret)
+{
+	size_t i;
+
+	for (i = 3; i < ARRAY_SIZE(log_level_names); i++)
+		if (strcasecmp(s, log_level_names[i]) == 0) {
+			*ret = (int)i;
+			return 0;
+		}
+	if (strcasecmp(s, "error") == 0) {
+		*ret = 3;
+		return 0;
+	}
+	if (strcasecmp(s, "warn") == 0) {
+		*ret = 4;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+const char *log_level_name(int level)
+{
+	if (level >= 3 && level < (int)ARRAY_SIZE(log_level_names))
+		return log_level_names[level];
+	return "unknown";
+}
+
+static int daemon_key(struct parse_state *st, const char *key, const char *value, unsigned line)
+{
+	static const char *const keys[] = {
+		"listen", "window", "sample_interval", "history", "log_level", "max_series", "max_connections",
+	};
+	struct daemon_config *d = &st->cfg->daemon;
+	uint64_t v;
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < ARRAY_SIZE(keys); i++)
+		if (strcmp(key, keys[i]) == 0)
+			break;
+	if (i == ARRAY_SIZE(keys)) {
+		config_error_set(st->err, st->file, line, "daemon", key, "unknown key");
+		return -EINVAL;
+	}
+	if (st->daemon_seen & (1u << i)) {
+		config_error_set(st->err, st->file, line, "daemon", key, "set more than once");
+		return -EINVAL;
+	}
+	st->daemon_seen |= 1u << i;
+
+	switch (i) {
+	case 0: {
+		struct listen_addr a;
+
+		if (strlen(value) >= sizeof(d->listen) || listen_addr_parse(value, &a) < 0) {
+			config_error_set(st->err, st->file, line, "daemon", key,
+					 "'%s' is not ADDR:PORT (e.g. 127.0.0.1:9577, [::1]:9577, :9577)", value);
+			return -EINVAL;
+		}
+		snprintf(d->listen, sizeof(d->listen), "%s", value);
+		return 0;
+	}
+	case 1:
+		r = config_parse_duration_msec(value, WINDOW_MSEC_MIN, WINDOW_MSEC_MAX, &v);
+		if (r < 0) {
+			config_error_set(st->err, st->file, line, "daemon", key,
+					 "'%s' is not a duration between %ums and %us", value,
+					 WINDOW_MSEC_MIN, WINDOW_MSEC_MAX / 1000);
+			return -EINVAL;
+		}
+		d->window_msec = (uint32_t)v;
+		return 0;
+	case 2:
+		r = config_parse_duration_msec(value, SAMPLE_MSEC_MIN, WINDOW_MSEC_MAX, &v);
+		if (r < 0) {
+			config_error_set(st->err, st->file, line, "daemon", key,
+					 "'%s' is not a duration between %ums and the window length", value,
+					 SAMPLE_MSEC_MIN);
+			return -EINVAL;
+		}
+		d->sample_msec = (uint32_t)v;
+		return 0;
+	case 3:
+		r = config_parse_uint(value, HISTORY_MIN, HISTORY_MAX, &v);
+		if (r < 0) {
+			config_error_set(st->err, st->file, line, "daemon", key,
+					 "'%s' is not a number of windows between %u and %u", value, HISTORY_MIN,
+					 HISTORY_MAX);
+			return -EINVAL;
+		}
+		d->history = (uint32_t)v;
+		return 0;
+	case 4:
+		if (config_parse_log_level(value, &d->log_level) < 0) {
+			config_error_set(st->err, st->file, line, "daemon", key,
+					 "'%s' is not one of err, warning, notice, info, debug", value);
+			return -EINVAL;
+		}
+		return 0;
+	case 5:
+		r = config_parse_uint(value, MAX_SERIES_MIN, MAX_SERIES_MAX, &v);
+		if (r < 0) {
+			config_error_set(st->err, st->file, line, "daemon", key,
+					 "'%s' is not a number between %u and %u", value, MAX_SERIES_MIN,
+					 MAX_SERIES_MAX);
+			return -EINVAL;
+		}
+		d->max_series = (uint32_t)v;
+		return 0;
+	case 6:
+		r = config_parse_uint(value, MAX_CONNECTIONS_MIN, MAX_CONNECTIONS_MAX, &v);
+		if (r < 0) {
+			config_error_set(st->err, st->file, line, "daemon", key,
+					 "'%s' is not a number between %u and %u", value, MAX_CONNECTIONS_MIN,
+					 MAX_CONNECTIONS_MAX);
+			return -EINVAL;
+		}
+		d->max_connections = (uint32_t)v;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int add_collector_section(struct parse_state *st, const char *name, unsigned line)
+{
+	struct config *c = st->cfg;
+	char **names;
+	unsigned *lines;
+	size_t i;
+
+	for (i = 0; i < c->n_collectors; i++)
+		if (strcmp(c->collectors[i], name) == 0)
+			return 0;
+	names = realloc(c->collectors, (c->n_collectors + 1) * sizeof(*names));
+	if (!names)
+		return -ENOMEM;
+	c->collectors = names;
+	lines = realloc(c->collector_lines, (c->n_collectors + 1) * sizeof(*lines));
+	if (!lines)
+		return -ENOMEM;
+	c->collector_lines = lines;
+	c->collectors[c->n_collectors] = strdup(name);
+	if (!c->collectors[c->n_collectors])
+		return -ENOMEM;
+	c->collector_lines[c->n_collectors++] = line;
+	return 0;
+}
+
+static int collector_key(struct parse_state *st, const char *section, const char *name,
+			 const char *key, const char *value, unsigned line)
+{
+	struct config *c = st->cfg;
+	struct config_entry *e;
+	size_t i;
+
+	for (i = 0; i < c->n_entries; i++)
+		if (strcmp(c->entries[i].collector, name) == 0 && strcmp(c->entries[i].key, key) == 0) {
+			config_error_set(st->err, st->file, line, section, key,
+					 "set more than once (first on line %u)", c->entries[i].line);
+			return -EINVAL;
+		}
+	e = realloc(c->entries, (c->n_entries + 1) * sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	c->entries = e;
+	e = &c->entries[c->n_entries];
+	*e = (struct config_entry){ .line = line };
+	e->collector = strdup(name);
+	e->key = strdup(key);
+	e->value = strdup(value);
+	c->n_entries++;
+	if (!e->collector || !e->key || !e->value)
+		return -ENOMEM;
+	return 0;
+}
+
+static int on_ini_key(void *user, const char *section, const char *key, const char *value)
+{
+	struct parse_state *st = user;
+	unsigned line = st->reader->line;
+	int r;
+
+	if (st->r < 0)
+		return 0;
+	if (!*section) {
+		config_error_set(st->err, st->file, line, NULL, NULL, "key '%s' outside of any section", key);
+		st->r = -EINVAL;
+		return 0;
+	}
+	if (!value || !*value) {
+		config_error_set(st->err, st->file, line, section, key, "empty value");
+		st->r = -EINVAL;
+		return 0;
+	}
+	if (strcmp(section, "daemon") == 0)
+		r = daemon_key(st, key, value, line);
+	else
+		r = collector_key(st, section, section + strlen(COLLECTOR_PREFIX), key, value, line);
+	if (r < 0) {
+		st->r = r;
+		return 0;
+	}
+	return 1;
+}
+
+struct config *config_new_defaults(void)
+{
+	struct config *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	daemon_config_defaults(&c->daemon);
+	c->path = strdup("(built-in defaults)");
+	if (!c->path) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void config_free(struct config *c)
+{
+	size_t i;
+
+	if (!c)
+		return;
+	for (i = 0; i < c->n_entries; i++) {
+		free(c->entries[i].collector);
+		free(c->entries[i].key);
+		free(c->entries[i].value);
+	}
+	free(c->entries);
+	for (i = 0; i < c->n_collectors; i++)
+		free(c->collectors[i]);
+	free(c->collectors);
+	free(c->collector_lines);
+	free(c->path);
+	free(c);
+}
+
+static int section_header(struct parse_state *st, const char *name, unsigned line)
+{
+	if (strcmp(name, "daemon") == 0)
+		return 0;
+	if (strncmp(name, COLLECTOR_PREFIX, strlen(COLLECTOR_PREFIX)) == 0 && name[strlen(COLLECTOR_PREFIX)])
+		return add_collector_section(st, name + strlen(COLLECTOR_PREFIX), line);
+	config_error_set(st->err, st->file, line, name, NULL,
+			 "unknown section (expected [daemon] or [collector.NAME])");
+	return -EINVAL;
+}
+
+static char *reader_next(char *buf, int size, void *stream)
+{
+	struct parse_state *st = stream;
+	struct line_reader *rd = st->reader;
+	size_t n = 0, cap = (size_t)size;
+	const char *p;
+	int c;
+
+	if (st->r < 0)
+		return NULL;
+	if (rd->file) {
+		while ((c = fgetc(rd->file)) != EOF) {
+			if (n + 1 < cap)
+				buf[n] = (char)c;
+			n++;
+			if (c == '\n')
+				break;
+		}
+		if (n == 0)
+			return NULL;
+	} else {
+		if (!*rd->text)
+			return NULL;
+		for (p = rd->text; *p; p++) {
+			if (n + 1 < cap)
+				buf[n] = *p;
+			n++;
+			if (*p == '\n') {
+				p++;
+				break;
+			}
+		}
+		rd->text = p;
+	}
+	rd->line++;
+	if (n + 1 > cap) {
+		config_error_set(st->err, st->file, rd->line, NULL, NULL,
+				 "line longer than %d characters", size - 2);
+		st->r = -EINVAL;
+		return NULL;
+	}
+	buf[n] = '\0';
+	/* Section headers: inih validates none of them and we want every one checked. */
+	for (p = buf; *p == ' ' || *p == '\t'; p++)
+		;
+	if (*p == '[') {
+		const char *end = strchr(p, ']');
+
+		if (end && (size_t)(end - p - 1) < sizeof(rd->section)) {
+			memcpy(rd->section, p + 1, (size_t)(end - p - 1));
+			rd->section[end - p - 1] = '\0';
+			st->r = section_header(st, rd->section, rd->line);
+			if (st->r < 0)
+				return NULL;
+		}
+	}
+	return buf;
+}
+
+static int check_consistency(struct config *c, struct config_error *err)
+{
+	if (c->daemon.sample_msec > c->daemon.window_msec) {
+		config_error_set(err, c->path, 0, "daemon", "sample_interval",
+				 "%ums is longer than the window (%ums)", c->daemon.sample_msec,
+				 c->daemon.window_msec);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int finish(struct parse_state *st, int ini_r, struct config **ret)
+{
+	if (st->r == 0 && ini_r > 0) {
+		config_error_set(st->err, st->file, (unsigned)ini_r, NULL, NULL,
+				 "syntax error (expected [section] or key = value)");
+		st->r = -EINVAL;
+	} else if (st->r == 0 && ini_r < 0) {
+		config_error_set(st->err, st->file, 0, NULL, NULL, "cannot read: %s",
+				 ini_r == -2 ? "out of memory" : strerror(errno));
+		st->r = ini_r == -2 ? -ENOMEM : -EIO;
+	}
+	if (st->r == 0)
+		st->r = check_consistency(st->cfg, st->err);
+	if (st->r < 0) {
+		config_free(st->cfg);
+		return st->r;
+	}
+	*ret = st->cfg;
+	return 0;
+}
+
+static struct config *config_new_named(const char *name)
+{
+	struct config *c = config_new_defaults();
+
+	if (!c)
+		return NULL;
+	free(c->path);
+	c->path = strdup(name);
+	if (!c->path) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+int config_load(const char *path, bool missing_ok, struct config **ret, struct config_error *err)
+{
+	struct line_reader rd = { 0 };
+	struct parse_state st = { .reader = &rd, .file = path, .err = err };
+	_cleanup_fclose_ FILE *f = NULL;
+	int ini_r;
+
+	f = fopen(path, "re");
+	if (!f) {
+		int e = errno;
+
+		if (e == ENOENT && missing_ok) {
+			*ret = config_new_defaults();
+			return *ret ? 0 : -ENOMEM;
+		}
+		config_error_set(err, path, 0, NULL, NULL, "cannot open: %s", strerror(e));
+		return -e;
+	}
+	st.cfg = config_new_named(path);
+	if (!st.cfg)
+		return -ENOMEM;
+	rd.file = f;
+	ini_r = ini_parse_stream(reader_next, &st, on_ini_key, &st);
+	return finish(&st, ini_r, ret);
+}
+
+int config_load_string(const char *text, const char *name, struct config **ret, struct config_error *err)
+{
+	struct line_reader rd = { .text = text };
+	struct parse_state st = { .reader = &rd, .file = name, .err = err };
+	int ini_r;
+
+	st.cfg = config_new_named(name);
+	if (!st.cfg)
+		return -ENOMEM;
+	ini_r = ini_parse_stream(reader_next, &st, on_ini_key, &st);
+	return finish(&st, ini_r, ret);
+}

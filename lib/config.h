@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MEMWATCH_CONFIG_H
+#define MEMWATCH_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+#include "macro.h"
+
+#define MEMWATCHD_DEFAULT_CONFIG "/etc/memwatchd/memwatchd.conf"
+#define MEMWATCHD_DEFAULT_LISTEN ":9577"
+
+/* Bounds every numeric setting is checked against. */
+#define WINDOW_MSEC_MIN 100u
+#define WINDOW_MSEC_MAX 60000u
+#define SAMPLE_MSEC_MIN 10u /* below this the sampler itself starts to load the machine */
+#define HISTORY_MIN 1u
+#define HISTORY_MAX 3600u
+#define MAX_SERIES_MIN 100u
+#define MAX_SERIES_MAX 1000000u
+#define MAX_CONNECTIONS_MIN 1u
+#define MAX_CONNECTIONS_MAX 1024u
+
+struct daemon_config {
+	char listen[128];
+	uint32_t window_msec;
+	uint32_t sample_msec;
+	uint32_t history;
+	int log_level; /* syslog priority: 3 err ... 7 debug */
+	uint32_t max_series;
+	uint32_t max_connections;
+};
+
+/* A key of a [collector.NAME] section, kept for the collector to interpret. */
+struct config_entry {
+	char *collector; /* NAME */
+	char *key;
+	char *value;
+	unsigned line;
+};
+
+struct config {
+	char *path; /* "(built-in defaults)" when no file was read */
+	struct daemon_config daemon;
+	struct config_entry *entries;
+	size_t n_entries;
+	char **collectors; /* every [collector.NAME] section seen, even an empty one */
+	unsigned *collector_lines;
+	size_t n_collectors;
+};
+
+struct config_error {
+	char message[512]; /* "FILE:LINE: [section] key: what is wrong" */
+};
+
+void daemon_config_defaults(struct daemon_config *d);
+
+/* Reads path. With missing_ok, a missing file yields the built-in defaults.
+ * Returns 0, -ENOMEM, or -EINVAL with err describing file, line and key. */
+int config_load(const char *path, bool missing_ok, struct config **ret, struct config_error *err);
+/* Same, from memory; name stands in for the file name in messages. */
+int config_load_string(const char *text, const char *name, struct config **ret, struct config_error *err);
+struct config *config_new_defaults(void);
+void config_free(struct config *c);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct config *, config_free)
+
+void config_error_set(struct config_error *err, const char *file, unsigned line,
+		      const char *section, const char *key, const char *fmt, ...) _printf_(6, 7);
+
+/* Value parsers shared with the collectors' own keys. Return 0 or -EINVAL/-ERANGE. */
+int config_parse_bool(const char *s, bool *ret);
+int config_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *ret);
+/* "250ms", "1s", "1.5s", "2m"; a bare number means milliseconds. */
+int config_parse_duration_msec(const char *s, uint64_t min, uint64_t max, uint64_t *ret);
+int config_parse_log_level(const char *s, int *ret);
+const char *log_level_name(int level);
+
+#endif

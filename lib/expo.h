@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MEMWATCH_EXPO_H
+#define MEMWATCH_EXPO_H
+
+/* Prometheus text exposition format 0.0.4, written without locale or libc
+ * float formatting surprises. */
+
+#include "strbuf.h"
+
+#define EXPO_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+#define METRIC_MAX_LABELS 4
+#define EXPO_NUMBER_MAX 32
+
+enum metric_type {
+	METRIC_GAUGE,
+	METRIC_COUNTER,
+	METRIC_HISTOGRAM,
+};
+
+/* Static description of one metric family; collectors keep these const. */
+struct metric_desc {
+	const char *name;
+	const char *help;
+	enum metric_type type;
+	unsigned n_labels;
+	const char *labels[METRIC_MAX_LABELS];
+};
+
+const char *metric_type_name(enum metric_type t);
+
+/* Shortest text that reads back as the same double: integers without a
+ * fraction, "+Inf", "-Inf", "NaN". Returns the length written. */
+size_t expo_format_number(char buf[static EXPO_NUMBER_MAX], double v);
+void expo_put_number(struct strbuf *sb, double v);
+
+/* Escapes \ " and newline; invalid UTF-8 becomes U+FFFD, since one bad
+ * byte from a process name would make Prometheus reject the whole scrape. */
+void expo_put_label_value(struct strbuf *sb, const char *value);
+/* HELP text escapes only \ and newline. */
+void expo_put_help_text(struct strbuf *sb, const char *text);
+
+void expo_put_family_header(struct strbuf *sb, const struct metric_desc *desc);
+
+/* One sample line: name{labels,extra="x"} value. extra_name may be NULL. */
+void expo_put_sample(struct strbuf *sb, const char *name, const char *suffix,
+		     const struct metric_desc *desc, const char *const *label_values,
+		     const char *extra_name, const char *extra_value, double value);
+
+#endif

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MEMWATCH_FILEIO_H
+#define MEMWATCH_FILEIO_H
+
+#include <stddef.h>
+
+/* A /proc or cgroupfs file kept open and re-read with pread() from offset 0:
+ * seq_file regenerates the text on each read, and we save open+close on
+ * every sample. */
+struct procfile {
+	int fd;
+	char *buf;
+	size_t cap;
+	size_t max; /* refuse files larger than this */
+};
+
+int procfile_open(struct procfile *pf, const char *path, size_t max);
+/* On success *data points into pf's buffer, NUL-terminated, valid until the next read. */
+int procfile_read(struct procfile *pf, const char **data, size_t *len);
+void procfile_close(struct procfile *pf);
+
+/* Reads a whole file (at most max bytes) into a new NUL-terminated buffer. */
+int read_full_file(const char *path, size_t max, char **ret, size_t *ret_len);
+
+#endif

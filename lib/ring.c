@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include "ring.h"
+
+struct snapshot_ring {
+	pthread_mutex_t lock;
+	struct snapshot **slots;
+	size_t capacity;
+	size_t head;  /* next slot to write */
+	size_t count;
+};
+
+struct snapshot_ring *snapshot_ring_new(size_t capacity)
+{
+	struct snapshot_ring *ring;
+
+	if (capacity == 0)
+		return NULL;
+	ring = calloc(1, sizeof(*ring));
+	if (!ring)
+		return NULL;
+	ring->slots = calloc(capacity, sizeof(*ring->slots));
+	if (!ring->slots) {
+		free(ring);
+		return NULL;
+	}
+	ring->capacity = capacity;
+	pthread_mutex_init(&ring->lock, NULL);
+	return ring;
+}
+
+void snapshot_ring_free(struct snapshot_ring *ring)
+{
+	size_t i;
+
+	if (!ring)
+		return;
+	for (i = 0; i < ring->capacity; i++)
+		snapshot_unref(ring->slots[i]);
+	free(ring->slots);
+	pthread_mutex_destroy(&ring->lock);
+	free(ring);
+}
+
+void snapshot_ring_publish(struct snapshot_ring *ring, struct snapshot *s)
+{
+	struct snapshot *evicted;
+
+	pthread_mutex_lock(&ring->lock);
+	evicted = ring->slots[ring->head];
+	ring->slots[ring->head] = s;
+	ring->head = (ring->head + 1) % ring->capacity;
+	if (ring->count < ring->capacity)
+		ring->count++;
+	pthread_mutex_unlock(&ring->lock);
+	/* A reader may still hold the evicted one; the last unref frees it. */
+	snapshot_unref(evicted);
+}
+
+struct snapshot *snapshot_ring_latest(struct snapshot_ring *ring)
+{
+	struct snapshot *s = NULL;
+
+	pthread_mutex_lock(&ring->lock);
+	if (ring->count)
+		s = snapshot_ref(ring->slots[(ring->head + ring->capacity - 1) % ring->capacity]);
+	pthread_mutex_unlock(&ring->lock);
+	return s;
+}
+
+size_t snapshot_ring_recent(struct snapshot_ring *ring, struct snapshot **out, size_t max)
+{
+	size_t n, i, start;
+
+	pthread_mutex_lock(&ring->lock);
+	n = ring->count < max ? ring->count : max;
+	start = (ring->head + ring->capacity - n) % ring->capacity;
+	for (i = 0; i < n; i++)
+		out[i] = snapshot_ref(ring->slots[(start + i) % ring->capacity]);
+	pthread_mutex_unlock(&ring->lock);
+	return n;
+}
+
+int snapshot_ring_resize(struct snapshot_ring *ring, size_t capacity)
+{
+	struct snapshot **slots, **old;
+	size_t keep, i, old_cap, start;
+
+	if (capacity == 0)
+		return -EINVAL;
+	slots = calloc(capacity, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	pthread_mutex_lock(&ring->lock);
+	keep = ring->count < capacity ? ring->count : capacity;
+	start = (ring->head + ring->capacity - keep) % ring->capacity;
+	for (i = 0; i < keep; i++) {
+		size_t j = (start + i) % ring->capacity;
+
+		slots[i] = ring->slots[j];
+		ring->slots[j] = NULL;
+	}
+	old = ring->slots;
+	old_cap = ring->capacity;
+	ring->slots = slots;
+	ring->capacity = capacity;
+	ring->count = keep;
+	ring->head = keep % capacity;
+	pthread_mutex_unlock(&ring->lock);
+	for (i = 0; i < old_cap; i++)
+		snapshot_unref(old[i]);
+	free(old);
+	return 0;
+}
+
+size_t snapshot_ring_capacity(struct snapshot_ring *ring)
+{
+	size_t n;
+
+	pthread_mutex_lock(&ring->lock);
+	n = ring->capacity;
+	pthread_mutex_unlock(&ring->lock);
+	return n;
+}
+
+size_t snapshot_ring_count(struct snapshot_ring *ring)
+{
+	size_t n;
+
+	pthread_mutex_lock(&ring->lock);
+	n = ring->count;
+	pthread_mutex_unlock(&ring->lock);
+	return n;
+}

@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+#include "snapshot.h"
+
+struct histogram_data {
+	size_t n;          /* finite buckets; +Inf follows */
+	double *bounds;
+	uint64_t *cumulative; /* n + 1 entries, last one is the total count */
+	double sum;
+};
+
+struct sample {
+	char **label_values;
+	double value;
+	struct histogram_data *hist;
+};
+
+struct family {
+	const struct metric_desc *desc;
+	struct sample *samples;
+	size_t n, cap;
+};
+
+/* Bump allocator: a snapshot's small strings die together. */
+struct arena_block {
+	struct arena_block *next;
+	size_t used, cap;
+	char data[];
+};
+
+struct snapshot {
+	atomic_uint refcount;
+	bool sealed;
+	struct snapshot_window window;
+	struct family *families;
+	size_t n_families, cap_families;
+	size_t n_series, max_series, dropped_series;
+	struct arena_block *arena;
+	char *text;
+	size_t text_len;
+};
+
+static void *arena_alloc(struct snapshot *s, size_t size)
+{
+	struct arena_block *b = s->arena;
+	void *p;
+
+	size = (size + 15) & ~(size_t)15;
+	if (!b || b->cap - b->used < size) {
+		size_t cap = size > 16384 ? size : 16384;
+
+		b = malloc(sizeof(*b) + cap);
+		if (!b)
+			return NULL;
+		b->next = s->arena;
+		b->used = 0;
+		b->cap = cap;
+		s->arena = b;
+	}
+	p = b->data + b->used;
+	b->used += size;
+	return p;
+}
+
+static char *arena_strdup(struct snapshot *s, const char *str)
+{
+	size_t n = strlen(str) + 1;
+	char *p = arena_alloc(s, n);
+
+	if (p)
+		memcpy(p, str, n);
+	return p;
+}
+
+struct snapshot *snapshot_new(const struct snapshot_window *window, size_t max_series)
+{
+	struct snapshot *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	atomic_init(&s->refcount, 1);
+	if (window)
+		s->window = *window;
+	s->max_series = max_series;
+	return s;
+}
+
+struct snapshot *snapshot_ref(struct snapshot *s)
+{
+	if (s)
+		atomic_fetch_add_explicit(&s->refcount, 1, memory_order_relaxed);
+	return s;
+}
+
+void snapshot_unref(struct snapshot *s)
+{
+	struct arena_block *b, *next;
+	size_t i;
+
+	if (!s || atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1)
+		return;
+	for (i = 0; i < s->n_families; i++)
+		free(s->families[i].samples);
+	free(s->families);
+	for (b = s->arena; b; b = next) {
+		next = b->next;
+		free(b);
+	}
+	free(s->text);
+	free(s);
+}
+
+static struct family *family_get(struct snapshot *s, const struct metric_desc *desc)
+{
+	size_t i;
+
+	/* Collectors emit a family's samples together, so the last one usually matches. */
+	for (i = s->n_families; i > 0; i--)
+		if (s->families[i - 1].desc == desc || strcmp(s->families[i - 1].desc->name, desc->name) == 0)
+			return &s->families[i - 1];
+	if (s->n_families == s->cap_families) {
+		size_t cap = s->cap_families ? s->cap_families * 2 : 32;
+		struct family *f = realloc(s->families, cap * sizeof(*f));
+
+		if (!f)
+			return NULL;
+		s->families = f;
+		s->cap_families = cap;
+	}
+	s->families[s->n_families] = (struct family){ .desc = desc };
+	return &s->families[s->n_families++];
+}
+
+static struct sample *sample_new(struct snapshot *s, const struct metric_desc *desc,
+				 const char *const *label_values, int *r)
+{
+	struct family *f;
+	struct sample *smp;
+	unsigned i;
+
+	*r = -EBUSY;
+	if (s->sealed)
+		return NULL;
+	if (s->n_series >= s->max_series) {
+		s->dropped_series++;
+		*r = -ENOSPC;
+		return NULL;
+	}
+	*r = -ENOMEM;
+	f = family_get(s, desc);
+	if (!f)
+		return NULL;
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 4;
+		struct sample *n = realloc(f->samples, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		f->samples = n;
+		f->cap = cap;
+	}
+	smp = &f->samples[f->n];
+	*smp = (struct sample){ 0 };
+	if (desc->n_labels) {
+		smp->label_values = arena_alloc(s, desc->n_labels * sizeof(char *));
+		if (!smp->label_values)
+			return NULL;
+		for (i = 0; i < desc->n_labels; i++) {
+			const char *v = label_values && label_values[i] ? label_values[i] : "";
+
+			smp->label_values[i] = arena_strdup(s, v);
+			if (!smp->label_values[i])
+				return NULL;
+		}
+	}
+	f->n++;
+	s->n_series++;
+	*r = 0;
+	return smp;
+}
+
+int snapshot_add(struct snapshot *s, const struct metric_desc *desc,
+		 const char *const *label_values, double value)
+{
+	struct sample *smp;
+	int r;
+
+	if (desc->type == METRIC_HISTOGRAM)
+		return -EINVAL;
+	smp = sample_new(s, desc, label_values, &r);
+	if (!smp)
+		return r;
+	smp->value = value;
+	return 0;
+}
+
+int snapshot_add_histogram(struct snapshot *s, const struct metric_desc *desc,
+			   const char *const *label_values, const double *bounds,
+			   const uint64_t *counts, size_t n, double sum)
+{
+	struct histogram_data *h;
+	struct sample *smp;
+	uint64_t acc = 0;
+	size_t i;
+	int r;
+
+	if (desc->type != METRIC_HISTOGRAM)
+		return -EINVAL;
+	for (i = 1; i < n; i++)
+		if (!(bounds[i] > bounds[i - 1]))
+			return -EINVAL;
+	smp = sample_new(s, desc, label_values, &r);
+	if (!smp)
+		return r;
+	h = arena_alloc(s, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->n = n;
+	h->sum = sum;
+	h->bounds = arena_alloc(s, (n ? n : 1) * sizeof(double));
+	h->cumulative = arena_alloc(s, (n + 1) * sizeof(uint64_t));
+	if (!h->bounds || !h->cumulative)
+		return -ENOMEM;
+	for (i = 0; i <= n; i++) {
+		acc += counts[i];
+		h->cumulative[i] = acc;
+		if (i < n)
+			h->bounds[i] = bounds[i];
+	}
+	smp->hist = h;
+	return 0;
+}
+
+int snapshot_add_log2_histogram(struct snapshot *s, const struct metric_desc *desc,
+				const char *const *label_values, const uint64_t *slots,
+				size_t n_slots, double scale, double raw_sum)
+{
+	double bounds[64];
+	size_t i;
+
+	if (n_slots < 2 || n_slots > ARRAY_SIZE(bounds))
+		return -EINVAL;
+	/* The kernel clamps into the last slot, so it is really "and above": +Inf. */
+	for (i = 0; i + 1 < n_slots; i++)
+		bounds[i] = ldexp(1.0, (int)i) * scale;
+	return snapshot_add_histogram(s, desc, label_values, bounds, slots, n_slots - 1,
+				      raw_sum * scale);
+}
+
+static void render_family(struct strbuf *sb, const struct family *f)
+{
+	const struct metric_desc *d = f->desc;
+	char le[EXPO_NUMBER_MAX];
+	size_t i, b;
+
+	if (f->n == 0)
+		return;
+	expo_put_family_header(sb, d);
+	for (i = 0; i < f->n; i++) {
+		const struct sample *smp = &f->samples[i];
+		const char *const *lv = (const char *const *)smp->label_values;
+
+		if (!smp->hist) {
+			expo_put_sample(sb, d->name, NULL, d, lv, NULL, NULL, smp->value);
+			continue;
+		}
+		for (b = 0; b < smp->hist->n; b++) {
+			expo_format_number(le, smp->hist->bounds[b]);
+			expo_put_sample(sb, d->name, "_bucket", d, lv, "le", le,
+					(double)smp->hist->cumulative[b]);
+		}
+		expo_put_sample(sb, d->name, "_bucket", d, lv, "le", "+Inf",
+				(double)smp->hist->cumulative[smp->hist->n]);
+		expo_put_sample(sb, d->name, "_sum", d, lv, NULL, NULL, smp->hist->sum);
+		expo_put_sample(sb, d->name, "_count", d, lv, NULL, NULL,
+				(double)smp->hist->cumulative[smp->hist->n]);
+	}
+}
+
+int snapshot_seal(struct snapshot *s)
+{
+	struct strbuf sb;
+	size_t i;
+
+	if (s->sealed)
+		return 0;
+	strbuf_init(&sb);
+	strbuf_reserve(&sb, 4096 + s->n_series * 96);
+	for (i = 0; i < s->n_families; i++)
+		render_family(&sb, &s->families[i]);
+	s->text = strbuf_steal(&sb, &s->text_len);
+	if (!s->text)
+		return -ENOMEM;
+	s->sealed = true;
+	return 0;
+}
+
+const struct snapshot_window *snapshot_window(const struct snapshot *s)
+{
+	return &s->window;
+}
+
+const char *snapshot_text(const struct snapshot *s, size_t *len)
+{
+	if (len)
+		*len = s->text_len;
+	return s->text;
+}
+
+size_t snapshot_series(const struct snapshot *s)
+{
+	return s->n_series;
+}
+
+size_t snapshot_dropped_series(const struct snapshot *s)
+{
+	return s->dropped_series;
+}
+
+double snapshot_value(const struct snapshot *s, const char *name, const char *const *label_values)
+{
+	size_t i, j;
+	unsigned k;
+
+	for (i = 0; i < s->n_families; i++) {
+		const struct family *f = &s->families[i];
+
+		if (strcmp(f->desc->name, name) != 0)
+			continue;
+		for (j = 0; j < f->n; j++) {
+			const struct sample *smp = &f->samples[j];
+			bool match = true;
+
+			for (k = 0; k < f->desc->n_labels && label_values; k++)
+				if (strcmp(smp->label_values[k], label_values[k]) != 0)
+					match = false;
+			if (match)
+				return smp->hist ? (double)smp->hist->cumulative[smp->hist->n] : smp->value;
+		}
+	}
+	return NAN;
+}

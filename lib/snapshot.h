@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MEMWATCH_SNAPSHOT_H
+#define MEMWATCH_SNAPSHOT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "expo.h"
+
+/* Everything one window produced. Built by one thread, then published
+ * (snapshot_seal) and never changed again; readers share it by refcount. */
+struct snapshot;
+
+struct snapshot_window {
+	uint64_t seq;            /* 1, 2, 3 ... per daemon run */
+	uint64_t start_mono_usec;
+	uint64_t end_mono_usec;
+	uint64_t start_real_usec; /* wall clock, for humans and logs */
+	uint64_t end_real_usec;
+};
+
+/* max_series bounds memory: samples past it are counted, not stored. */
+struct snapshot *snapshot_new(const struct snapshot_window *window, size_t max_series);
+struct snapshot *snapshot_ref(struct snapshot *s);
+void snapshot_unref(struct snapshot *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct snapshot *, snapshot_unref)
+
+/* label_values has desc->n_labels entries; the strings are copied. */
+int snapshot_add(struct snapshot *s, const struct metric_desc *desc,
+		 const char *const *label_values, double value);
+
+/* bounds[n] are the finite upper bounds in ascending order; counts[n + 1]
+ * are per-bucket (not cumulative) counts, counts[n] being above the last bound. */
+int snapshot_add_histogram(struct snapshot *s, const struct metric_desc *desc,
+			   const char *const *label_values, const double *bounds,
+			   const uint64_t *counts, size_t n, double sum);
+
+/* Log2 slots as the BPF side keeps them: slot k counts values v with
+ * 2^(k-1) < v <= 2^k (in raw units); scale converts a raw unit to the
+ * metric's base unit, e.g. 1e-9 for nanoseconds to seconds. The last slot
+ * is the kernel's clamp slot and becomes the +Inf bucket. */
+int snapshot_add_log2_histogram(struct snapshot *s, const struct metric_desc *desc,
+				const char *const *label_values, const uint64_t *slots,
+				size_t n_slots, double scale, double raw_sum);
+
+/* Renders the exposition text once; afterwards the snapshot is read-only. */
+int snapshot_seal(struct snapshot *s);
+
+const struct snapshot_window *snapshot_window(const struct snapshot *s);
+const char *snapshot_text(const struct snapshot *s, size_t *len);
+size_t snapshot_series(const struct snapshot *s);
+size_t snapshot_dropped_series(const struct snapshot *s);
+
+/* Structured read access (JSON API, tests). Returns NAN when absent. */
+double snapshot_value(const struct snapshot *s, const char *name, const char *const *label_values);
+
+#endif
