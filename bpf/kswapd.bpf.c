@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-/* kswapd wakeups, counted on vmscan:mm_vmscan_kswapd_wake.
- * One handler, three attach flavours; user space autoloads exactly one. */
+/* kswapd: wakeups, wake requests and time spent awake, per the vmscan
+ * tracepoints. One handler per event, three attach flavours each; user space
+ * autoloads exactly one flavour. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -9,28 +10,98 @@
 
 struct kswapd_counters counters = {};
 
-static __always_inline int handle_kswapd_wake(void)
+static __always_inline __u64 *awake_since(int nid)
 {
+	__u64 n = (__u32)nid;
+
+	/* Without the barrier clang indexes with a register the check never saw. */
+	barrier_var(n);
+	if (n >= KSWAPD_MAX_NODES)
+		return NULL;
+	return &counters.awake_since_ns[n];
+}
+
+static __always_inline int handle_kswapd_wake(int nid)
+{
+	__u64 now = bpf_ktime_get_ns(), *since = awake_since(nid);
+
 	counter_add(&counters.wakeups, 1);
+	/* kswapd may go round its loop again without sleeping: keep the first wake. */
+	if (since)
+		__sync_val_compare_and_swap(since, 0, now);
+	return 0;
+}
+
+static __always_inline int handle_kswapd_sleep(int nid)
+{
+	__u64 since, now = bpf_ktime_get_ns(), *slot = awake_since(nid);
+
+	if (!slot)
+		return 0;
+	since = __sync_lock_test_and_set(slot, 0);
+	if (since && now > since)
+		counter_add(&counters.awake_ns, now - since);
+	return 0;
+}
+
+static __always_inline int handle_wakeup_request(void)
+{
+	counter_add(&counters.wakeup_requests, 1);
 	return 0;
 }
 
 SEC("?tp_btf/mm_vmscan_kswapd_wake")
-int BPF_PROG(kswapd_wake_btf)
+int BPF_PROG(kswapd_wake_btf, int nid)
 {
-	return handle_kswapd_wake();
+	return handle_kswapd_wake(nid);
 }
 
 SEC("?raw_tp/mm_vmscan_kswapd_wake")
-int BPF_PROG(kswapd_wake_raw)
+int BPF_PROG(kswapd_wake_raw, int nid)
 {
-	return handle_kswapd_wake();
+	return handle_kswapd_wake(nid);
 }
 
 SEC("?tracepoint/vmscan/mm_vmscan_kswapd_wake")
-int kswapd_wake_tp(void *ctx)
+int kswapd_wake_tp(struct trace_event_raw_mm_vmscan_kswapd_wake *ctx)
 {
-	return handle_kswapd_wake();
+	return handle_kswapd_wake(ctx->nid);
+}
+
+SEC("?tp_btf/mm_vmscan_kswapd_sleep")
+int BPF_PROG(kswapd_sleep_btf, int nid)
+{
+	return handle_kswapd_sleep(nid);
+}
+
+SEC("?raw_tp/mm_vmscan_kswapd_sleep")
+int BPF_PROG(kswapd_sleep_raw, int nid)
+{
+	return handle_kswapd_sleep(nid);
+}
+
+SEC("?tracepoint/vmscan/mm_vmscan_kswapd_sleep")
+int kswapd_sleep_tp(struct trace_event_raw_mm_vmscan_kswapd_sleep *ctx)
+{
+	return handle_kswapd_sleep(ctx->nid);
+}
+
+SEC("?tp_btf/mm_vmscan_wakeup_kswapd")
+int BPF_PROG(wakeup_kswapd_btf)
+{
+	return handle_wakeup_request();
+}
+
+SEC("?raw_tp/mm_vmscan_wakeup_kswapd")
+int BPF_PROG(wakeup_kswapd_raw)
+{
+	return handle_wakeup_request();
+}
+
+SEC("?tracepoint/vmscan/mm_vmscan_wakeup_kswapd")
+int wakeup_kswapd_tp(void *ctx)
+{
+	return handle_wakeup_request();
 }
 
 char LICENSE[] SEC("license") = "GPL";

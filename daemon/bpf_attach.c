@@ -55,6 +55,21 @@ bool tracepoint_exists(const char *category, const char *event)
 	return btf_has_tracepoint(event);
 }
 
+int bpf_parse_attach_key(const char *value, int *flavour, char *errmsg, size_t errlen)
+{
+	if (strcmp(value, "auto") == 0) {
+		*flavour = -1;
+		return 0;
+	}
+	for (enum bpf_flavour f = 0; f < _BPF_FLAVOUR_MAX; f++)
+		if (strcmp(value, bpf_flavour_name(f)) == 0) {
+			*flavour = (int)f;
+			return 0;
+		}
+	snprintf(errmsg, errlen, "'%s' is not one of auto, tp_btf, raw_tp, tracepoint", value);
+	return -EINVAL;
+}
+
 int bpf_hooks_probe(const struct bpf_hook *hooks, size_t n, struct collector_status *st)
 {
 	char missing[192] = "";
@@ -141,7 +156,7 @@ static int try_flavour(struct bpf_attachment *a, const struct bpf_hook *hooks, s
 }
 
 int bpf_attach_hooks(struct bpf_attachment *a, const struct bpf_skel_ops *ops,
-		     const struct bpf_hook *hooks, size_t n,
+		     const struct bpf_hook *hooks, size_t n, int flavour,
 		     int (*configure)(void *skel, void *userdata), void *userdata,
 		     struct collector_status *st)
 {
@@ -159,6 +174,8 @@ int bpf_attach_hooks(struct bpf_attachment *a, const struct bpf_skel_ops *ops,
 
 	log_set_libbpf_quiet(true);
 	for (enum bpf_flavour f = 0; f < _BPF_FLAVOUR_MAX; f++) {
+		if (flavour >= 0 && (int)f != flavour)
+			continue;
 		r = try_flavour(a, hooks, n, f, configure, userdata);
 		if (r == 0) {
 			a->flavour = f;
@@ -173,10 +190,17 @@ int bpf_attach_hooks(struct bpf_attachment *a, const struct bpf_skel_ops *ops,
 		bpf_attachment_destroy(a);
 	}
 	log_set_libbpf_quiet(false);
-	if (first_error == -EPERM || first_error == -EACCES)
+	/* EACCES is also the verifier's "rejected": only EPERM means no privilege. */
+	if (flavour >= 0 && first_error != -EPERM) {
+		collector_status_set_reason(st, "attach = %s did not work: %s", bpf_flavour_name(flavour),
+					    strerror(-first_error));
+		return first_error < 0 ? first_error : -EINVAL;
+	}
+	if (first_error == -EPERM)
 		collector_status_set_reason(st, "not permitted to load BPF programs (needs root, or CAP_BPF and CAP_PERFMON)");
 	else
-		collector_status_set_reason(st, "no attach flavour worked (tp_btf, raw_tp, tracepoint): %s",
+		collector_status_set_reason(st, "no attach flavour worked (tp_btf, raw_tp, tracepoint): %s "
+					    "(log_level = debug shows libbpf's and the verifier's messages)",
 					    strerror(-first_error));
 	return first_error < 0 ? first_error : -EINVAL;
 }

@@ -56,14 +56,18 @@ struct bpf_attachment {
 
 bool tracepoint_exists(const char *category, const char *event);
 
+/* The "attach" key of BPF collectors: auto (-1) or one flavour by name. */
+int bpf_parse_attach_key(const char *value, int *flavour, char *errmsg, size_t errlen);
+
 /* Checks that the required hooks exist (for probe). */
 int bpf_hooks_probe(const struct bpf_hook *hooks, size_t n, struct collector_status *st);
 
 /* Opens, loads and attaches, trying tp_btf, then raw_tp, then the classic
- * tracepoint. configure (may be NULL) sets rodata between open and load.
+ * tracepoint (only `flavour` when it is >= 0). configure (may be NULL) sets
+ * rodata and map sizes between open and load.
  * Fills st->mode and, for missing optional hooks, st->state/reason. */
 int bpf_attach_hooks(struct bpf_attachment *a, const struct bpf_skel_ops *ops,
-		     const struct bpf_hook *hooks, size_t n,
+		     const struct bpf_hook *hooks, size_t n, int flavour,
 		     int (*configure)(void *skel, void *userdata), void *userdata,
 		     struct collector_status *st);
 void bpf_attachment_destroy(struct bpf_attachment *a);

@@ -7,6 +7,7 @@ const struct collector_ops *const all_collectors[] = {
 	&meminfo_collector,
 	&psi_collector,
 	&kswapd_collector,
+	&reclaim_collector,
 };
 const size_t n_all_collectors = ARRAY_SIZE(all_collectors);
 

@@ -233,9 +233,9 @@ int snapshot_add_histogram(struct snapshot *s, const struct metric_desc *desc,
 	return 0;
 }
 
-int snapshot_add_log2_histogram(struct snapshot *s, const struct metric_desc *desc,
-				const char *const *label_values, const uint64_t *slots,
-				size_t n_slots, double scale, double raw_sum)
+int snapshot_add_log2_histogram_from(struct snapshot *s, const struct metric_desc *desc,
+				     const char *const *label_values, const uint64_t *slots,
+				     size_t n_slots, int first_exponent, double scale, double raw_sum)
 {
 	double bounds[64];
 	size_t i;
@@ -244,9 +244,16 @@ int snapshot_add_log2_histogram(struct snapshot *s, const struct metric_desc *de
 		return -EINVAL;
 	/* The kernel clamps into the last slot, so it is really "and above": +Inf. */
 	for (i = 0; i + 1 < n_slots; i++)
-		bounds[i] = ldexp(1.0, (int)i) * scale;
+		bounds[i] = ldexp(1.0, first_exponent + (int)i) * scale;
 	return snapshot_add_histogram(s, desc, label_values, bounds, slots, n_slots - 1,
 				      raw_sum * scale);
+}
+
+int snapshot_add_log2_histogram(struct snapshot *s, const struct metric_desc *desc,
+				const char *const *label_values, const uint64_t *slots,
+				size_t n_slots, double scale, double raw_sum)
+{
+	return snapshot_add_log2_histogram_from(s, desc, label_values, slots, n_slots, 0, scale, raw_sum);
 }
 
 static void render_family(struct strbuf *sb, const struct family *f)

@@ -43,6 +43,11 @@ int snapshot_add_log2_histogram(struct snapshot *s, const struct metric_desc *de
 				const char *const *label_values, const uint64_t *slots,
 				size_t n_slots, double scale, double raw_sum);
 
+/* Same, for slots that start at 2^first_exponent: slot i has le = 2^(first_exponent + i) * scale. */
+int snapshot_add_log2_histogram_from(struct snapshot *s, const struct metric_desc *desc,
+				     const char *const *label_values, const uint64_t *slots,
+				     size_t n_slots, int first_exponent, double scale, double raw_sum);
+
 /* Renders the exposition text once; afterwards the snapshot is read-only. */
 int snapshot_seal(struct snapshot *s);
 

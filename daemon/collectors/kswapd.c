@@ -1,25 +1,58 @@
 // SPDX-License-Identifier: GPL-2.0
-/* kswapd wakeups from vmscan:mm_vmscan_kswapd_wake, counted in the kernel. */
+/* kswapd wakeups, wake requests and awake time, counted in the kernel on the vmscan tracepoints. */
 #include <linux/types.h>
 #include <errno.h>
+#include <string.h>
 #include "bpf_attach.h"
 #include "collector.h"
+#include "core.h"
 #include "kswapd.h"
 #include "kswapd.skel.h"
 
 DEFINE_BPF_SKEL_OPS(kswapd_bpf);
 
+struct kswapd_config {
+	int flavour;
+};
+
 struct kswapd_state {
 	struct bpf_attachment bpf;
+	__u64 last_awake_ns;
 };
 
 static const struct bpf_hook kswapd_hooks[] = {
 	{ "vmscan", "mm_vmscan_kswapd_wake", { "kswapd_wake_btf", "kswapd_wake_raw", "kswapd_wake_tp" } },
+	{ "vmscan", "mm_vmscan_kswapd_sleep", { "kswapd_sleep_btf", "kswapd_sleep_raw", "kswapd_sleep_tp" },
+	  .optional = true },
+	{ "vmscan", "mm_vmscan_wakeup_kswapd", { "wakeup_kswapd_btf", "wakeup_kswapd_raw", "wakeup_kswapd_tp" },
+	  .optional = true },
 };
 
 static const struct metric_desc desc_wakeups = {
-	"memwatch_kswapd_wakeups_total", "Times a kswapd thread was woken to reclaim memory.", METRIC_COUNTER,
+	"memwatch_kswapd_wakeups_total", "Times a kswapd thread woke up to balance a node.", METRIC_COUNTER,
 };
+static const struct metric_desc desc_awake = {
+	"memwatch_kswapd_awake_seconds_total",
+	"Time kswapd threads spent awake (wake to sleep), summed over nodes, including a stretch still running.",
+	METRIC_COUNTER,
+};
+static const struct metric_desc desc_requests = {
+	"memwatch_kswapd_wakeup_requests_total",
+	"Times an allocation asked kswapd to wake (mm_vmscan_wakeup_kswapd), whether or not it was asleep.",
+	METRIC_COUNTER,
+};
+
+static void kswapd_config_defaults(void *cfg)
+{
+	((struct kswapd_config *)cfg)->flavour = -1;
+}
+
+static int kswapd_configure(void *cfg, const char *key, const char *value, char *errmsg, size_t errlen)
+{
+	if (strcmp(key, "attach") == 0)
+		return bpf_parse_attach_key(value, &((struct kswapd_config *)cfg)->flavour, errmsg, errlen);
+	return -ENOENT;
+}
 
 static int kswapd_probe(const void *cfg, struct collector_status *st)
 {
@@ -31,16 +64,37 @@ static int kswapd_start(void *priv, const void *cfg, struct collector_status *st
 	struct kswapd_state *s = priv;
 
 	return bpf_attach_hooks(&s->bpf, &kswapd_bpf_skel_ops, kswapd_hooks, ARRAY_SIZE(kswapd_hooks),
-				NULL, NULL, st);
+				((const struct kswapd_config *)cfg)->flavour, NULL, NULL, st);
 }
 
 static int kswapd_collect(void *priv, struct snapshot *snap)
 {
 	struct kswapd_state *s = priv;
-	struct kswapd_bpf *skel = s->bpf.skel;
-	__u64 wakeups = __atomic_load_n(&skel->bss->counters.wakeups, __ATOMIC_RELAXED);
+	struct kswapd_counters *c = &((struct kswapd_bpf *)s->bpf.skel)->bss->counters;
+	__u64 now_ns = (__u64)now_mono_usec() * 1000, awake_ns;
+	size_t nid;
 
-	return snapshot_add(snap, &desc_wakeups, NULL, (double)wakeups);
+	snapshot_add(snap, &desc_wakeups, NULL, (double)__atomic_load_n(&c->wakeups, __ATOMIC_RELAXED));
+	if (s->bpf.hook_present[2])
+		snapshot_add(snap, &desc_requests, NULL,
+			     (double)__atomic_load_n(&c->wakeup_requests, __ATOMIC_RELAXED));
+	if (!s->bpf.hook_present[1])
+		return 0;
+	/* A kswapd busy for minutes must show before it sleeps, so open stretches
+	 * count too. One closing between the two reads can be counted twice for
+	 * a window; the clamp keeps the counter from going backwards after it. */
+	awake_ns = 0;
+	for (nid = 0; nid < KSWAPD_MAX_NODES; nid++) {
+		__u64 since = __atomic_load_n(&c->awake_since_ns[nid], __ATOMIC_ACQUIRE);
+
+		if (since && now_ns > since)
+			awake_ns += now_ns - since;
+	}
+	awake_ns += __atomic_load_n(&c->awake_ns, __ATOMIC_ACQUIRE);
+	if (awake_ns < s->last_awake_ns)
+		awake_ns = s->last_awake_ns;
+	s->last_awake_ns = awake_ns;
+	return snapshot_add(snap, &desc_awake, NULL, (double)awake_ns / 1e9);
 }
 
 static void kswapd_stop(void *priv)
@@ -54,6 +108,9 @@ const struct collector_ops kswapd_collector = {
 	.name = "kswapd",
 	.summary = "kswapd wakeups counted in the kernel on vmscan:mm_vmscan_kswapd_wake",
 	.default_enabled = true,
+	.config_size = sizeof(struct kswapd_config),
+	.config_defaults = kswapd_config_defaults,
+	.configure = kswapd_configure,
 	.priv_size = sizeof(struct kswapd_state),
 	.probe = kswapd_probe,
 	.start = kswapd_start,

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Direct, memcg and memcg-softlimit reclaim: count, stall time histogram,
+ * pages reclaimed, per process and per memory cgroup. Everything is summed in
+ * the kernel; user space only reads cumulative counters. */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "memwatch.bpf.h"
+#include "core_fixes.bpf.h"
+#include "reclaim.h"
+
+struct reclaim_histogram histograms[RECLAIM_KINDS] = {};
+/* begin events with no matching end (start map full, or attached mid-stall) */
+__u64 unmatched_ends = 0;
+
+/* Thread id << 2 | kind -> begin timestamp. Softlimit reclaim runs nested
+ * inside direct reclaim, hence the kind in the key. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, __u64);
+} starts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096); /* set from [collector.reclaim] max_processes */
+	__type(key, __u32);
+	__type(value, struct reclaim_process);
+} processes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096); /* set from [collector.reclaim] max_cgroups */
+	__type(key, __u64);
+	__type(value, struct reclaim_cgroup);
+} cgroups SEC(".maps");
+
+static __always_inline int handle_begin(enum reclaim_kind kind)
+{
+	__u64 key = (bpf_get_current_pid_tgid() & 0xffffffff) << 2 | kind;
+	__u64 ts = bpf_ktime_get_ns();
+
+	bpf_map_update_elem(&starts, &key, &ts, BPF_ANY);
+	return 0;
+}
+
+static __always_inline void account_process(struct task_struct *task, __u32 tgid,
+					    enum reclaim_kind kind, __u64 delta, __u64 pages)
+{
+	__u64 start = task_start_boottime(task);
+	struct reclaim_process *p, fresh = { .start_boottime_ns = start };
+
+	p = bpf_map_lookup_elem(&processes, &tgid);
+	if (!p || p->start_boottime_ns != start) {
+		/* First stall of this process, or its pid was reused by a new one. */
+		bpf_get_current_comm(fresh.comm, sizeof(fresh.comm));
+		bpf_map_update_elem(&processes, &tgid, &fresh, p ? BPF_EXIST : BPF_NOEXIST);
+		p = bpf_map_lookup_elem(&processes, &tgid);
+		if (!p)
+			return;
+	}
+	if (kind == RECLAIM_DIRECT) {
+		counter_add(&p->direct_count, 1);
+		counter_add(&p->direct_ns, delta);
+		counter_add(&p->direct_pages, pages);
+	} else {
+		counter_add(&p->memcg_count, 1);
+		counter_add(&p->memcg_ns, delta);
+	}
+}
+
+static __always_inline void account_cgroup(struct task_struct *task, enum reclaim_kind kind,
+					   __u64 delta, __u64 pages)
+{
+	__u64 id = task_memcg_id(task);
+	struct reclaim_cgroup *c, zero = {};
+
+	c = bpf_map_lookup_elem(&cgroups, &id);
+	if (!c) {
+		bpf_map_update_elem(&cgroups, &id, &zero, BPF_NOEXIST);
+		c = bpf_map_lookup_elem(&cgroups, &id);
+		if (!c)
+			return;
+	}
+	if (kind == RECLAIM_DIRECT) {
+		counter_add(&c->direct_count, 1);
+		counter_add(&c->direct_ns, delta);
+	} else {
+		counter_add(&c->memcg_count, 1);
+		counter_add(&c->memcg_ns, delta);
+	}
+	counter_add(&c->pages, pages);
+}
+
+static __always_inline int handle_end(enum reclaim_kind kind, __u64 nr_reclaimed)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 key = (pid_tgid & 0xffffffff) << 2 | kind;
+	struct reclaim_histogram *h;
+	__u64 *start, delta;
+	__u32 slot;
+
+	start = bpf_map_lookup_elem(&starts, &key);
+	if (!start) {
+		counter_add(&unmatched_ends, 1);
+		return 0;
+	}
+	delta = bpf_ktime_get_ns() - *start;
+	bpf_map_delete_elem(&starts, &key);
+
+	slot = log2_slot_ceil(delta);
+	if (slot >= RECLAIM_SLOTS)
+		slot = RECLAIM_SLOTS - 1;
+	if (kind >= RECLAIM_KINDS)
+		return 0;
+	h = &histograms[kind];
+	counter_add(&h->slots[slot], 1);
+	counter_add(&h->sum_ns, delta);
+	counter_add(&h->pages, nr_reclaimed);
+
+	/* Softlimit reclaim runs inside kswapd or direct reclaim: already charged there. */
+	if (kind != RECLAIM_MEMCG_SOFTLIMIT) {
+		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+		account_process(task, pid_tgid >> 32, kind, delta, nr_reclaimed);
+		account_cgroup(task, kind, delta, nr_reclaimed);
+	}
+	return 0;
+}
+
+/* One begin/end pair per kind, each in three attach flavours. */
+#define RECLAIM_HOOKS(name, tp, kind)                                                        \
+	SEC("?tp_btf/" tp "_begin")                                                          \
+	int BPF_PROG(name##_begin_btf) { return handle_begin(kind); }                        \
+	SEC("?raw_tp/" tp "_begin")                                                          \
+	int BPF_PROG(name##_begin_raw) { return handle_begin(kind); }                        \
+	SEC("?tracepoint/vmscan/" tp "_begin")                                               \
+	int name##_begin_tp(void *ctx) { return handle_begin(kind); }                        \
+	SEC("?tp_btf/" tp "_end")                                                            \
+	int BPF_PROG(name##_end_btf, unsigned long nr_reclaimed)                             \
+	{ return handle_end(kind, nr_reclaimed); }                                           \
+	SEC("?raw_tp/" tp "_end")                                                            \
+	int BPF_PROG(name##_end_raw, unsigned long nr_reclaimed)                             \
+	{ return handle_end(kind, nr_reclaimed); }                                           \
+	SEC("?tracepoint/vmscan/" tp "_end")                                                 \
+	int name##_end_tp(struct trace_event_raw_mm_vmscan_direct_reclaim_end_template *ctx) \
+	{ return handle_end(kind, ctx->nr_reclaimed); }
+
+RECLAIM_HOOKS(direct, "mm_vmscan_direct_reclaim", RECLAIM_DIRECT)
+RECLAIM_HOOKS(memcg, "mm_vmscan_memcg_reclaim", RECLAIM_MEMCG)
+RECLAIM_HOOKS(softlimit, "mm_vmscan_memcg_softlimit_reclaim", RECLAIM_MEMCG_SOFTLIMIT)
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MEMWATCH_CGROUP_PATHS_H
+#define MEMWATCH_CGROUP_PATHS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "macro.h"
+
+/* Where the memory controller lives: the cgroup2 mount if memory is one of
+ * its controllers, else the v1 memory hierarchy (hybrid hosts). */
+enum cgroup_memory_mode {
+	CGROUP_MEMORY_NONE,
+	CGROUP_MEMORY_V1,
+	CGROUP_MEMORY_V2,
+};
+
+/* Parses /proc/self/mountinfo text. v2_has_memory is asked about each cgroup2
+ * mount point (it reads cgroup.controllers; tests pass their own). */
+enum cgroup_memory_mode cgroup_find_memory_root(const char *mountinfo, char *root, size_t root_len,
+						bool (*v2_has_memory)(const char *mountpoint));
+bool cgroup_v2_has_memory(const char *mountpoint);
+
+/* Cgroup id (the kernfs node id, which is the directory's inode number) to
+ * the path below the hierarchy root. A miss triggers a rescan, at most once
+ * per min_rescan_usec; every rescan rebuilds the table from scratch, so an id
+ * reused by a new cgroup never keeps its old path. */
+struct cgroup_paths;
+
+struct cgroup_paths *cgroup_paths_new(const char *root, unsigned max_depth, size_t max_entries,
+				      uint64_t min_rescan_usec);
+void cgroup_paths_free(struct cgroup_paths *cp);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct cgroup_paths *, cgroup_paths_free)
+
+/* "/" for the root, "/a/b" below it; NULL when the id is not (or no longer) there. */
+const char *cgroup_paths_lookup(struct cgroup_paths *cp, uint64_t id, uint64_t now_usec);
+int cgroup_paths_rescan(struct cgroup_paths *cp);
+size_t cgroup_paths_count(const struct cgroup_paths *cp);
+const char *cgroup_paths_root(const struct cgroup_paths *cp);
+
+#endif
