@@ -9,6 +9,9 @@
 #include "netaddr.h"
 
 #define COLLECTOR_PREFIX "collector."
+/* inih keeps section names in a 50-byte buffer (MAX_SECTION in ini.c, not
+ * exported) and silently cuts longer ones. */
+#define INI_SECTION_MAX 49
 
 /* Debian's inih is built without INI_HANDLER_LINENO and with 200-byte lines,
  * so we feed it through our own reader, which counts lines, rejects overlong
@@ -28,6 +31,7 @@ struct parse_state {
 	int r;
 	/* daemon keys already seen, to reject duplicates */
 	unsigned daemon_seen;
+	unsigned daemon_line[7]; /* where each daemon key was set */
 };
 
 void daemon_config_defaults(struct daemon_config *d)
@@ -203,6 +207,7 @@ static int daemon_key(struct parse_state *st, const char *key, const char *value
 		return -EINVAL;
 	}
 	st->daemon_seen |= 1u << i;
+	st->daemon_line[i] = line;
 
 	switch (i) {
 	case 0: {
@@ -423,6 +428,12 @@ static char *reader_next(char *buf, int size, void *stream)
 			if (c == '\n')
 				break;
 		}
+		/* A read error (EIO, or EISDIR for a directory) is not an end of file. */
+		if (ferror(rd->file)) {
+			config_error_set(st->err, st->file, 0, NULL, NULL, "cannot read: %s", strerror(errno));
+			st->r = -EIO;
+			return NULL;
+		}
 		if (n == 0)
 			return NULL;
 	} else {
@@ -448,12 +459,21 @@ static char *reader_next(char *buf, int size, void *stream)
 	}
 	buf[n] = '\0';
 	/* Section headers: inih validates none of them and we want every one checked. */
-	for (p = buf; *p == ' ' || *p == '\t'; p++)
+	p = buf;
+	if (rd->line == 1 && strncmp(p, "\xef\xbb\xbf", 3) == 0) /* inih skips a UTF-8 BOM */
+		p += 3;
+	for (; *p == ' ' || *p == '\t'; p++)
 		;
 	if (*p == '[') {
 		const char *end = strchr(p, ']');
 
-		if (end && (size_t)(end - p - 1) < sizeof(rd->section)) {
+		if (end && (size_t)(end - p - 1) > INI_SECTION_MAX) {
+			config_error_set(st->err, st->file, rd->line, NULL, NULL,
+					 "section name longer than %d characters", INI_SECTION_MAX);
+			st->r = -EINVAL;
+			return NULL;
+		}
+		if (end) {
 			memcpy(rd->section, p + 1, (size_t)(end - p - 1));
 			rd->section[end - p - 1] = '\0';
 			st->r = section_header(st, rd->section, rd->line);
@@ -464,10 +484,14 @@ static char *reader_next(char *buf, int size, void *stream)
 	return buf;
 }
 
-static int check_consistency(struct config *c, struct config_error *err)
+static int check_consistency(struct parse_state *st)
 {
+	struct config *c = st->cfg;
+
+	/* Only a sample_interval from the file can exceed the window: the
+	 * default (100ms) is the smallest window allowed. */
 	if (c->daemon.sample_msec > c->daemon.window_msec) {
-		config_error_set(err, c->path, 0, "daemon", "sample_interval",
+		config_error_set(st->err, st->file, st->daemon_line[2], "daemon", "sample_interval",
 				 "%ums is longer than the window (%ums)", c->daemon.sample_msec,
 				 c->daemon.window_msec);
 		return -EINVAL;
@@ -477,7 +501,9 @@ static int check_consistency(struct config *c, struct config_error *err)
 
 static int finish(struct parse_state *st, int ini_r, struct config **ret)
 {
-	if (st->r == 0 && ini_r > 0) {
+	/* inih reads on after a syntax error and we stop at our first error
+	 * (reader->line is still its line): report whichever came first. */
+	if (ini_r > 0 && (st->r == 0 || (st->r == -EINVAL && (unsigned)ini_r < st->reader->line))) {
 		config_error_set(st->err, st->file, (unsigned)ini_r, NULL, NULL,
 				 "syntax error (expected [section] or key = value)");
 		st->r = -EINVAL;
@@ -487,7 +513,7 @@ static int finish(struct parse_state *st, int ini_r, struct config **ret)
 		st->r = ini_r == -2 ? -ENOMEM : -EIO;
 	}
 	if (st->r == 0)
-		st->r = check_consistency(st->cfg, st->err);
+		st->r = check_consistency(st);
 	if (st->r < 0) {
 		config_free(st->cfg);
 		return st->r;

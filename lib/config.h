@@ -56,7 +56,8 @@ struct config_error {
 void daemon_config_defaults(struct daemon_config *d);
 
 /* Reads path. With missing_ok, a missing file yields the built-in defaults.
- * Returns 0, -ENOMEM, or -EINVAL with err describing file, line and key. */
+ * Returns 0 or a negative errno (-EINVAL for bad content, -ENOENT for a
+ * missing file, -EIO when unreadable) with err describing file, line and key. */
 int config_load(const char *path, bool missing_ok, struct config **ret, struct config_error *err);
 /* Same, from memory; name stands in for the file name in messages. */
 int config_load_string(const char *text, const char *name, struct config **ret, struct config_error *err);

@@ -118,7 +118,9 @@ static struct family *family_get(struct snapshot *s, const struct metric_desc *d
 
 	/* Collectors emit a family's samples together, so the last one usually matches. */
 	for (i = s->n_families; i > 0; i--)
-		if (s->families[i - 1].desc == desc || strcmp(s->families[i - 1].desc->name, desc->name) == 0)
+		if (s->families[i - 1].desc == desc ||
+		    (s->families[i - 1].desc->n_labels == desc->n_labels &&
+		     strcmp(s->families[i - 1].desc->name, desc->name) == 0))
 			return &s->families[i - 1];
 	if (s->n_families == s->cap_families) {
 		size_t cap = s->cap_families ? s->cap_families * 2 : 32;
@@ -208,8 +210,10 @@ int snapshot_add_histogram(struct snapshot *s, const struct metric_desc *desc,
 
 	if (desc->type != METRIC_HISTOGRAM)
 		return -EINVAL;
-	for (i = 1; i < n; i++)
-		if (!(bounds[i] > bounds[i - 1]))
+	/* Finite and strictly increasing: a NaN or infinite bound would print
+	 * a second le="+Inf" bucket or one Prometheus cannot order. */
+	for (i = 0; i < n; i++)
+		if (!isfinite(bounds[i]) || (i > 0 && !(bounds[i] > bounds[i - 1])))
 			return -EINVAL;
 	smp = sample_new(s, desc, label_values, &r);
 	if (!smp)

@@ -44,6 +44,8 @@ bool strbuf_reserve(struct strbuf *sb, size_t extra)
 	p = realloc(sb->data, cap);
 	if (!p)
 		goto fail;
+	/* A fresh allocation holds garbage; keep data NUL-terminated. */
+	p[sb->len] = '\0';
 	sb->data = p;
 	sb->cap = cap;
 	return true;
