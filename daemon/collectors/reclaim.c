@@ -6,6 +6,7 @@
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include "log.h"
 #include "reclaim.h"
 #include "reclaim.skel.h"
+#include "tracker.h"
 
 DEFINE_BPF_SKEL_OPS(reclaim_bpf);
 
@@ -36,28 +38,13 @@ struct reclaim_config {
 	char cgroup_root[256]; /* "" = found in /proc/self/mountinfo */
 };
 
-/* One tracked BPF map entry and what it was last window. */
-struct row {
-	uint64_t key;
-	union {
-		struct reclaim_process proc;
-		struct reclaim_cgroup cg;
-	} v;
-	uint64_t window_ns;      /* stall time added in this window */
-	uint64_t last_change_usec;
-	char *path;              /* cgroups: last resolved path, kept after the cgroup is removed */
-};
-
-struct other {
-	uint64_t count, ns, memcg_count, memcg_ns;
-};
+enum { PROC_DIRECT_COUNT, PROC_DIRECT_NS, PROC_MEMCG_COUNT, PROC_MEMCG_NS, PROC_COUNTERS };
+enum { CG_COUNT, CG_NS, CG_COUNTERS };
 
 struct reclaim_state {
 	struct bpf_attachment bpf;
 	struct reclaim_config cfg;
-	struct row *procs, *cgroups;
-	size_t n_procs, n_cgroups;
-	struct other other_proc, other_cgroup;
+	struct tracker procs, cgroups;
 	struct cgroup_paths *paths;
 	uint64_t windows;
 };
@@ -216,6 +203,8 @@ static int reclaim_start(void *priv, const void *cfg, struct collector_status *s
 			     s->cfg.flavour, size_maps, &s->cfg, st);
 	if (r < 0)
 		return r;
+	tracker_init(&s->procs, PROC_COUNTERS, PROC_DIRECT_NS, PROC_MEMCG_NS);
+	tracker_init(&s->cgroups, CG_COUNTERS, CG_NS, CG_COUNT);
 	s->paths = open_cgroup_paths(&s->cfg);
 	if (!s->paths) {
 		st->state = COLLECTOR_DEGRADED;
@@ -224,235 +213,149 @@ static int reclaim_start(void *priv, const void *cfg, struct collector_status *s
 	return 0;
 }
 
-static int cmp_row(const void *a, const void *b)
-{
-	const struct row *x = a, *y = b;
-
-	return x->key < y->key ? -1 : x->key > y->key;
-}
-
-static uint64_t sub(uint64_t now, uint64_t before)
-{
-	/* A reset (reused pid, LRU eviction and re-insert) starts from zero again. */
-	return now >= before ? now - before : now;
-}
-
-/* Reads a whole LRU map into rows sorted by key and carries over what each
- * key had last window. value_size is that of the BPF value. */
-static int read_rows(int fd, size_t key_size, size_t value_size, size_t max, struct row *old, size_t n_old,
-		     struct row **ret, size_t *ret_n)
-{
-	struct row *rows;
-	uint64_t key = 0, next = 0;
-	size_t n = 0;
-	void *prev = NULL;
-
-	rows = calloc(max ? max : 1, sizeof(*rows));
-	if (!rows)
-		return -ENOMEM;
-	while (n < max && bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		rows[n].key = key_size == 4 ? (uint64_t)(uint32_t)key : key;
-		if (bpf_map_lookup_elem(fd, &key, &rows[n].v) == 0)
-			n++;
-	}
-	(void)value_size;
-	qsort(rows, n, sizeof(*rows), cmp_row);
-	/* Carry over the change time; window deltas are computed by the caller. */
-	for (size_t i = 0, j = 0; i < n; i++) {
-		while (j < n_old && old[j].key < rows[i].key)
-			j++;
-		if (j < n_old && old[j].key == rows[i].key) {
-			rows[i].last_change_usec = old[j].last_change_usec;
-			rows[i].path = old[j].path;
-			old[j].path = NULL;
-		}
-	}
-	*ret = rows;
-	*ret_n = n;
-	return 0;
-}
-
-static void free_rows(struct row *rows, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(rows[i].path);
-	free(rows);
-}
-
-static const struct row *find_row(const struct row *rows, size_t n, uint64_t key)
-{
-	struct row k = { .key = key };
-
-	return bsearch(&k, rows, n, sizeof(*rows), cmp_row);
-}
-
-static int cmp_window_desc(const void *a, const void *b)
-{
-	const struct row *const *x = a, *const *y = b;
-
-	if ((*x)->window_ns != (*y)->window_ns)
-		return (*x)->window_ns < (*y)->window_ns ? 1 : -1;
-	if ((*x)->last_change_usec != (*y)->last_change_usec)
-		return (*x)->last_change_usec < (*y)->last_change_usec ? 1 : -1;
-	return cmp_row(*x, *y);
-}
-
 static bool process_alive(uint32_t tgid)
 {
 	return kill((pid_t)tgid, 0) == 0 || errno != ESRCH;
+}
+
+/* Reads a whole BPF hash map, one tracked row per entry; fill turns a value into a row. */
+static size_t read_map(int fd, size_t key_size, void *value, size_t max, struct tracked_row **ret,
+		       void (*fill)(struct tracked_row *row, const void *value))
+{
+	struct tracked_row *rows = calloc(max ? max : 1, sizeof(*rows));
+	uint64_t key = 0, next = 0;
+	void *prev = NULL;
+	size_t n = 0;
+
+	if (!rows) {
+		*ret = NULL;
+		return 0;
+	}
+	while (n < max && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, value) < 0)
+			continue; /* deleted in between */
+		rows[n].key = key_size == 4 ? (uint32_t)key : key;
+		fill(&rows[n++], value);
+	}
+	*ret = rows;
+	return n;
+}
+
+static void fill_process(struct tracked_row *row, const void *value)
+{
+	const struct reclaim_process *p = value;
+
+	row->generation = p->start_boottime_ns;
+	row->value[PROC_DIRECT_COUNT] = p->direct_count;
+	row->value[PROC_DIRECT_NS] = p->direct_ns;
+	row->value[PROC_MEMCG_COUNT] = p->memcg_count;
+	row->value[PROC_MEMCG_NS] = p->memcg_ns;
+	memcpy(row->label, p->comm, RECLAIM_COMM_LEN);
+	row->label[RECLAIM_COMM_LEN] = '\0';
+}
+
+static void fill_cgroup(struct tracked_row *row, const void *value)
+{
+	const struct reclaim_cgroup *c = value;
+
+	row->value[CG_COUNT] = c->direct_count + c->memcg_count;
+	row->value[CG_NS] = c->direct_ns + c->memcg_ns;
+}
+
+static void put_process(struct snapshot *snap, const char *pid, const char *comm, const uint64_t *v)
+{
+	const char *const labels[] = { pid, comm };
+
+	snapshot_add(snap, &desc_proc_direct_count, labels, (double)v[PROC_DIRECT_COUNT]);
+	snapshot_add(snap, &desc_proc_direct_seconds, labels, (double)v[PROC_DIRECT_NS] / 1e9);
+	snapshot_add(snap, &desc_proc_memcg_count, labels, (double)v[PROC_MEMCG_COUNT]);
+	snapshot_add(snap, &desc_proc_memcg_seconds, labels, (double)v[PROC_MEMCG_NS] / 1e9);
 }
 
 static void collect_processes(struct reclaim_state *s, struct snapshot *snap, uint64_t now)
 {
 	int fd = bpf_map__fd(((struct reclaim_bpf *)s->bpf.skel)->maps.processes);
 	uint64_t ttl = s->cfg.series_ttl_msec * USEC_PER_MSEC;
-	struct row *rows = NULL, **rank = NULL;
-	size_t n = 0, n_rank = 0, i, exported = 0;
-	bool sweep = s->windows % SWEEP_EVERY_WINDOWS == 0;
+	const struct tracked_row **top;
+	struct reclaim_process value;
+	struct tracked_row *rows;
+	size_t n, i;
 	char pid[16];
 
-	if (read_rows(fd, 4, sizeof(struct reclaim_process), s->cfg.max_processes, s->procs, s->n_procs,
-		      &rows, &n) < 0)
+	n = read_map(fd, 4, &value, s->cfg.max_processes, &rows, fill_process);
+	if (!rows)
 		return;
-	rank = calloc(n ? n : 1, sizeof(*rank));
-	for (i = 0; i < n && rank; i++) {
-		struct row *r = &rows[i];
-		const struct row *o = find_row(s->procs, s->n_procs, r->key);
-		struct reclaim_process before = { 0 };
-		uint64_t d_count, d_ns, d_mcount, d_mns;
-
-		if (o && o->v.proc.start_boottime_ns == r->v.proc.start_boottime_ns)
-			before = o->v.proc;
-		d_count = sub(r->v.proc.direct_count, before.direct_count);
-		d_ns = sub(r->v.proc.direct_ns, before.direct_ns);
-		d_mcount = sub(r->v.proc.memcg_count, before.memcg_count);
-		d_mns = sub(r->v.proc.memcg_ns, before.memcg_ns);
-		r->window_ns = d_ns + d_mns;
-		if (d_count || d_mcount)
-			r->last_change_usec = now;
-		/* A process that exited stays visible for series_ttl, so a short-lived
-		 * one is not missed by the next scrape; then it expires. */
-		if (r->last_change_usec && (r->window_ns || now - r->last_change_usec <= ttl)) {
-			rank[n_rank++] = r;
-			continue;
-		}
-		if (sweep && !process_alive((uint32_t)r->key)) {
+	tracker_update(&s->procs, rows, n, now);
+	/* An exited process stays exported for series_ttl, so a short-lived one is
+	 * not missed by the next scrape; after that its entry is dropped. */
+	if (s->windows % SWEEP_EVERY_WINDOWS == 0)
+		for (i = 0; i < s->procs.n_rows; i++) {
+			const struct tracked_row *r = &s->procs.rows[i];
 			__u32 k = (__u32)r->key;
 
-			bpf_map_delete_elem(fd, &k);
+			if (tracker_row_idle(r, ttl, now) && !process_alive(k))
+				bpf_map_delete_elem(fd, &k);
 		}
-		s->other_proc.count += d_count;
-		s->other_proc.ns += d_ns;
-		s->other_proc.memcg_count += d_mcount;
-		s->other_proc.memcg_ns += d_mns;
+	top = calloc(s->cfg.top_k, sizeof(*top));
+	if (!top)
+		return;
+	n = tracker_select(&s->procs, s->cfg.top_k, ttl, now, top);
+	for (i = 0; i < n; i++) {
+		snprintf(pid, sizeof(pid), "%" PRIu64, top[i]->key);
+		put_process(snap, pid, top[i]->label, top[i]->value);
 	}
-	if (rank)
-		qsort(rank, n_rank, sizeof(*rank), cmp_window_desc);
-	for (i = 0; i < n_rank; i++) {
-		struct row *r = rank[i];
-		const struct reclaim_process *p = &r->v.proc;
-		char comm[RECLAIM_COMM_LEN + 1];
-
-		if (exported >= s->cfg.top_k) {
-			const struct row *o = find_row(s->procs, s->n_procs, r->key);
-			struct reclaim_process before = { 0 };
-
-			if (o && o->v.proc.start_boottime_ns == p->start_boottime_ns)
-				before = o->v.proc;
-			s->other_proc.count += sub(p->direct_count, before.direct_count);
-			s->other_proc.ns += sub(p->direct_ns, before.direct_ns);
-			s->other_proc.memcg_count += sub(p->memcg_count, before.memcg_count);
-			s->other_proc.memcg_ns += sub(p->memcg_ns, before.memcg_ns);
-			continue;
-		}
-		exported++;
-		snprintf(pid, sizeof(pid), "%u", (unsigned)r->key);
-		memcpy(comm, p->comm, RECLAIM_COMM_LEN);
-		comm[RECLAIM_COMM_LEN] = '\0';
-		snapshot_add(snap, &desc_proc_direct_count, (const char *const[]){ pid, comm }, (double)p->direct_count);
-		snapshot_add(snap, &desc_proc_direct_seconds, (const char *const[]){ pid, comm }, (double)p->direct_ns / 1e9);
-		snapshot_add(snap, &desc_proc_memcg_count, (const char *const[]){ pid, comm }, (double)p->memcg_count);
-		snapshot_add(snap, &desc_proc_memcg_seconds, (const char *const[]){ pid, comm }, (double)p->memcg_ns / 1e9);
-	}
-	snapshot_add(snap, &desc_proc_direct_count, (const char *const[]){ "other", "" }, (double)s->other_proc.count);
-	snapshot_add(snap, &desc_proc_direct_seconds, (const char *const[]){ "other", "" }, (double)s->other_proc.ns / 1e9);
-	snapshot_add(snap, &desc_proc_memcg_count, (const char *const[]){ "other", "" }, (double)s->other_proc.memcg_count);
-	snapshot_add(snap, &desc_proc_memcg_seconds, (const char *const[]){ "other", "" }, (double)s->other_proc.memcg_ns / 1e9);
-	free(rank);
-	free_rows(s->procs, s->n_procs);
-	s->procs = rows;
-	s->n_procs = n;
+	put_process(snap, "other", "", s->procs.other);
+	free(top);
 }
 
 static void collect_cgroups(struct reclaim_state *s, struct snapshot *snap, uint64_t now)
 {
 	int fd = bpf_map__fd(((struct reclaim_bpf *)s->bpf.skel)->maps.cgroups);
 	uint64_t ttl = s->cfg.series_ttl_msec * USEC_PER_MSEC;
-	struct row *rows = NULL, **rank = NULL;
-	size_t n = 0, n_rank = 0, i, exported = 0;
+	const struct tracked_row **top;
+	struct reclaim_cgroup value;
+	struct tracked_row *rows;
+	size_t n, i;
 
-	if (read_rows(fd, 8, sizeof(struct reclaim_cgroup), s->cfg.max_cgroups, s->cgroups, s->n_cgroups,
-		      &rows, &n) < 0)
+	n = read_map(fd, 8, &value, s->cfg.max_cgroups, &rows, fill_cgroup);
+	if (!rows)
 		return;
-	rank = calloc(n ? n : 1, sizeof(*rank));
-	for (i = 0; i < n && rank; i++) {
-		struct row *r = &rows[i];
-		const struct row *o = find_row(s->cgroups, s->n_cgroups, r->key);
-		struct reclaim_cgroup before = o ? o->v.cg : (struct reclaim_cgroup){ 0 };
-		uint64_t d_count = sub(r->v.cg.direct_count + r->v.cg.memcg_count,
-				       before.direct_count + before.memcg_count);
-		uint64_t d_ns = sub(r->v.cg.direct_ns + r->v.cg.memcg_ns, before.direct_ns + before.memcg_ns);
+	for (i = 0; i < n && s->paths; i++) {
+		const char *path = cgroup_paths_lookup(s->paths, rows[i].key, now);
 
-		const char *path = s->paths ? cgroup_paths_lookup(s->paths, r->key, now) : NULL;
-		bool active;
+		/* No path: removed. It keeps its last one (tracker) until it goes idle. */
+		if (path)
+			snprintf(rows[i].label, sizeof(rows[i].label), "%s", path);
+	}
+	tracker_update(&s->cgroups, rows, n, now);
+	for (i = 0; i < s->cgroups.n_rows && s->paths; i++) {
+		const struct tracked_row *r = &s->cgroups.rows[i];
 
-		r->window_ns = d_ns;
-		if (d_count)
-			r->last_change_usec = now;
-		if (path && (!r->path || strcmp(path, r->path) != 0)) {
-			free(r->path);
-			r->path = strdup(path);
-		}
-		active = r->last_change_usec && (r->window_ns || now - r->last_change_usec <= ttl);
-		/* A removed cgroup keeps its last path for series_ttl, then expires. */
-		if (!path && !active && s->paths)
+		if (tracker_row_idle(r, ttl, now) && !cgroup_paths_lookup(s->paths, r->key, now))
 			bpf_map_delete_elem(fd, &r->key);
-		if (r->path && active) {
-			rank[n_rank++] = r;
+	}
+	top = calloc(s->cfg.top_k, sizeof(*top));
+	if (!top)
+		return;
+	n = tracker_select(&s->cgroups, s->cfg.top_k, ttl, now, top);
+	for (i = 0; i < n; i++) {
+		if (!top[i]->label[0]) {
+			/* Never resolved (removed before we saw it): fold it in. */
+			s->cgroups.other[CG_COUNT] += top[i]->delta[CG_COUNT];
+			s->cgroups.other[CG_NS] += top[i]->delta[CG_NS];
 			continue;
 		}
-		s->other_cgroup.count += d_count;
-		s->other_cgroup.ns += d_ns;
+		snapshot_add(snap, &desc_cgroup_count, (const char *const[]){ top[i]->label },
+			     (double)top[i]->value[CG_COUNT]);
+		snapshot_add(snap, &desc_cgroup_seconds, (const char *const[]){ top[i]->label },
+			     (double)top[i]->value[CG_NS] / 1e9);
 	}
-	if (rank)
-		qsort(rank, n_rank, sizeof(*rank), cmp_window_desc);
-	for (i = 0; i < n_rank; i++) {
-		struct row *r = rank[i];
-		const struct reclaim_cgroup *c = &r->v.cg;
-
-		if (exported >= s->cfg.top_k) {
-			const struct row *o = find_row(s->cgroups, s->n_cgroups, r->key);
-			struct reclaim_cgroup before = o ? o->v.cg : (struct reclaim_cgroup){ 0 };
-
-			s->other_cgroup.count += sub(c->direct_count + c->memcg_count,
-						     before.direct_count + before.memcg_count);
-			s->other_cgroup.ns += sub(c->direct_ns + c->memcg_ns, before.direct_ns + before.memcg_ns);
-			continue;
-		}
-		exported++;
-		snapshot_add(snap, &desc_cgroup_count, (const char *const[]){ r->path },
-			     (double)(c->direct_count + c->memcg_count));
-		snapshot_add(snap, &desc_cgroup_seconds, (const char *const[]){ r->path },
-			     (double)(c->direct_ns + c->memcg_ns) / 1e9);
-	}
-	snapshot_add(snap, &desc_cgroup_count, (const char *const[]){ "other" }, (double)s->other_cgroup.count);
-	snapshot_add(snap, &desc_cgroup_seconds, (const char *const[]){ "other" }, (double)s->other_cgroup.ns / 1e9);
-	free(rank);
-	free_rows(s->cgroups, s->n_cgroups);
-	s->cgroups = rows;
-	s->n_cgroups = n;
+	snapshot_add(snap, &desc_cgroup_count, (const char *const[]){ "other" }, (double)s->cgroups.other[CG_COUNT]);
+	snapshot_add(snap, &desc_cgroup_seconds, (const char *const[]){ "other" },
+		     (double)s->cgroups.other[CG_NS] / 1e9);
+	free(top);
 }
 
 static int reclaim_collect(void *priv, struct snapshot *snap)
@@ -497,8 +400,8 @@ static void reclaim_stop(void *priv)
 
 	bpf_attachment_destroy(&s->bpf);
 	cgroup_paths_free(s->paths);
-	free_rows(s->procs, s->n_procs);
-	free_rows(s->cgroups, s->n_cgroups);
+	tracker_done(&s->procs);
+	tracker_done(&s->cgroups);
 }
 
 const struct collector_ops reclaim_collector = {
