@@ -25,18 +25,30 @@ const char *bpf_flavour_name(enum bpf_flavour f)
 	}
 }
 
+/* Parsing the kernel's BTF takes tens of milliseconds: do it once. Only the
+ * main thread probes, so a plain static is enough. */
+static struct btf *vmlinux_btf;
+static bool vmlinux_btf_tried;
+
 static bool btf_has_tracepoint(const char *event)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
 	char name[128];
-	bool found;
 
-	if (!btf)
+	if (!vmlinux_btf_tried) {
+		vmlinux_btf_tried = true;
+		vmlinux_btf = btf__load_vmlinux_btf();
+	}
+	if (!vmlinux_btf)
 		return false;
 	snprintf(name, sizeof(name), "btf_trace_%s", event);
-	found = btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF) > 0;
-	btf__free(btf);
-	return found;
+	return btf__find_by_name_kind(vmlinux_btf, name, BTF_KIND_TYPEDEF) > 0;
+}
+
+void bpf_attach_release_caches(void)
+{
+	btf__free(vmlinux_btf);
+	vmlinux_btf = NULL;
+	vmlinux_btf_tried = false;
 }
 
 bool tracepoint_exists(const char *category, const char *event)

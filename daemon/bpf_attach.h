@@ -55,6 +55,8 @@ struct bpf_attachment {
 };
 
 bool tracepoint_exists(const char *category, const char *event);
+/* Frees what probing cached (the kernel's BTF); call once collectors are started. */
+void bpf_attach_release_caches(void);
 
 /* The "attach" key of BPF collectors: auto (-1) or one flavour by name. */
 int bpf_parse_attach_key(const char *value, int *flavour, char *errmsg, size_t errlen);

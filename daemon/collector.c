@@ -8,6 +8,8 @@ const struct collector_ops *const all_collectors[] = {
 	&psi_collector,
 	&kswapd_collector,
 	&reclaim_collector,
+	&alloc_collector,
+	&faults_collector,
 };
 const size_t n_all_collectors = ARRAY_SIZE(all_collectors);
 

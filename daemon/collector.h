@@ -66,6 +66,8 @@ extern const struct collector_ops meminfo_collector;
 extern const struct collector_ops psi_collector;
 extern const struct collector_ops kswapd_collector;
 extern const struct collector_ops reclaim_collector;
+extern const struct collector_ops alloc_collector;
+extern const struct collector_ops faults_collector;
 
 extern const struct collector_ops *const all_collectors[];
 extern const size_t n_all_collectors;

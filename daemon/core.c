@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include "bpf_attach.h"
 #include "core.h"
 #include "log.h"
 
@@ -249,6 +250,7 @@ void core_start_collectors(struct core *core)
 
 	for (i = 0; i < n_all_collectors; i++)
 		collector_start(&core->collectors[i]);
+	bpf_attach_release_caches();
 }
 
 void core_stop_collectors(struct core *core)

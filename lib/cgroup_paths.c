@@ -15,8 +15,14 @@ struct entry {
 	char *path;
 };
 
+#define NEGATIVE_IDS 64
+
 struct cgroup_paths {
 	char *root;
+	/* Ids a rescan did not find (removed cgroups still in a BPF map): asking
+	 * for them again must not walk the tree every window. */
+	uint64_t negative[NEGATIVE_IDS];
+	size_t n_negative;
 	unsigned max_depth;
 	size_t max_entries;
 	uint64_t min_rescan_usec;
@@ -275,6 +281,7 @@ int cgroup_paths_rescan(struct cgroup_paths *cp)
 	cp->cap = s.cap;
 	cp->count = s.count;
 	cp->scanned = true;
+	cp->n_negative = 0;
 	return r == -ENOSPC ? -ENOSPC : 0;
 }
 
@@ -293,14 +300,21 @@ static const char *table_find(const struct cgroup_paths *cp, uint64_t id)
 const char *cgroup_paths_lookup(struct cgroup_paths *cp, uint64_t id, uint64_t now_usec)
 {
 	const char *p = table_find(cp, id);
+	size_t i;
 
-	if (p)
+	if (p || id == 0)
 		return p;
+	for (i = 0; i < cp->n_negative; i++)
+		if (cp->negative[i] == id)
+			return NULL;
 	if (cp->scanned && now_usec - cp->last_rescan_usec < cp->min_rescan_usec)
 		return NULL;
 	cp->last_rescan_usec = now_usec;
 	cgroup_paths_rescan(cp);
-	return table_find(cp, id);
+	p = table_find(cp, id);
+	if (!p && cp->n_negative < NEGATIVE_IDS)
+		cp->negative[cp->n_negative++] = id;
+	return p;
 }
 
 size_t cgroup_paths_count(const struct cgroup_paths *cp)

@@ -2,14 +2,25 @@
 /* /proc/meminfo, sampled every sample interval so that a dip between two
  * scrapes still shows in the window's minimum. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "collector.h"
+#include "config.h"
+#include "core.h"
 #include "fileio.h"
 #include "meminfo.h"
 
+#define TREND_POINTS 4096
+
 struct meminfo_config {
 	char path[256];
+	uint64_t horizon_msec;
+};
+
+struct trend_point {
+	uint64_t t_usec;
+	double available;
 };
 
 struct meminfo_state {
@@ -20,6 +31,9 @@ struct meminfo_state {
 	uint64_t window_min, window_max;
 	uint64_t window_samples;
 	uint64_t read_errors;
+	uint64_t horizon_usec;
+	struct trend_point trend[TREND_POINTS]; /* ring of recent samples for the exhaustion estimate */
+	size_t trend_head, trend_count;
 };
 
 static const struct metric_desc desc_total = {
@@ -68,6 +82,16 @@ static const struct metric_desc desc_swap_total = {
 static const struct metric_desc desc_swap_free = {
 	"memwatch_memory_swap_free_bytes", "Unused swap space (SwapFree).", METRIC_GAUGE,
 };
+static const struct metric_desc desc_slope = {
+	"memwatch_memory_available_slope_bytes_per_second",
+	"Least-squares slope of MemAvailable over the last exhaustion_horizon; negative when memory is being used up.",
+	METRIC_GAUGE,
+};
+static const struct metric_desc desc_eta = {
+	"memwatch_memory_exhaustion_eta_seconds",
+	"Seconds until MemAvailable reaches zero at the current slope; +Inf when it is not falling.",
+	METRIC_GAUGE,
+};
 static const struct metric_desc desc_samples = {
 	"memwatch_memory_window_samples", "Number of /proc/meminfo samples taken in the window.", METRIC_GAUGE,
 };
@@ -77,12 +101,20 @@ static void meminfo_config_defaults(void *cfg)
 	struct meminfo_config *c = cfg;
 
 	snprintf(c->path, sizeof(c->path), "/proc/meminfo");
+	c->horizon_msec = 60000;
 }
 
 static int meminfo_configure(void *cfg, const char *key, const char *value, char *errmsg, size_t errlen)
 {
 	struct meminfo_config *c = cfg;
 
+	if (strcmp(key, "exhaustion_horizon") == 0) {
+		int r = config_parse_duration_msec(value, 1000, 3600000, &c->horizon_msec);
+
+		if (r < 0)
+			snprintf(errmsg, errlen, "'%s' is not a duration between 1s and 1h", value);
+		return r;
+	}
 	if (strcmp(key, "path") != 0)
 		return -ENOENT;
 	if (value[0] != '/' || strlen(value) >= sizeof(c->path)) {
@@ -132,6 +164,46 @@ static int meminfo_probe(const void *cfg, struct collector_status *st)
 	return 0;
 }
 
+static void trend_add(struct meminfo_state *s, uint64_t t_usec, double available)
+{
+	size_t newest = (s->trend_head + TREND_POINTS - 1) % TREND_POINTS;
+
+	/* Long horizons with short sample intervals are thinned to fit the ring. */
+	if (s->trend_count && t_usec - s->trend[newest].t_usec < s->horizon_usec / TREND_POINTS)
+		return;
+	s->trend[s->trend_head] = (struct trend_point){ t_usec, available };
+	s->trend_head = (s->trend_head + 1) % TREND_POINTS;
+	if (s->trend_count < TREND_POINTS)
+		s->trend_count++;
+}
+
+/* Least-squares slope (bytes/s) over the points within the horizon; false
+ * with fewer than three points or no spread in time. */
+static bool trend_slope(const struct meminfo_state *s, uint64_t now_usec, double *slope)
+{
+	double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, den;
+	size_t i;
+
+	for (i = 0; i < s->trend_count; i++) {
+		const struct trend_point *p = &s->trend[(s->trend_head + TREND_POINTS - 1 - i) % TREND_POINTS];
+		/* Times relative to now keep the sums well conditioned. */
+		double x = -((double)(now_usec - p->t_usec) / 1e6);
+
+		if (now_usec - p->t_usec > s->horizon_usec)
+			break;
+		n++;
+		sx += x;
+		sy += p->available;
+		sxx += x * x;
+		sxy += x * p->available;
+	}
+	den = n * sxx - sx * sx;
+	if (n < 3 || den <= 0)
+		return false;
+	*slope = (n * sxy - sx * sy) / den;
+	return true;
+}
+
 static void window_reset(struct meminfo_state *s)
 {
 	s->window_min = UINT64_MAX;
@@ -152,6 +224,8 @@ static int meminfo_sample(void *priv, uint64_t now_usec)
 	}
 	s->last = m;
 	s->have_last = true;
+	if (m.present & MEMINFO_HAS_AVAILABLE)
+		trend_add(s, now_usec ? now_usec : now_mono_usec(), (double)m.available);
 	if (m.present & MEMINFO_HAS_AVAILABLE) {
 		if (m.available < s->window_min)
 			s->window_min = m.available;
@@ -170,6 +244,7 @@ static int meminfo_start(void *priv, const void *cfg, struct collector_status *s
 
 	snprintf(st->mode, sizeof(st->mode), "procfs");
 	snprintf(s->path, sizeof(s->path), "%s", c->path);
+	s->horizon_usec = c->horizon_msec * USEC_PER_MSEC;
 	r = procfile_open(&s->file, c->path, 1 << 20);
 	if (r < 0) {
 		collector_status_set_reason(st, "cannot open %s: %s", c->path, strerror(-r));
@@ -200,6 +275,7 @@ static int meminfo_collect(void *priv, struct snapshot *snap)
 		{ &desc_swap_total, MEMINFO_HAS_SWAP_TOTAL, m->swap_total },
 		{ &desc_swap_free, MEMINFO_HAS_SWAP_FREE, m->swap_free },
 	};
+	double slope;
 	size_t i;
 	int r;
 
@@ -217,6 +293,10 @@ static int meminfo_collect(void *priv, struct snapshot *snap)
 			snapshot_add(snap, &desc_available_ratio, NULL, (double)m->available / (double)m->total);
 	}
 	snapshot_add(snap, &desc_samples, NULL, (double)s->window_samples);
+	if ((m->present & MEMINFO_HAS_AVAILABLE) && trend_slope(s, now_mono_usec(), &slope)) {
+		snapshot_add(snap, &desc_slope, NULL, slope);
+		snapshot_add(snap, &desc_eta, NULL, slope < 0 ? (double)m->available / -slope : INFINITY);
+	}
 	window_reset(s);
 	return r;
 }
@@ -228,6 +308,7 @@ static int meminfo_reload(void *priv, const void *cfg)
 	struct procfile f;
 	int r;
 
+	s->horizon_usec = c->horizon_msec * USEC_PER_MSEC;
 	if (strcmp(c->path, s->path) == 0)
 		return 0;
 	r = procfile_open(&f, c->path, 1 << 20);

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Page allocations and failures per order on kmem:mm_page_alloc, one of the
+ * hottest paths in the kernel: one per-CPU lookup and one increment, nothing
+ * else. User space turns events into pages (1 << order). */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "alloc.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct alloc_counters);
+} counters SEC(".maps");
+
+static __always_inline int handle_page_alloc(bool failed, unsigned int order)
+{
+	__u32 zero = 0;
+	struct alloc_counters *c = bpf_map_lookup_elem(&counters, &zero);
+
+	if (!c)
+		return 0;
+	/* Per-CPU and not preemptible here: a plain increment is exact. */
+	if (failed)
+		c->failures[order & (ALLOC_ORDERS - 1)]++;
+	else
+		c->allocs[order & (ALLOC_ORDERS - 1)]++;
+	return 0;
+}
+
+SEC("?tp_btf/mm_page_alloc")
+int BPF_PROG(page_alloc_btf, struct page *page, unsigned int order)
+{
+	return handle_page_alloc(!page, order);
+}
+
+SEC("?raw_tp/mm_page_alloc")
+int BPF_PROG(page_alloc_raw, struct page *page, unsigned int order)
+{
+	return handle_page_alloc(!page, order);
+}
+
+SEC("?tracepoint/kmem/mm_page_alloc")
+int page_alloc_tp(struct trace_event_raw_mm_page_alloc *ctx)
+{
+	return handle_page_alloc(ctx->pfn == -1UL, ctx->order);
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Page faults per process. A BPF task iterator reads every thread's fault
+ * counters straight from task_struct once per window; where iterators are
+ * missing, /proc/PID/stat is the fallback. System totals from /proc/vmstat. */
+#include <linux/types.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "collector.h"
+#include "config.h"
+#include "core.h"
+#include "faults.h"
+#include "faults.skel.h"
+#include "fileio.h"
+#include "log.h"
+#include "procstat.h"
+#include "tracker.h"
+#include "vmstat.h"
+
+enum { FAULT_MAJOR, FAULT_MINOR, FAULT_COUNTERS };
+
+struct faults_config {
+	uint64_t top_k;
+	uint64_t max_processes;
+	uint64_t series_ttl_msec;
+	bool use_bpf;
+	char proc_root[256];
+};
+
+struct faults_state {
+	struct faults_config cfg;
+	struct faults_bpf *skel;
+	struct bpf_link *iter;
+	struct tracker procs;
+	struct procfile vmstat;
+	bool have_vmstat;
+	char *buf;
+	size_t buf_cap;
+};
+
+static const struct metric_desc desc_proc_major = {
+	"memwatch_process_major_faults_total", "Major page faults of the process (all its threads, live and exited).",
+	METRIC_COUNTER, 2, { "pid", "comm" },
+};
+static const struct metric_desc desc_proc_minor = {
+	"memwatch_process_minor_faults_total", "Minor page faults of the process (all its threads, live and exited).",
+	METRIC_COUNTER, 2, { "pid", "comm" },
+};
+static const struct metric_desc desc_major = {
+	"memwatch_major_faults_total", "Major page faults, system-wide (/proc/vmstat pgmajfault).", METRIC_COUNTER,
+};
+static const struct metric_desc desc_minor = {
+	"memwatch_minor_faults_total", "Minor page faults, system-wide (/proc/vmstat pgfault - pgmajfault).",
+	METRIC_COUNTER,
+};
+static const struct metric_desc desc_tracked = {
+	"memwatch_fault_tracked_processes", "Processes whose faults were read in this window.", METRIC_GAUGE,
+};
+
+static void faults_config_defaults(void *cfg)
+{
+	struct faults_config *c = cfg;
+
+	*c = (struct faults_config){ .top_k = 10, .max_processes = 65536, .series_ttl_msec = 0, .use_bpf = true };
+	snprintf(c->proc_root, sizeof(c->proc_root), "/proc");
+}
+
+static int faults_configure(void *cfg, const char *key, const char *value, char *errmsg, size_t errlen)
+{
+	struct faults_config *c = cfg;
+	int r;
+
+	if (strcmp(key, "top_k") == 0) {
+		r = config_parse_uint(value, 1, 1000, &c->top_k);
+		if (r < 0)
+			snprintf(errmsg, errlen, "'%s' is not a number between 1 and 1000", value);
+		return r;
+	}
+	if (strcmp(key, "max_processes") == 0) {
+		r = config_parse_uint(value, 64, 4194304, &c->max_processes);
+		if (r < 0)
+			snprintf(errmsg, errlen, "'%s' is not a number between 64 and 4194304", value);
+		return r;
+	}
+	if (strcmp(key, "series_ttl") == 0) {
+		r = config_parse_duration_msec(value, 0, 86400000, &c->series_ttl_msec);
+		if (r < 0)
+			snprintf(errmsg, errlen, "'%s' is not a duration between 0 and 24h", value);
+		return r;
+	}
+	if (strcmp(key, "source") == 0) {
+		if (strcmp(value, "auto") == 0 || strcmp(value, "bpf") == 0)
+			c->use_bpf = true;
+		else if (strcmp(value, "procfs") == 0)
+			c->use_bpf = false;
+		else {
+			snprintf(errmsg, errlen, "'%s' is not one of auto, bpf, procfs", value);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (strcmp(key, "proc_root") == 0) {
+		if (value[0] != '/' || strlen(value) >= sizeof(c->proc_root)) {
+			snprintf(errmsg, errlen, "'%s' is not an absolute path", value);
+			return -EINVAL;
+		}
+		snprintf(c->proc_root, sizeof(c->proc_root), "%s", value);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static int start_iterator(struct faults_state *s)
+{
+	int r;
+
+	log_set_libbpf_quiet(true);
+	s->skel = faults_bpf__open_and_load();
+	if (!s->skel) {
+		r = -errno;
+		goto out;
+	}
+	s->iter = bpf_program__attach_iter(s->skel->progs.dump_task_faults, NULL);
+	r = s->iter ? 0 : -errno;
+out:
+	log_set_libbpf_quiet(false);
+	return r;
+}
+
+static int faults_start(void *priv, const void *cfg, struct collector_status *st)
+{
+	struct faults_state *s = priv;
+	char path[300];
+	int r = -EOPNOTSUPP;
+
+	s->cfg = *(const struct faults_config *)cfg;
+	s->vmstat.fd = -1;
+	tracker_init(&s->procs, FAULT_COUNTERS, FAULT_MAJOR, FAULT_MINOR);
+	snprintf(path, sizeof(path), "%s/vmstat", s->cfg.proc_root);
+	s->have_vmstat = procfile_open(&s->vmstat, path, 1 << 20) == 0;
+	if (s->cfg.use_bpf) {
+		r = start_iterator(s);
+		if (r == 0) {
+			snprintf(st->mode, sizeof(st->mode), "iter");
+			return 0;
+		}
+		log_debug_errno(r, "faults: task iterator unavailable, reading %s/PID/stat instead: %m",
+				s->cfg.proc_root);
+		st->state = COLLECTOR_DEGRADED;
+		collector_status_set_reason(st, "BPF task iterator unavailable (%s): reading /proc/PID/stat",
+					    strerror(-r));
+	}
+	snprintf(st->mode, sizeof(st->mode), "procfs");
+	return 0;
+}
+
+static size_t read_iterator(struct faults_state *s, struct tracked_row **ret)
+{
+	struct tracked_row *rows = NULL;
+	size_t n = 0, cap = 0, used = 0, i;
+	int fd;
+
+	*ret = NULL;
+	fd = bpf_iter_create(bpf_link__fd(s->iter));
+	if (fd < 0)
+		return 0;
+	for (;;) {
+		ssize_t got;
+
+		if (s->buf_cap - used < 65536) {
+			size_t ncap = s->buf_cap ? s->buf_cap * 2 : 262144;
+			char *b = realloc(s->buf, ncap);
+
+			if (!b)
+				break;
+			s->buf = b;
+			s->buf_cap = ncap;
+		}
+		got = read(fd, s->buf + used, s->buf_cap - used);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		used += (size_t)got;
+	}
+	close(fd);
+
+	/* Records come per thread, in pid order: sum the threads of each process. */
+	for (i = 0; i + sizeof(struct fault_record) <= used; i += sizeof(struct fault_record)) {
+		struct fault_record rec;
+		struct tracked_row *row = NULL;
+		size_t j;
+
+		memcpy(&rec, s->buf + i, sizeof(rec));
+		/* Threads of one process are usually adjacent; look back a little before adding. */
+		for (j = n; j > 0 && j + 8 > n; j--)
+			if (rows[j - 1].key == rec.tgid) {
+				row = &rows[j - 1];
+				break;
+			}
+		if (!row) {
+			if (n == s->cfg.max_processes)
+				continue;
+			if (n == cap) {
+				size_t ncap = cap ? cap * 2 : 1024;
+				struct tracked_row *nr = realloc(rows, ncap * sizeof(*nr));
+
+				if (!nr)
+					break;
+				rows = nr;
+				cap = ncap;
+			}
+			row = &rows[n++];
+			memset(row, 0, sizeof(*row));
+			row->key = rec.tgid;
+		}
+		row->value[FAULT_MAJOR] += rec.maj_flt;
+		row->value[FAULT_MINOR] += rec.min_flt;
+		row->generation = rec.start_boottime_ns;
+		memcpy(row->label, rec.comm, FAULTS_COMM_LEN);
+		row->label[FAULTS_COMM_LEN] = '\0';
+	}
+	*ret = rows;
+	return n;
+}
+
+static size_t read_procfs(struct faults_state *s, struct tracked_row **ret)
+{
+	struct tracked_row *rows = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	DIR *d;
+
+	*ret = NULL;
+	d = opendir(s->cfg.proc_root);
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && n < s->cfg.max_processes) {
+		char path[sizeof(s->cfg.proc_root) + sizeof(de->d_name) + 8], *text = NULL;
+		struct procstat ps;
+		size_t len;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/stat", s->cfg.proc_root, de->d_name);
+		/* Processes exit while we walk: skip whatever is gone. */
+		if (read_full_file(path, 4096, &text, &len) < 0)
+			continue;
+		if (procstat_parse(text, len, &ps) == 0) {
+			if (n == cap) {
+				size_t ncap = cap ? cap * 2 : 1024;
+				struct tracked_row *nr = realloc(rows, ncap * sizeof(*nr));
+
+				if (!nr) {
+					free(text);
+					break;
+				}
+				rows = nr;
+				cap = ncap;
+			}
+			memset(&rows[n], 0, sizeof(rows[n]));
+			rows[n].key = (uint64_t)ps.pid;
+			rows[n].generation = ps.starttime;
+			rows[n].value[FAULT_MAJOR] = ps.majflt;
+			rows[n].value[FAULT_MINOR] = ps.minflt;
+			snprintf(rows[n].label, sizeof(rows[n].label), "%.15s", ps.comm);
+			n++;
+		}
+		free(text);
+	}
+	closedir(d);
+	*ret = rows;
+	return n;
+}
+
+static void put_process(struct snapshot *snap, const char *pid, const char *comm, const uint64_t *v)
+{
+	const char *const labels[] = { pid, comm };
+
+	snapshot_add(snap, &desc_proc_major, labels, (double)v[FAULT_MAJOR]);
+	snapshot_add(snap, &desc_proc_minor, labels, (double)v[FAULT_MINOR]);
+}
+
+static int faults_collect(void *priv, struct snapshot *snap)
+{
+	struct faults_state *s = priv;
+	uint64_t now = now_mono_usec();
+	const struct tracked_row **top;
+	struct tracked_row *rows;
+	size_t n, i;
+	char pid[16];
+
+	n = s->iter ? read_iterator(s, &rows) : read_procfs(s, &rows);
+	if (!rows && n == 0) {
+		rows = calloc(1, sizeof(*rows));
+		if (!rows)
+			return -ENOMEM;
+	}
+	tracker_update(&s->procs, rows, n, now);
+	snapshot_add(snap, &desc_tracked, NULL, (double)n);
+	top = calloc(s->cfg.top_k, sizeof(*top));
+	if (!top)
+		return -ENOMEM;
+	n = tracker_select(&s->procs, s->cfg.top_k, s->cfg.series_ttl_msec * USEC_PER_MSEC, now, top);
+	for (i = 0; i < n; i++) {
+		snprintf(pid, sizeof(pid), "%" PRIu64, top[i]->key);
+		put_process(snap, pid, top[i]->label, top[i]->value);
+	}
+	put_process(snap, "other", "", s->procs.other);
+	free(top);
+
+	if (s->have_vmstat) {
+		const char *data;
+		struct vmstat vm;
+		size_t len;
+
+		if (procfile_read(&s->vmstat, &data, &len) == 0 && vmstat_parse(data, len, &vm) == 0 &&
+		    (vm.present & VMSTAT_HAS_PGFAULT) && (vm.present & VMSTAT_HAS_PGMAJFAULT)) {
+			snapshot_add(snap, &desc_major, NULL, (double)vm.pgmajfault);
+			snapshot_add(snap, &desc_minor, NULL,
+				     (double)(vm.pgfault >= vm.pgmajfault ? vm.pgfault - vm.pgmajfault : 0));
+		}
+	}
+	return 0;
+}
+
+static void faults_stop(void *priv)
+{
+	struct faults_state *s = priv;
+
+	bpf_link__destroy(s->iter);
+	faults_bpf__destroy(s->skel);
+	tracker_done(&s->procs);
+	if (s->have_vmstat)
+		procfile_close(&s->vmstat);
+	free(s->buf);
+}
+
+const struct collector_ops faults_collector = {
+	.name = "faults",
+	.summary = "major and minor page faults per process (BPF task iterator, /proc fallback) and system-wide",
+	.default_enabled = true,
+	.config_size = sizeof(struct faults_config),
+	.config_defaults = faults_config_defaults,
+	.configure = faults_configure,
+	.priv_size = sizeof(struct faults_state),
+	.start = faults_start,
+	.collect = faults_collect,
+	.stop = faults_stop,
+};

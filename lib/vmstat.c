@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "macro.h"
+#include "vmstat.h"
+
+/* The kernel's zone names as printed in "<item>_<zone>" keys (TEXTS_FOR_ZONES
+ * plus "device"). A fixed list rather than "any suffix": pgscan_direct has
+ * non-zone siblings (pgscan_direct_throttle), and it bounds the state. */
+static const char *const zone_names[] = {
+	"dma", "dma32", "normal", "high", "movable", "device",
+};
+
+#define VMSTAT_ZONES ARRAY_SIZE(zone_names)
+#define VMSTAT_SLOTS (1 + VMSTAT_ZONES) /* [0]: plain key, [1 + i]: zone i */
+
+struct vmstat_field {
+	const char *key;
+	size_t offset;
+	unsigned flag;
+	bool plain; /* "<key>" counts */
+	bool zoned; /* "<key>_<zone>" counts */
+};
+
+#define FIELD(k, m, f, p, z) { k, offsetof(struct vmstat, m), f, p, z }
+
+static const struct vmstat_field vmstat_fields[] = {
+	FIELD("pgfault", pgfault, VMSTAT_HAS_PGFAULT, true, false),
+	FIELD("pgmajfault", pgmajfault, VMSTAT_HAS_PGMAJFAULT, true, false),
+	FIELD("pgfree", pgfree, VMSTAT_HAS_PGFREE, true, false),
+	FIELD("pgalloc", pgalloc, VMSTAT_HAS_PGALLOC, false, true),
+	FIELD("allocstall", allocstall, VMSTAT_HAS_ALLOCSTALL, true, true),
+	FIELD("pgscan_kswapd", pgscan_kswapd, VMSTAT_HAS_PGSCAN_KSWAPD, true, true),
+	FIELD("pgscan_direct", pgscan_direct, VMSTAT_HAS_PGSCAN_DIRECT, true, true),
+	FIELD("pgsteal_kswapd", pgsteal_kswapd, VMSTAT_HAS_PGSTEAL_KSWAPD, true, true),
+	FIELD("pgsteal_direct", pgsteal_direct, VMSTAT_HAS_PGSTEAL_DIRECT, true, true),
+	FIELD("oom_kill", oom_kill, VMSTAT_HAS_OOM_KILL, true, false),
+	FIELD("compact_stall", compact_stall, VMSTAT_HAS_COMPACT_STALL, true, false),
+	FIELD("compact_fail", compact_fail, VMSTAT_HAS_COMPACT_FAIL, true, false),
+	FIELD("thp_fault_alloc", thp_fault_alloc, VMSTAT_HAS_THP_FAULT_ALLOC, true, false),
+	FIELD("thp_fault_fallback", thp_fault_fallback, VMSTAT_HAS_THP_FAULT_FALLBACK, true, false),
+};
+
+/* Parse-local state of one field: the last value seen for each key. */
+struct field_state {
+	uint64_t value[VMSTAT_SLOTS];
+	unsigned seen;  /* bit per slot */
+	bool dropped;   /* a key of it was cut by a short read */
+};
+
+/* '\r' is deliberately not a blank: it is only stripped at line end (CRLF). */
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* memcmp, not strncmp: the text may contain NUL bytes. */
+static bool token_eq(const char *p, size_t n, const char *s)
+{
+	return strlen(s) == n && memcmp(p, s, n) == 0;
+}
+
+/* Finds the field and slot a key feeds, or returns false. */
+static bool field_lookup(const char *key, size_t n, size_t *ret_field, size_t *ret_slot)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(vmstat_fields); i++) {
+		const struct vmstat_field *f = &vmstat_fields[i];
+		size_t klen = strlen(f->key);
+
+		if (f->plain && token_eq(key, n, f->key)) {
+			*ret_field = i;
+			*ret_slot = 0;
+			return true;
+		}
+
+		if (!f->zoned || n <= klen + 1 || memcmp(key, f->key, klen) != 0 || key[klen] != '_')
+			continue;
+
+		for (size_t z = 0; z < VMSTAT_ZONES; z++)
+			if (token_eq(key + klen + 1, n - klen - 1, zone_names[z])) {
+				*ret_field = i;
+				*ret_slot = 1 + z;
+				return true;
+			}
+	}
+
+	return false;
+}
+
+/* Parses "<digits>" filling [p, end). Returns 0, 1 when empty, or -EINVAL on
+ * anything else (sign, junk, overflow). */
+static int parse_u64(const char *p, const char *end, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	if (p == end)
+		return 1;
+
+	for (; p < end; p++) {
+		unsigned d;
+
+		if (!is_digit(*p))
+			return -EINVAL;
+		d = (unsigned) (*p - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return -EINVAL;
+		v = v * 10 + d;
+	}
+
+	*ret = v;
+	return 0;
+}
+
+static int parse_line(const char *p, const char *end, bool terminated, struct field_state *st)
+{
+	const char *key, *raw_end = end;
+	size_t field, slot;
+	uint64_t v;
+	int r;
+
+	while (p < end && is_blank(*p))
+		p++;
+	while (end > p && (is_blank(end[-1]) || end[-1] == '\r'))
+		end--;
+
+	key = p;
+	while (p < end && !is_blank(*p))
+		p++;
+	/* A key running into the end of a short read may itself be cut
+	 * ("pgscan_direct" of "pgscan_direct_throttle"): not a key yet. */
+	if (!terminated && p == raw_end)
+		return 0;
+	if (!field_lookup(key, (size_t) (p - key), &field, &slot))
+		return 0; /* unknown keys, blank lines and garbage are not validated */
+
+	while (p < end && is_blank(*p))
+		p++;
+
+	r = parse_u64(p, end, &v);
+	if (r < 0)
+		return r;
+	if (!terminated) {
+		/* Short read: the digits may be cut off. Drop the whole field
+		 * rather than report a number (or a partial sum) that is wrong. */
+		st[field].dropped = true;
+		return 0;
+	}
+	if (r > 0)
+		return -EINVAL; /* known key without a value */
+
+	/* Duplicate keys: last one wins, as in meminfo_parse(). */
+	st[field].value[slot] = v;
+	st[field].seen |= 1u << slot;
+	return 0;
+}
+
+int vmstat_parse(const char *buf, size_t len, struct vmstat *out)
+{
+	struct field_state st[ARRAY_SIZE(vmstat_fields)] = {0};
+	struct vmstat vs = {0};
+	const char *p, *end;
+	int r;
+
+	if (!out || (!buf && len > 0))
+		return -EINVAL;
+	if (len == 0)
+		return -EINVAL; /* never a valid /proc/vmstat; also avoids NULL + 0 */
+
+	p = buf;
+	end = buf + len;
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t) (end - p));
+
+		r = parse_line(p, eol ? eol : end, eol != NULL, st);
+		if (r < 0)
+			return r;
+
+		p = eol ? eol + 1 : end;
+	}
+
+	for (size_t i = 0; i < ARRAY_SIZE(vmstat_fields); i++) {
+		uint64_t sum = 0;
+
+		if (st[i].dropped || st[i].seen == 0)
+			continue;
+
+		for (size_t s = 0; s < VMSTAT_SLOTS; s++) {
+			if (!(st[i].seen & (1u << s)))
+				continue;
+			if (st[i].value[s] > UINT64_MAX - sum)
+				return -EINVAL;
+			sum += st[i].value[s];
+		}
+
+		memcpy((char *) &vs + vmstat_fields[i].offset, &sum, sizeof(sum));
+		vs.present |= vmstat_fields[i].flag;
+	}
+
+	*out = vs;
+	return 0;
+}
