@@ -196,8 +196,10 @@ void http_server_stop(struct http_server *srv)
 {
 	if (!srv)
 		return;
+	/* MHD_stop_daemon() closes the listening socket it was handed. */
 	if (srv->mhd)
 		MHD_stop_daemon(srv->mhd);
-	close(srv->fd);
+	else if (srv->fd >= 0)
+		close(srv->fd);
 	free(srv);
 }

@@ -200,20 +200,27 @@ static void reload(struct core *core, const struct options *o, struct http_serve
 	if (!socket_activated && (strcmp(old_listen, core->config->daemon.listen) != 0 ||
 				  old_max_conn != core->config->daemon.max_connections)) {
 		struct http_server *fresh = NULL;
+		bool same_address = strcmp(old_listen, core->config->daemon.listen) == 0;
 
-		/* The old listener keeps serving until the new one is up; a port in use must not leave us deaf. */
-		http_server_stop(*srv);
-		*srv = NULL;
+		/* A new address is bound before the old one is let go, so a port in
+		 * use leaves us serving where we were. The same address has to be
+		 * released first. */
+		if (same_address) {
+			http_server_stop(*srv);
+			*srv = NULL;
+		}
 		r = start_http(core, &fresh, -1);
 		if (r < 0) {
-			log_error("Could not move the listener to %s; restoring %s", core->config->daemon.listen,
-				  old_listen);
+			log_error("Could not listen on %s; staying on %s", core->config->daemon.listen, old_listen);
 			snprintf(core->config->daemon.listen, sizeof(core->config->daemon.listen), "%s", old_listen);
 			core->config->daemon.max_connections = old_max_conn;
-			if (start_http(core, &fresh, -1) < 0)
+			if (same_address && start_http(core, &fresh, -1) < 0)
 				log_error("Could not listen on %s again; /metrics is unavailable", old_listen);
 		}
-		*srv = fresh;
+		if (fresh) {
+			http_server_stop(*srv);
+			*srv = fresh;
+		}
 	}
 	log_info("Configuration reloaded from %s", core->config->path);
 	notify_status(core, "READY=1\n");

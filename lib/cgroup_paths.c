@@ -28,6 +28,7 @@ struct cgroup_paths {
 	uint64_t min_rescan_usec;
 	uint64_t last_rescan_usec;
 	bool scanned;
+	bool attempted; /* a rescan was tried, even one that failed */
 	struct entry *table;
 	size_t cap, count;
 };
@@ -137,7 +138,8 @@ struct cgroup_paths *cgroup_paths_new(const char *root, unsigned max_depth, size
 		return NULL;
 	}
 	cp->max_depth = max_depth;
-	cp->max_entries = max_entries;
+	/* Bounds the table size computation in cgroup_paths_rescan(). */
+	cp->max_entries = max_entries > (1u << 24) ? (1u << 24) : max_entries;
 	cp->min_rescan_usec = min_rescan_usec;
 	return cp;
 }
@@ -197,8 +199,10 @@ static int scan_dir(struct scan *s, int dfd, struct strbuf *path, unsigned depth
 	struct dirent *de;
 	int r = 0;
 
-	if (depth >= s->max_depth)
+	if (depth >= s->max_depth) {
+		close(dfd); /* ours on every path, this one too */
 		return 0;
+	}
 	d = fdopendir(dfd);
 	if (!d) {
 		close(dfd);
@@ -307,8 +311,9 @@ const char *cgroup_paths_lookup(struct cgroup_paths *cp, uint64_t id, uint64_t n
 	for (i = 0; i < cp->n_negative; i++)
 		if (cp->negative[i] == id)
 			return NULL;
-	if (cp->scanned && now_usec - cp->last_rescan_usec < cp->min_rescan_usec)
+	if (cp->attempted && now_usec - cp->last_rescan_usec < cp->min_rescan_usec)
 		return NULL;
+	cp->attempted = true;
 	cp->last_rescan_usec = now_usec;
 	cgroup_paths_rescan(cp);
 	p = table_find(cp, id);

@@ -79,7 +79,10 @@ static int psi_open(struct psi_state *s, const char *path, struct collector_stat
 	snprintf(st->mode, sizeof(st->mode), "procfs");
 	r = procfile_open(&s->file, path, 64 * 1024);
 	if (r == -ENOENT) {
-		collector_status_set_reason(st, "%s does not exist (kernel built without CONFIG_PSI)", path);
+		if (strcmp(path, "/proc/pressure/memory") == 0)
+			collector_status_set_reason(st, "%s does not exist (kernel built without CONFIG_PSI)", path);
+		else
+			collector_status_set_reason(st, "%s does not exist", path);
 		return -EOPNOTSUPP;
 	}
 	if (r < 0) {

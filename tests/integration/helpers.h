@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Helpers for the memwatchd integration tests: run the real daemon, talk to it
+ * over HTTP on 127.0.0.1 and over an sd_notify socket, and read its logs. */
+#ifndef MEMWATCHD_ITEST_HELPERS_H
+#define MEMWATCHD_ITEST_HELPERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#ifndef MEMWATCHD_PATH
+#error "MEMWATCHD_PATH must point at the daemon binary"
+#endif
+#ifndef PROMTOOL_PATH
+#define PROMTOOL_PATH "/usr/bin/promtool"
+#endif
+
+/* Bounds of every wait; none of them is asserted on, they only stop a hang. */
+#define MW_START_TIMEOUT_MS 10000
+#define MW_STOP_TIMEOUT_MS 10000
+#define MW_IO_TIMEOUT_MS 5000
+
+#define MW_MAX_NOTIFY_MSGS 256
+
+struct mw_daemon {
+	pid_t pid;            /* 0 once reaped */
+	int port;             /* what --listen was given, 0 if the caller passed its own */
+	char dir[256];        /* private temp directory */
+	char log_path[300];   /* the daemon's stderr */
+	char out_path[300];   /* the daemon's stdout */
+	char notify_path[300];
+	int notify_fd;        /* -1 without a notify socket */
+	char *notify_msgs[MW_MAX_NOTIFY_MSGS]; /* every datagram received so far */
+	size_t n_notify_msgs;
+	size_t notify_cursor; /* next datagram mw_notify_wait() looks at */
+	bool exited;
+	int wait_status;      /* from waitpid() once exited */
+	bool killed;          /* needed SIGKILL: a test failure */
+};
+
+struct mw_http_response {
+	int status;       /* 0 when nothing parseable came back */
+	char *raw;        /* everything received, NUL-terminated */
+	size_t raw_len;
+	char *headers;    /* header block after the status line, NUL-terminated copy */
+	char *body;       /* NUL-terminated copy */
+	size_t body_len;
+};
+
+/* Called once by main() before the tests run: every daemon directory lives below it. */
+int mw_init_tmp_root(void);
+const char *mw_tmp_root(void);
+/* Removes the tree (main() keeps it when a test failed, for the daemon logs). */
+void mw_remove_tmp_root(void);
+
+/* A loopback port that was free a moment ago: bind 127.0.0.1:0, getsockname, close. */
+int mw_free_port(void);
+
+/* Writes text to a file in a fresh temp directory, returns a malloc'd path. */
+char *mw_write_temp_file(const char *name, const char *text);
+int mw_write_file(const char *path, const char *text);
+/* The whole file, malloc'd and NUL-terminated, or NULL. */
+char *mw_read_file(const char *path, size_t *len);
+
+/* Forks and execs the daemon with args (NULL-terminated, without argv[0]);
+ * stdout and stderr go to files in d->dir, stdin is /dev/null. With notify,
+ * a datagram socket is bound in d->dir and passed as NOTIFY_SOCKET; without
+ * it, NOTIFY_SOCKET is removed from the environment (as are LISTEN_* and
+ * WATCHDOG_*). The daemon is heap-allocated and registered, so that
+ * mw_cleanup_all() stops and frees it even when the test fails; it also gets
+ * SIGTERM if the test process dies first (PR_SET_PDEATHSIG). NULL on error. */
+struct mw_daemon *mw_spawn(const char *const *args, bool notify);
+/* mw_spawn with [--config config] --listen 127.0.0.1:<free port> plus extra
+ * args, then waits until GET /metrics answers 200. Retries with a new port
+ * when the one picked was taken meanwhile. NULL on failure, after printing
+ * the daemon's log to stderr. */
+struct mw_daemon *mw_start(const char *config, const char *const *extra, bool notify);
+/* Polls GET /metrics until it answers 200, the daemon exits, or timeout. 0 or -errno. */
+int mw_wait_ready(struct mw_daemon *d, int timeout_ms);
+/* waitpid(WNOHANG): true while the daemon has not exited. */
+bool mw_running(struct mw_daemon *d);
+/* Waits at most timeout_ms for the daemon to exit by itself. 0 when it did. */
+int mw_wait_exit(struct mw_daemon *d, int timeout_ms);
+/* Sends sig to the daemon, by PID, if it has not been reaped. */
+int mw_signal(struct mw_daemon *d, int sig);
+/* SIGTERM, bounded wait, SIGKILL as the last resort (sets d->killed).
+ * Returns the waitpid() status, or -1 if the daemon never started. */
+int mw_stop(struct mw_daemon *d);
+/* Stops every daemon this process started that still runs, closes the
+ * sockets and frees them. For teardown. Returns how many needed SIGKILL. */
+int mw_cleanup_all(void);
+/* Runs the daemon to completion (bounded) with args; stdout and stderr
+ * returned malloc'd. Returns the waitpid() status, or -1 if it had to be killed. */
+int mw_run(const char *const *args, char **out, char **err);
+/* Prints the daemon's log to stderr, for diagnosis of a failure. */
+void mw_dump_log(const struct mw_daemon *d, const char *why);
+
+/* The daemon's stderr so far, malloc'd. */
+char *mw_log(const struct mw_daemon *d);
+/* Polls the log until a line contains every one of the NULL-terminated needles. */
+bool mw_log_wait(const struct mw_daemon *d, int timeout_ms, const char *const *needles);
+/* Sanitizer reports in the log ("runtime error:", "AddressSanitizer", ...), or NULL. */
+const char *mw_sanitizer_report(const char *log);
+
+/* Waits for a datagram with a line starting with key (e.g. "READY=1"),
+ * looking at datagrams after the previous match first. Returns the whole
+ * datagram (owned by d) or NULL on timeout. */
+const char *mw_notify_wait(struct mw_daemon *d, const char *key, int timeout_ms);
+/* The value of "KEY=..." lines in a datagram, copied into buf. */
+bool mw_notify_field(const char *msg, const char *key, char *buf, size_t len);
+
+/* HTTP/1.1 request to 127.0.0.1:port with Connection: close. Returns 0 or -errno. */
+int mw_http_request(int port, const char *method, const char *path, const char *extra_headers,
+		    struct mw_http_response *resp);
+int mw_http_get(int port, const char *path, struct mw_http_response *resp);
+/* GET from a given loopback source address, e.g. "127.0.0.2". */
+int mw_http_get_from(int port, const char *src, const char *path, struct mw_http_response *resp);
+/* Sends raw bytes (send errors such as EPIPE after the server gave up are not
+ * errors) and reads until EOF or timeout_ms of silence. resp may be NULL.
+ * Returns 0 or -errno for a failed connect. */
+int mw_http_raw(int port, const void *data, size_t len, int timeout_ms, struct mw_http_response *resp);
+/* A connected socket to 127.0.0.1:port, optionally from source address src (e.g. "127.0.0.2"). */
+int mw_connect(int port, const char *src);
+void mw_http_response_free(struct mw_http_response *resp);
+/* Case-insensitive header lookup; value copied without surrounding blanks. */
+bool mw_http_header(const struct mw_http_response *resp, const char *name, char *buf, size_t len);
+/* GET /metrics, body returned malloc'd or NULL unless 200. */
+char *mw_scrape(int port);
+
+/* Finds the first sample of metric `name` in exposition text whose labels
+ * include every pair of matcher (same syntax: a="x",b="y"; NULL or "" for
+ * any). Stores the value and, if labels is not NULL, the raw label text
+ * between the braces. */
+bool mw_metric(const char *text, const char *name, const char *matcher, double *value, char *labels,
+	       size_t labels_len);
+/* Value of one label in raw label text, unescaped. */
+bool mw_label(const char *labels, const char *label, char *buf, size_t len);
+/* Scrapes until metric `name` (with matcher) satisfies pred, at most timeout_ms. */
+bool mw_poll_metric(int port, const char *name, const char *matcher, int timeout_ms,
+		    bool (*pred)(double v, double arg), double arg, double *last);
+bool mw_pred_eq(double v, double arg);
+bool mw_pred_gt(double v, double arg);
+
+/* Runs `promtool check metrics` on text; returns its exit code (or -1) and
+ * its combined output (malloc'd) in output if not NULL. */
+int mw_promtool_check(const char *text, size_t len, char **output);
+
+/* /proc/meminfo field in kB, or -1. */
+long long mw_proc_meminfo_kb(const char *field);
+
+void mw_sleep_ms(int ms);
+
+#endif

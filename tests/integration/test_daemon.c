@@ -1,0 +1,794 @@
+// SPDX-License-Identifier: GPL-2.0
+/* End-to-end tests of memwatchd: the real binary, real BPF, real /proc,
+ * talked to over HTTP on 127.0.0.1 and over an sd_notify socket. Needs root. */
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "helpers.h"
+
+#ifndef CONF_DIR
+#error "CONF_DIR must point at tests/integration/conf"
+#endif
+
+#define CONF_BASIC CONF_DIR "/basic.conf"
+#define CONF_FAST CONF_DIR "/fast.conf"
+#define CONF_PSI_MISSING CONF_DIR "/psi-missing.conf"
+#define CONF_UNKNOWN_KEY CONF_DIR "/unknown-key.conf"
+
+#define TEST_TIMEOUT_SEC 60
+#define NOTIFY_TIMEOUT_MS 10000
+#define POLL_TIMEOUT_MS 10000
+
+#define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+/* Runs after each test that passed its assertions (in check's fork mode a
+ * failed assertion ends the test process at once; the daemon then gets
+ * SIGTERM through PR_SET_PDEATHSIG). */
+static void teardown(void)
+{
+	int killed = mw_cleanup_all();
+
+	ck_assert_msg(killed == 0, "%d daemon(s) ignored SIGTERM and had to be killed", killed);
+}
+
+/* The daemon must exit 0 on SIGTERM, without SIGKILL and without a sanitizer report. */
+static void assert_clean_stop(struct mw_daemon *d)
+{
+	int st = mw_stop(d);
+	char *log = mw_log(d);
+	const char *report = mw_sanitizer_report(log);
+
+	if (d->killed || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || report)
+		mw_dump_log(d, "after SIGTERM");
+	ck_assert_msg(!d->killed, "memwatchd did not stop on SIGTERM and had to be killed");
+	ck_assert_msg(WIFEXITED(st), "memwatchd died of signal %d", WIFSIGNALED(st) ? WTERMSIG(st) : -1);
+	ck_assert_msg(WEXITSTATUS(st) == 0, "memwatchd exited %d after SIGTERM", WEXITSTATUS(st));
+	ck_assert_msg(!report, "sanitizer report in the daemon's log: %.300s", report);
+	free(log);
+}
+
+static struct mw_daemon *start_or_fail(const char *config, bool notify)
+{
+	struct mw_daemon *d = mw_start(config, NULL, notify);
+
+	ck_assert_msg(d != NULL, "memwatchd with %s did not start serving /metrics (log above)",
+		      config ? config : "no config");
+	return d;
+}
+
+static char *scrape_or_fail(struct mw_daemon *d)
+{
+	char *body = mw_scrape(d->port);
+
+	ck_assert_msg(body != NULL, "GET /metrics on port %d did not answer 200", d->port);
+	return body;
+}
+
+static double metric_or_fail(const char *body, const char *name, const char *matcher)
+{
+	double v = NAN;
+
+	ck_assert_msg(mw_metric(body, name, matcher, &v, NULL, 0), "no sample %s{%s} in:\n%s", name,
+		      matcher ? matcher : "", body);
+	return v;
+}
+
+/* After something nasty: the daemon still runs and still serves a normal scrape. */
+static void assert_still_serving(struct mw_daemon *d, const char *after)
+{
+	struct mw_http_response resp;
+	int r;
+
+	r = mw_http_get(d->port, "/metrics", &resp);
+	ck_assert_msg(r == 0 && resp.status == 200, "GET /metrics after %s: r=%d status %d", after, r,
+		      resp.status);
+	ck_assert_msg(mw_metric(resp.body, "memwatch_build_info", NULL, NULL, NULL, 0),
+		      "/metrics after %s has no memwatch_build_info", after);
+	mw_http_response_free(&resp);
+	ck_assert_msg(mw_running(d), "memwatchd exited after %s", after);
+}
+
+/* A config file of our own, which a test may rewrite. */
+static char *temp_config(const char *text)
+{
+	char *path = mw_write_temp_file("memwatchd.conf", text);
+
+	ck_assert_msg(path != NULL, "cannot write a temporary config");
+	return path;
+}
+
+/* ---- /metrics basics ---- */
+
+START_TEST(test_metrics_content_type_and_promtool)
+{
+	struct mw_daemon *d = start_or_fail(CONF_BASIC, false);
+	struct mw_http_response resp;
+	char ctype[256], *out = NULL;
+	int rc;
+
+	ck_assert_int_eq(mw_http_get(d->port, "/metrics", &resp), 0);
+	ck_assert_int_eq(resp.status, 200);
+	ck_assert_msg(mw_http_header(&resp, "Content-Type", ctype, sizeof(ctype)), "no Content-Type header");
+	ck_assert_str_eq(ctype, METRICS_CONTENT_TYPE);
+	ck_assert_msg(resp.body_len > 0, "empty /metrics body");
+
+	rc = mw_promtool_check(resp.body, resp.body_len, &out);
+	ck_assert_msg(rc == 0, "promtool check metrics exited %d:\n%s\non:\n%s", rc, out ? out : "",
+		      resp.body);
+	free(out);
+	mw_http_response_free(&resp);
+
+	/* HEAD is allowed too and carries the same type. */
+	ck_assert_int_eq(mw_http_request(d->port, "HEAD", "/metrics", NULL, &resp), 0);
+	ck_assert_int_eq(resp.status, 200);
+	ck_assert_msg(mw_http_header(&resp, "Content-Type", ctype, sizeof(ctype)), "no Content-Type on HEAD");
+	ck_assert_str_eq(ctype, METRICS_CONTENT_TYPE);
+	mw_http_response_free(&resp);
+
+	assert_clean_stop(d);
+}
+END_TEST
+
+START_TEST(test_meminfo_matches_proc)
+{
+	struct mw_daemon *d = start_or_fail(CONF_BASIC, false);
+	long long total_kb, avail_kb;
+	double total, avail, amin, amax, diff;
+	char *body;
+
+	body = scrape_or_fail(d);
+	/* Read right after the scrape: as close to "the same moment" as we can get. */
+	total_kb = mw_proc_meminfo_kb("MemTotal");
+	avail_kb = mw_proc_meminfo_kb("MemAvailable");
+	ck_assert_msg(total_kb > 0 && avail_kb >= 0, "cannot read /proc/meminfo");
+
+	total = metric_or_fail(body, "memwatch_memory_total_bytes", NULL);
+	avail = metric_or_fail(body, "memwatch_memory_available_bytes", NULL);
+	amin = metric_or_fail(body, "memwatch_memory_available_window_min_bytes", NULL);
+	amax = metric_or_fail(body, "memwatch_memory_available_window_max_bytes", NULL);
+
+	ck_assert_msg(total == (double)total_kb * 1024.0, "memwatch_memory_total_bytes %.0f != MemTotal %lld kB * 1024",
+		      total, total_kb);
+	diff = fabs(avail - (double)avail_kb * 1024.0);
+	ck_assert_msg(diff <= 0.02 * (double)avail_kb * 1024.0,
+		      "memwatch_memory_available_bytes %.0f is more than 2%% off MemAvailable %lld kB", avail,
+		      avail_kb);
+	ck_assert_msg(amin <= avail && avail <= amax, "window min %.0f <= last %.0f <= max %.0f does not hold",
+		      amin, avail, amax);
+	ck_assert_msg(metric_or_fail(body, "memwatch_collector_up", "collector=\"meminfo\"") == 1.0,
+		      "meminfo collector not up");
+	free(body);
+	assert_clean_stop(d);
+}
+END_TEST
+
+START_TEST(test_kswapd_active)
+{
+	struct mw_daemon *d = start_or_fail(CONF_BASIC, false);
+	char labels[1024], state[64], mode[64], reason[512];
+	double v;
+	char *body = scrape_or_fail(d);
+
+	ck_assert_msg(mw_metric(body, "memwatch_collector_info", "collector=\"kswapd\"", &v, labels, sizeof(labels)),
+		      "no memwatch_collector_info{collector=\"kswapd\"} in:\n%s", body);
+	ck_assert(v == 1.0);
+	ck_assert(mw_label(labels, "state", state, sizeof(state)));
+	ck_assert(mw_label(labels, "mode", mode, sizeof(mode)));
+	ck_assert(mw_label(labels, "reason", reason, sizeof(reason)));
+	ck_assert_msg(strcmp(state, "active") == 0, "kswapd state is '%s' (reason '%s'), not active", state, reason);
+	ck_assert_msg(strcmp(mode, "tp_btf") == 0 || strcmp(mode, "raw_tp") == 0 || strcmp(mode, "tracepoint") == 0,
+		      "kswapd mode '%s' is not tp_btf, raw_tp or tracepoint", mode);
+	ck_assert_str_eq(reason, "");
+	ck_assert_msg(metric_or_fail(body, "memwatch_collector_up", "collector=\"kswapd\"") == 1.0,
+		      "memwatch_collector_up{collector=\"kswapd\"} is not 1");
+	v = metric_or_fail(body, "memwatch_kswapd_wakeups_total", NULL);
+	ck_assert_msg(v >= 0, "memwatch_kswapd_wakeups_total is %g", v);
+	free(body);
+	assert_clean_stop(d);
+}
+END_TEST
+
+/* ---- sd_notify ---- */
+
+START_TEST(test_notify_ready_status_stopping)
+{
+	struct mw_daemon *d = start_or_fail(CONF_BASIC, true);
+	char status[512];
+	const char *msg;
+	int st;
+
+	msg = mw_notify_wait(d, "READY=1", NOTIFY_TIMEOUT_MS);
+	ck_assert_msg(msg != NULL, "no READY=1 on the notify socket");
+	/* The STATUS= may share READY's datagram or come on its own. */
+	if (!mw_notify_field(msg, "STATUS", status, sizeof(status))) {
+		d->notify_cursor = 0;
+		msg = mw_notify_wait(d, "STATUS=", NOTIFY_TIMEOUT_MS);
+		ck_assert_msg(msg != NULL, "no STATUS= on the notify socket");
+		ck_assert(mw_notify_field(msg, "STATUS", status, sizeof(status)));
+	}
+	{
+		/* "N/N collectors active": every enabled collector is up (their number may grow). */
+		unsigned active = 0, enabled = 0;
+
+		ck_assert_msg(sscanf(status, "%u/%u collectors active", &active, &enabled) == 2, "STATUS=%s", status);
+		ck_assert_msg(active == enabled && enabled >= 3 && !strstr(status, "degraded") &&
+				      !strstr(status, "failed"),
+			      "STATUS=%s", status);
+	}
+
+	st = mw_stop(d);
+	ck_assert_msg(!d->killed && WIFEXITED(st) && WEXITSTATUS(st) == 0, "exit status 0x%x after SIGTERM", st);
+	msg = mw_notify_wait(d, "STOPPING=1", NOTIFY_TIMEOUT_MS);
+	ck_assert_msg(msg != NULL, "no STOPPING=1 on the notify socket after SIGTERM");
+	assert_clean_stop(d);
+}
+END_TEST
+
+/* ---- SIGHUP reload ---- */
+
+static void expect_reload_cycle(struct mw_daemon *d)
+{
+	char usec[64], *end;
+	const char *msg;
+	unsigned long long v;
+
+	msg = mw_notify_wait(d, "RELOADING=1", NOTIFY_TIMEOUT_MS);
+	ck_assert_msg(msg != NULL, "no RELOADING=1 after SIGHUP");
+	ck_assert_msg(mw_notify_field(msg, "MONOTONIC_USEC", usec, sizeof(usec)),
+		      "RELOADING=1 without MONOTONIC_USEC: '%s'", msg);
+	errno = 0;
+	v = strtoull(usec, &end, 10);
+	ck_assert_msg(errno == 0 && *end == '\0' && end != usec && v > 0, "MONOTONIC_USEC=%s is not a number", usec);
+	msg = mw_notify_wait(d, "READY=1", NOTIFY_TIMEOUT_MS);
+	ck_assert_msg(msg != NULL, "no READY=1 after RELOADING=1");
+}
+
+START_TEST(test_reload_broken_then_good)
+{
+	char *conf = temp_config("[daemon]\nwindow = 1s\n");
+	struct mw_daemon *d = start_or_fail(conf, true);
+	char needle_pos[512];
+	double v = NAN;
+	char *body;
+
+	ck_assert_msg(mw_notify_wait(d, "READY=1", NOTIFY_TIMEOUT_MS) != NULL, "no READY=1 at startup");
+	body = scrape_or_fail(d);
+	ck_assert(metric_or_fail(body, "memwatch_window_seconds", NULL) == 1.0);
+	ck_assert(metric_or_fail(body, "memwatch_config_reloads_total", "result=\"failure\"") == 0.0);
+	free(body);
+
+	/* A broken file: the reload must fail and change nothing. */
+	ck_assert_int_eq(mw_write_file(conf, "[daemon]\nwindow = banana\n"), 0);
+	ck_assert_int_eq(mw_signal(d, SIGHUP), 0);
+	expect_reload_cycle(d);
+	snprintf(needle_pos, sizeof(needle_pos), "%s:2:", conf);
+	ck_assert_msg(mw_log_wait(d, POLL_TIMEOUT_MS, (const char *const[]){ needle_pos, "window", "banana", NULL }),
+		      "no log line naming %s, line 2 and key window:\n%s", conf, mw_log(d));
+	assert_still_serving(d, "a failed reload");
+	ck_assert_msg(mw_poll_metric(d->port, "memwatch_config_reloads_total", "result=\"failure\"", POLL_TIMEOUT_MS,
+				     mw_pred_eq, 1.0, &v),
+		      "memwatch_config_reloads_total{result=\"failure\"} is %g, not 1", v);
+	body = scrape_or_fail(d);
+	ck_assert_msg(metric_or_fail(body, "memwatch_window_seconds", NULL) == 1.0,
+		      "the window changed although the reload failed");
+	ck_assert(metric_or_fail(body, "memwatch_config_reloads_total", "result=\"success\"") == 0.0);
+	free(body);
+
+	/* A good file with another window length. */
+	ck_assert_int_eq(mw_write_file(conf, "[daemon]\nwindow = 500ms\n"), 0);
+	ck_assert_int_eq(mw_signal(d, SIGHUP), 0);
+	expect_reload_cycle(d);
+	ck_assert_msg(mw_poll_metric(d->port, "memwatch_window_seconds", NULL, POLL_TIMEOUT_MS, mw_pred_eq, 0.5, &v),
+		      "memwatch_window_seconds is %g after reloading window = 500ms", v);
+	ck_assert_msg(mw_poll_metric(d->port, "memwatch_config_reloads_total", "result=\"success\"", POLL_TIMEOUT_MS,
+				     mw_pred_eq, 1.0, &v),
+		      "memwatch_config_reloads_total{result=\"success\"} is %g, not 1", v);
+	body = scrape_or_fail(d);
+	ck_assert(metric_or_fail(body, "memwatch_config_reloads_total", "result=\"failure\"") == 1.0);
+	free(body);
+	ck_assert(mw_log_wait(d, POLL_TIMEOUT_MS, (const char *const[]){ "Configuration reloaded from", conf, NULL }));
+	assert_still_serving(d, "a good reload");
+	assert_clean_stop(d);
+	free(conf);
+}
+END_TEST
+
+/* ---- HTTP robustness ---- */
+
+static void expect_status(struct mw_daemon *d, const char *method, const char *path, int want)
+{
+	struct mw_http_response resp;
+	int r = mw_http_request(d->port, method, path, NULL, &resp);
+
+	ck_assert_msg(r == 0 && resp.status == want, "%s %s: r=%d status %d, want %d", method, path, r,
+		      resp.status, want);
+	mw_http_response_free(&resp);
+}
+
+START_TEST(test_http_errors)
+{
+	static const char *const methods[] = { "POST", "PUT", "DELETE" };
+	struct mw_daemon *d = start_or_fail(CONF_BASIC, false);
+	struct mw_http_response resp;
+	char allow[128];
+	size_t i;
+
+	expect_status(d, "GET", "/nonexistent", 404);
+	expect_status(d, "GET", "/metrics/extra", 404);
+	assert_still_serving(d, "404s");
+
+	for (i = 0; i < sizeof(methods) / sizeof(methods[0]); i++) {
+		ck_assert_int_eq(mw_http_request(d->port, methods[i], "/metrics", "Content-Length: 0\r\n", &resp), 0);
+		ck_assert_msg(resp.status == 405, "%s /metrics: status %d, want 405", methods[i], resp.status);
+		ck_assert_msg(mw_http_header(&resp, "Allow", allow, sizeof(allow)), "%s: 405 without Allow", methods[i]);
+		ck_assert_msg(strstr(allow, "GET") != NULL, "%s: Allow: %s has no GET", methods[i], allow);
+		mw_http_response_free(&resp);
+		assert_still_serving(d, methods[i]);
+	}
+	/* A POST with a body must not trip the daemon either. */
+	{
+		static const char req[] = "POST /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 11\r\n"
+					  "Connection: close\r\n\r\nhello world";
+
+		ck_assert_int_eq(mw_http_raw(d->port, req, sizeof(req) - 1, MW_IO_TIMEOUT_MS, &resp), 0);
+		ck_assert_msg(resp.status == 405, "POST with body: status %d", resp.status);
+		mw_http_response_free(&resp);
+		assert_still_serving(d, "POST with a body");
+	}
+	assert_clean_stop(d);
+}
+END_TEST
+
+START_TEST(test_http_malformed)
+{
+	struct mw_daemon *d = start_or_fail(CONF_BASIC, false);
+	struct mw_http_response resp;
+	size_t big_len = 64 * 1024, len;
+	char *big;
+	unsigned char garbage[4096];
+	unsigned seed = 12345;
+
+	/* A 64 KiB header line: far above the per-connection memory limit. */
+	big = malloc(big_len + 256);
+	ck_assert_ptr_nonnull(big);
+	len = (size_t)sprintf(big, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Huge: ");
+	memset(big + len, 'a', big_len);
+	len += big_len;
+	len += (size_t)sprintf(big + len, "\r\nConnection: close\r\n\r\n");
+	ck_assert_int_eq(mw_http_raw(d->port, big, len, MW_IO_TIMEOUT_MS, &resp), 0);
+	ck_assert_msg(resp.status != 200, "a 64 KiB header line was answered 200");
+	ck_assert_msg(resp.status == 0 || (resp.status >= 400 && resp.status < 500),
+		      "64 KiB header line: status %d", resp.status);
+	mw_http_response_free(&resp);
+	free(big);
+	assert_still_serving(d, "a 64 KiB header line");
+
+	/* Binary garbage, no HTTP at all; it ends in a blank line so that the
+	 * server has to judge it rather than wait for the rest. */
+	for (len = 0; len < sizeof(garbage) - 4; len++) {
+		seed = seed * 1103515245u + 12345u;
+		garbage[len] = (unsigned char)(seed >> 16);
+	}
+	memcpy(garbage + len, "\r\n\r\n", 4);
+	ck_assert_int_eq(mw_http_raw(d->port, garbage, sizeof(garbage), MW_IO_TIMEOUT_MS, &resp), 0);
+	ck_assert_msg(resp.status == 0 || (resp.status >= 400 && resp.status < 500), "garbage: status %d",
+		      resp.status);
+	mw_http_response_free(&resp);
+	assert_still_serving(d, "garbage bytes");
+
+	/* Garbage that ends in a blank line, so the server sees a complete "request". */
+	{
+		static const char junk[] = "\x01\x02\xff\xfe GARBAGE \x7f\r\n\x80\x81: \xc3\x28\r\n\r\n";
+
+		ck_assert_int_eq(mw_http_raw(d->port, junk, sizeof(junk) - 1, MW_IO_TIMEOUT_MS, &resp), 0);
+		ck_assert_msg(resp.status == 0 || (resp.status >= 400 && resp.status < 500),
+			      "terminated garbage: status %d", resp.status);
+		mw_http_response_free(&resp);
+		assert_still_serving(d, "terminated garbage");
+	}
+
+	/* A request line without an HTTP version (HTTP/0.9 style). */
+	{
+		static const char req[] = "GET /metrics\r\n\r\n";
+
+		ck_assert_int_eq(mw_http_raw(d->port, req, sizeof(req) - 1, MW_IO_TIMEOUT_MS, &resp), 0);
+		ck_assert_msg(resp.status == 0 || (resp.status >= 400 && resp.status < 600),
+			      "request line without version: status %d", resp.status);
+		mw_http_response_free(&resp);
+		assert_still_serving(d, "a request line without HTTP version");
+	}
+
+	/* Only blank lines (which a server skips while waiting for a request line),
+	 * and an empty connection closed at once: no answer is expected. */
+	ck_assert_int_eq(mw_http_raw(d->port, "\r\n\r\n", 4, 300, NULL), 0);
+	ck_assert_int_eq(mw_http_raw(d->port, "", 0, 200, NULL), 0);
+	assert_still_serving(d, "empty requests");
+	assert_clean_stop(d);
+}
+END_TEST
+
+#define N_HALF_OPEN 200
+
+START_TEST(test_http_half_open_connections)
+{
+	struct mw_daemon *d = start_or_fail(CONF_BASIC, false);
+	int fds[N_HALF_OPEN], i, opened = 0;
+	bool served = false;
+	int attempt;
+
+	for (i = 0; i < N_HALF_OPEN; i++) {
+		fds[i] = mw_connect(d->port, NULL);
+		if (fds[i] >= 0)
+			opened++;
+	}
+	ck_assert_msg(opened > 0, "could not open any connection");
+	ck_assert_msg(mw_running(d), "memwatchd exited under %d idle connections", opened);
+
+	/* The per-address connection limit keeps room for a scraper from another address. */
+	for (attempt = 0; attempt < 20 && !served; attempt++) {
+		struct mw_http_response resp;
+
+		if (mw_http_get_from(d->port, "127.0.0.2", "/metrics", &resp) == 0)
+			served = resp.status == 200;
+		mw_http_response_free(&resp);
+		if (!served)
+			mw_sleep_ms(100);
+	}
+	ck_assert_msg(served, "with %d idle connections from 127.0.0.1, a scrape from 127.0.0.2 was not served", opened);
+
+	for (i = 0; i < N_HALF_OPEN; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	ck_assert_msg(mw_running(d), "memwatchd exited after %d idle connections", opened);
+	/* The server notices the closed sockets asynchronously: allow it a moment. */
+	ck_assert_msg(mw_wait_ready(d, POLL_TIMEOUT_MS) == 0, "/metrics not 200 again after closing %d idle connections",
+		      opened);
+	assert_still_serving(d, "200 idle connections");
+	assert_clean_stop(d);
+}
+END_TEST
+
+START_TEST(test_http_stalled_partial_request)
+{
+	static const char partial_headers[] = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: yes";
+	static const char partial_line[] = "GET /metr";
+	struct mw_daemon *d = start_or_fail(CONF_BASIC, false);
+	int a, b;
+
+	a = mw_connect(d->port, NULL);
+	b = mw_connect(d->port, NULL);
+	ck_assert(a >= 0 && b >= 0);
+	ck_assert(write(a, partial_headers, sizeof(partial_headers) - 1) == (ssize_t)sizeof(partial_headers) - 1);
+	ck_assert(write(b, partial_line, sizeof(partial_line) - 1) == (ssize_t)sizeof(partial_line) - 1);
+	/* While both stall, others are served. */
+	assert_still_serving(d, "two clients stalling mid-request");
+	assert_still_serving(d, "two clients stalling mid-request (again)");
+	close(a);
+	close(b);
+	assert_still_serving(d, "closing the stalled clients");
+	assert_clean_stop(d);
+}
+END_TEST
+
+START_TEST(test_healthz_and_landing_page)
+{
+	struct mw_daemon *d = start_or_fail(CONF_BASIC, false);
+	struct mw_http_response resp;
+	char ctype[256];
+
+	ck_assert_int_eq(mw_http_get(d->port, "/healthz", &resp), 0);
+	ck_assert_int_eq(resp.status, 200);
+	ck_assert_msg(strcmp(resp.body, "ok") == 0 || strcmp(resp.body, "ok\n") == 0, "/healthz body '%s'", resp.body);
+	mw_http_response_free(&resp);
+
+	ck_assert_int_eq(mw_http_get(d->port, "/", &resp), 0);
+	ck_assert_int_eq(resp.status, 200);
+	ck_assert(mw_http_header(&resp, "Content-Type", ctype, sizeof(ctype)));
+	ck_assert_msg(strncmp(ctype, "text/html", 9) == 0, "/ has Content-Type %s", ctype);
+	ck_assert_msg(strstr(resp.body, "href=\"/metrics\"") != NULL, "/ has no link to /metrics:\n%s", resp.body);
+	mw_http_response_free(&resp);
+	assert_clean_stop(d);
+}
+END_TEST
+
+/* ---- command line and config errors ---- */
+
+static void expect_exit(const char *const *args, int want, char **out, char **err)
+{
+	int st = mw_run(args, out, err);
+
+	ck_assert_msg(st >= 0 && WIFEXITED(st), "memwatchd %s did not exit normally (0x%x)", args[0], st);
+	ck_assert_msg(WEXITSTATUS(st) == want, "memwatchd %s %s exited %d, want %d; stdout:\n%s\nstderr:\n%s", args[0],
+		      args[1] ? args[1] : "", WEXITSTATUS(st), want, *out ? *out : "", *err ? *err : "");
+}
+
+START_TEST(test_cli_errors)
+{
+	char *out, *err, missing[512];
+
+	expect_exit((const char *const[]){ "--no-such-flag", NULL }, 2, &out, &err);
+	ck_assert_msg(strstr(err, "--no-such-flag") != NULL, "unknown flag not named: %s", err);
+	free(out);
+	free(err);
+
+	expect_exit((const char *const[]){ "--listen", "nonsense", NULL }, 2, &out, &err);
+	ck_assert_msg(strstr(err, "nonsense") != NULL && strstr(err, "listen") != NULL, "bad --listen: %s", err);
+	free(out);
+	free(err);
+
+	expect_exit((const char *const[]){ "--config", NULL }, 2, &out, &err);
+	ck_assert_msg(strstr(err, "config") != NULL, "--config without a value: %s", err);
+	free(out);
+	free(err);
+
+	expect_exit((const char *const[]){ "--config", CONF_UNKNOWN_KEY, "--listen", "127.0.0.1:1", NULL }, 2, &out,
+		    &err);
+	ck_assert_msg(strstr(err, CONF_UNKNOWN_KEY ":3:") != NULL, "unknown key: no %s:3: in: %s", CONF_UNKNOWN_KEY,
+		      err);
+	ck_assert_msg(strstr(err, "frobnicate") != NULL, "unknown key not named: %s", err);
+	free(out);
+	free(err);
+
+	snprintf(missing, sizeof(missing), "%s/does-not-exist.conf", mw_tmp_root());
+	expect_exit((const char *const[]){ "--config", missing, "--listen", "127.0.0.1:1", NULL }, 2, &out, &err);
+	ck_assert_msg(strstr(err, missing) != NULL, "missing config not named: %s", err);
+	free(out);
+	free(err);
+
+	expect_exit((const char *const[]){ "--version", NULL }, 0, &out, &err);
+	ck_assert_msg(strncmp(out, "memwatchd ", 10) == 0, "--version printed '%s'", out);
+	free(out);
+	free(err);
+
+	expect_exit((const char *const[]){ "--help", NULL }, 0, &out, &err);
+	ck_assert_msg(strstr(out, "--config") != NULL, "--help printed '%s'", out);
+	free(out);
+	free(err);
+}
+END_TEST
+
+/* The row of a --check table for one collector: "NAME STATE MODE REASON". */
+static bool check_row(const char *out, const char *name, char *state, size_t state_len, char *rest, size_t rest_len)
+{
+	size_t nlen = strlen(name);
+	const char *p;
+
+	for (p = out; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		const char *s, *e;
+
+		if (strncmp(p, name, nlen) != 0 || (p[nlen] != ' ' && p[nlen] != '\t'))
+			continue;
+		for (s = p + nlen; *s == ' ' || *s == '\t'; s++)
+			;
+		e = s + strcspn(s, " \t\n");
+		snprintf(state, state_len, "%.*s", (int)(e - s), s);
+		snprintf(rest, rest_len, "%.*s", (int)strcspn(e, "\n"), e);
+		return true;
+	}
+	return false;
+}
+
+START_TEST(test_check_mode)
+{
+	static const char *const names[] = { "meminfo", "psi", "kswapd" };
+	char *out, *err, state[64], rest[512];
+	size_t i;
+
+	expect_exit((const char *const[]){ "--check", "--config", CONF_BASIC, NULL }, 0, &out, &err);
+	for (i = 0; i < 3; i++) {
+		ck_assert_msg(check_row(out, names[i], state, sizeof(state), rest, sizeof(rest)),
+			      "--check table has no %s row:\n%s", names[i], out);
+		ck_assert_msg(strcmp(state, "active") == 0, "--check: %s is %s%s", names[i], state, rest);
+	}
+	free(out);
+	free(err);
+}
+END_TEST
+
+/* ---- several instances ---- */
+
+START_TEST(test_two_instances)
+{
+	struct mw_daemon *a = start_or_fail(CONF_BASIC, false);
+	struct mw_daemon *b = start_or_fail(CONF_FAST, false);
+	struct mw_daemon *both[2] = { a, b };
+	double windows[2];
+	char *body;
+	int i;
+
+	ck_assert_int_ne(a->port, b->port);
+	for (i = 0; i < 2; i++) {
+		body = scrape_or_fail(both[i]);
+		ck_assert_msg(mw_metric(body, "memwatch_collector_info", "collector=\"kswapd\",state=\"active\"", NULL,
+					NULL, 0),
+			      "instance %d: kswapd not active:\n%s", i, body);
+		ck_assert(metric_or_fail(body, "memwatch_collector_up", "collector=\"kswapd\"") == 1.0);
+		windows[i] = metric_or_fail(body, "memwatch_window_seconds", NULL);
+		free(body);
+	}
+	ck_assert_msg(windows[0] == 1.0 && windows[1] == 0.2, "windows %g and %g, want 1 and 0.2", windows[0],
+		      windows[1]);
+
+	assert_clean_stop(a);
+	assert_still_serving(b, "stopping the other instance");
+	body = scrape_or_fail(b);
+	ck_assert_msg(mw_metric(body, "memwatch_collector_info", "collector=\"kswapd\",state=\"active\"", NULL, NULL, 0),
+		      "kswapd no longer active after the other instance stopped:\n%s", body);
+	ck_assert(mw_metric(body, "memwatch_kswapd_wakeups_total", NULL, NULL, NULL, 0));
+	free(body);
+	/* Its windows keep coming, too. */
+	body = scrape_or_fail(b);
+	{
+		double t0 = metric_or_fail(body, "memwatch_window_end_timestamp_seconds", NULL), t1 = t0;
+
+		ck_assert_msg(mw_poll_metric(b->port, "memwatch_window_end_timestamp_seconds", NULL, POLL_TIMEOUT_MS,
+					     mw_pred_gt, t0, &t1),
+			      "no new window after the other instance stopped (%f)", t1);
+	}
+	free(body);
+	assert_clean_stop(b);
+}
+END_TEST
+
+/* ---- degraded collectors ---- */
+
+START_TEST(test_psi_degraded)
+{
+	struct mw_daemon *d = start_or_fail(CONF_PSI_MISSING, true);
+	char labels[1024], state[64], reason[512], status[1024], *out, *err, rest[512];
+	const char *msg;
+	char *body;
+	double v;
+
+	body = scrape_or_fail(d);
+	ck_assert_msg(mw_metric(body, "memwatch_collector_info", "collector=\"psi\"", &v, labels, sizeof(labels)),
+		      "no collector_info for psi:\n%s", body);
+	ck_assert(mw_label(labels, "state", state, sizeof(state)));
+	ck_assert(mw_label(labels, "reason", reason, sizeof(reason)));
+	ck_assert_msg(strcmp(state, "degraded") == 0, "psi state '%s', want degraded", state);
+	ck_assert_msg(reason[0] != '\0', "psi degraded without a reason");
+	ck_assert_msg(strstr(reason, "/nonexistent/pressure") != NULL, "psi reason does not name the path: '%s'",
+		      reason);
+	ck_assert_msg(metric_or_fail(body, "memwatch_collector_up", "collector=\"psi\"") == 0.0, "psi up");
+	ck_assert_msg(!mw_metric(body, "memwatch_pressure_memory_some_seconds_total", NULL, NULL, NULL, 0),
+		      "PSI series present although psi is degraded");
+	/* The others carry on. */
+	ck_assert(metric_or_fail(body, "memwatch_collector_up", "collector=\"meminfo\"") == 1.0);
+	ck_assert(metric_or_fail(body, "memwatch_collector_up", "collector=\"kswapd\"") == 1.0);
+	ck_assert(mw_metric(body, "memwatch_memory_total_bytes", NULL, NULL, NULL, 0));
+	free(body);
+
+	msg = mw_notify_wait(d, "READY=1", NOTIFY_TIMEOUT_MS);
+	ck_assert_msg(msg != NULL, "no READY=1 with psi degraded");
+	ck_assert_msg(mw_notify_field(msg, "STATUS", status, sizeof(status)) && strstr(status, "psi") &&
+			      strstr(status, "degraded"),
+		      "STATUS does not mention the degraded psi: '%s'", msg);
+	ck_assert(mw_log_wait(d, POLL_TIMEOUT_MS, (const char *const[]){ "psi", "degraded", NULL }));
+	assert_still_serving(d, "a degraded psi");
+	assert_clean_stop(d);
+
+	expect_exit((const char *const[]){ "--check", "--config", CONF_PSI_MISSING, NULL }, 0, &out, &err);
+	ck_assert_msg(check_row(out, "psi", state, sizeof(state), rest, sizeof(rest)), "no psi row:\n%s", out);
+	ck_assert_msg(strcmp(state, "degraded") == 0, "--check: psi %s%s", state, rest);
+	ck_assert_msg(strstr(rest, "/nonexistent/pressure") != NULL, "--check: psi reason '%s'", rest);
+	ck_assert(check_row(out, "kswapd", state, sizeof(state), rest, sizeof(rest)));
+	ck_assert_str_eq(state, "active");
+	free(out);
+	free(err);
+}
+END_TEST
+
+/* ---- windows ---- */
+
+START_TEST(test_windows_progress)
+{
+	struct mw_daemon *d = start_or_fail(CONF_FAST, false);
+	double t0, t1 = 0, t2 = 0;
+	char *body = scrape_or_fail(d);
+
+	ck_assert(metric_or_fail(body, "memwatch_window_seconds", NULL) == 0.2);
+	t0 = metric_or_fail(body, "memwatch_window_end_timestamp_seconds", NULL);
+	free(body);
+	ck_assert_msg(mw_poll_metric(d->port, "memwatch_window_end_timestamp_seconds", NULL, POLL_TIMEOUT_MS,
+				     mw_pred_gt, t0, &t1),
+		      "window end stayed at %f", t0);
+	ck_assert_msg(mw_poll_metric(d->port, "memwatch_window_end_timestamp_seconds", NULL, POLL_TIMEOUT_MS,
+				     mw_pred_gt, t1, &t2),
+		      "window end stayed at %f", t1);
+	ck_assert(t0 < t1 && t1 < t2);
+	assert_clean_stop(d);
+}
+END_TEST
+
+static TCase *tcase(const char *name)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_set_timeout(tc, TEST_TIMEOUT_SEC);
+	return tc;
+}
+
+static Suite *daemon_suite(void)
+{
+	Suite *s = suite_create("memwatchd");
+	TCase *tc;
+
+	tc = tcase("metrics");
+	tcase_add_test(tc, test_metrics_content_type_and_promtool);
+	tcase_add_test(tc, test_meminfo_matches_proc);
+	tcase_add_test(tc, test_kswapd_active);
+	tcase_add_test(tc, test_windows_progress);
+	suite_add_tcase(s, tc);
+
+	tc = tcase("lifecycle");
+	tcase_add_test(tc, test_notify_ready_status_stopping);
+	tcase_add_test(tc, test_reload_broken_then_good);
+	tcase_add_test(tc, test_two_instances);
+	suite_add_tcase(s, tc);
+
+	tc = tcase("http");
+	tcase_add_test(tc, test_http_errors);
+	tcase_add_test(tc, test_http_malformed);
+	tcase_add_test(tc, test_http_half_open_connections);
+	tcase_add_test(tc, test_http_stalled_partial_request);
+	tcase_add_test(tc, test_healthz_and_landing_page);
+	suite_add_tcase(s, tc);
+
+	tc = tcase("cli");
+	tcase_add_test(tc, test_cli_errors);
+	tcase_add_test(tc, test_check_mode);
+	suite_add_tcase(s, tc);
+
+	tc = tcase("collectors");
+	tcase_add_test(tc, test_psi_degraded);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+/* Prints every daemon log left in the temp tree, for meson's error log. */
+static void dump_logs(const char *dir)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd),
+		 "for f in '%s'/daemon.*/stderr.log; do [ -s \"$f\" ] && { echo \"==== $f\"; cat \"$f\"; }; done 1>&2",
+		 dir);
+	(void)!system(cmd);
+}
+
+int main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "memwatchd integration tests need root (BPF): skipping\n");
+		return 77;
+	}
+	if (access(MEMWATCHD_PATH, X_OK) < 0) {
+		fprintf(stderr, "%s: %m\n", MEMWATCHD_PATH);
+		return 99;
+	}
+	if (mw_init_tmp_root() < 0) {
+		fprintf(stderr, "cannot create a temporary directory: %m\n");
+		return 99;
+	}
+	sr = srunner_create(daemon_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	if (failed) {
+		dump_logs(mw_tmp_root());
+		fprintf(stderr, "daemon logs and configs kept in %s\n", mw_tmp_root());
+	} else {
+		mw_remove_tmp_root();
+	}
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

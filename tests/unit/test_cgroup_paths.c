@@ -1,0 +1,745 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgroup_paths.h"
+#include "fileio.h"
+
+#ifndef FIXTURES_DIR
+#error "FIXTURES_DIR must be defined by the build"
+#endif
+
+/* ---- cgroup_find_memory_root ---------------------------------------- */
+
+/* The test's answer to "does this cgroup2 mount have the memory controller":
+ * the mount points listed in memory_mounts (NULL-terminated) do. Every
+ * question is logged. */
+static const char *const *memory_mounts;
+static char asked[16][512];
+static size_t n_asked;
+
+static void log_question(const char *mountpoint)
+{
+	ck_assert_uint_lt(n_asked, 16);
+	snprintf(asked[n_asked++], sizeof(asked[0]), "%s", mountpoint);
+}
+
+static bool listed_have_memory(const char *mountpoint)
+{
+	const char *const *m;
+
+	log_question(mountpoint);
+	for (m = memory_mounts; m && *m; m++)
+		if (strcmp(*m, mountpoint) == 0)
+			return true;
+	return false;
+}
+
+static bool all_have_memory(const char *mountpoint)
+{
+	log_question(mountpoint);
+	return true;
+}
+
+static void reset_questions(const char *const *mounts)
+{
+	memory_mounts = mounts;
+	n_asked = 0;
+	memset(asked, 0, sizeof(asked));
+}
+
+static char *load_fixture(const char *name)
+{
+	char path[512], *text = NULL;
+
+	snprintf(path, sizeof(path), "%s/mountinfo/%s", FIXTURES_DIR, name);
+	ck_assert_msg(read_full_file(path, 1 << 20, &text, NULL) == 0, "cannot read %s", path);
+	return text;
+}
+
+/* Runs the parser on a fixture; returns the mode, root in a static buffer. */
+static enum cgroup_memory_mode find_in(const char *fixture, bool (*cb)(const char *), const char **root)
+{
+	static char buf[4096];
+	char *text = load_fixture(fixture);
+	enum cgroup_memory_mode mode;
+
+	memset(buf, 0, sizeof(buf));
+	mode = cgroup_find_memory_root(text, buf, sizeof(buf), cb);
+	free(text);
+	*root = buf;
+	return mode;
+}
+
+START_TEST(test_v2_host)
+{
+	static const char *const yes[] = { "/sys/fs/cgroup", NULL };
+	static const char *const no[] = { NULL };
+	const char *root;
+
+	reset_questions(yes);
+	ck_assert_int_eq(find_in("v2", listed_have_memory, &root), CGROUP_MEMORY_V2);
+	ck_assert_str_eq(root, "/sys/fs/cgroup");
+	ck_assert_uint_eq(n_asked, 1);
+	ck_assert_str_eq(asked[0], "/sys/fs/cgroup");
+
+	/* memory not enabled on the only hierarchy, no v1 one: nothing. */
+	reset_questions(no);
+	ck_assert_int_eq(find_in("v2", listed_have_memory, &root), CGROUP_MEMORY_NONE);
+	ck_assert_uint_eq(n_asked, 1);
+	ck_assert_str_eq(asked[0], "/sys/fs/cgroup");
+
+	/* No callback: cgroup2 mounts cannot be confirmed. */
+	ck_assert_int_eq(find_in("v2", NULL, &root), CGROUP_MEMORY_NONE);
+}
+END_TEST
+
+/* Recorded from a real hybrid host: v1 controllers under /sys/fs/cgroup/X,
+ * an empty cgroup2 at /sys/fs/cgroup/unified. */
+START_TEST(test_hybrid_host)
+{
+	static const char *const none[] = { NULL };
+	static const char *const unified[] = { "/sys/fs/cgroup/unified", NULL };
+	const char *root;
+
+	reset_questions(none);
+	ck_assert_int_eq(find_in("hybrid", listed_have_memory, &root), CGROUP_MEMORY_V1);
+	ck_assert_str_eq(root, "/sys/fs/cgroup/memory");
+	/* Only cgroup2 mounts are asked about, and the tmpfs at /sys/fs/cgroup is not one. */
+	ck_assert_uint_eq(n_asked, 1);
+	ck_assert_str_eq(asked[0], "/sys/fs/cgroup/unified");
+
+	/* If the unified hierarchy had memory, it would win over v1, although
+	 * it comes later in the file. */
+	reset_questions(unified);
+	ck_assert_int_eq(find_in("hybrid", listed_have_memory, &root), CGROUP_MEMORY_V2);
+	ck_assert_str_eq(root, "/sys/fs/cgroup/unified");
+
+	ck_assert_int_eq(find_in("hybrid", NULL, &root), CGROUP_MEMORY_V1);
+	ck_assert_str_eq(root, "/sys/fs/cgroup/memory");
+}
+END_TEST
+
+START_TEST(test_v1_host)
+{
+	const char *root;
+
+	reset_questions(NULL);
+	ck_assert_int_eq(find_in("v1", all_have_memory, &root), CGROUP_MEMORY_V1);
+	/* The first memory hierarchy, not the later bind mount of it; commas in
+	 * other mount points ("cpu,cpuacct") do not confuse the option match. */
+	ck_assert_str_eq(root, "/sys/fs/cgroup/memory");
+	ck_assert_uint_eq(n_asked, 0);
+}
+END_TEST
+
+START_TEST(test_no_cgroups)
+{
+	const char *root;
+
+	/* tmpfs mounts at /memory with source "memory" and option "memory", or
+	 * with source "cgroup2", are not cgroups. */
+	reset_questions(NULL);
+	ck_assert_int_eq(find_in("none", all_have_memory, &root), CGROUP_MEMORY_NONE);
+	ck_assert_uint_eq(n_asked, 0);
+}
+END_TEST
+
+START_TEST(test_escaped_mountpoint)
+{
+	static const char *const none[] = { NULL };
+	const char *root;
+
+	/* \040 space, \011 tab, \134 backslash: unescaped before the callback
+	 * is asked and in the root returned. */
+	reset_questions(NULL);
+	ck_assert_int_eq(find_in("escaped", all_have_memory, &root), CGROUP_MEMORY_V2);
+	ck_assert_str_eq(root, "/run/my cgroup\tv2\\x");
+	ck_assert_uint_eq(n_asked, 1);
+	ck_assert_str_eq(asked[0], "/run/my cgroup\tv2\\x");
+
+	reset_questions(none);
+	ck_assert_int_eq(find_in("escaped", listed_have_memory, &root), CGROUP_MEMORY_V1);
+	ck_assert_str_eq(root, "/srv/legacy memory");
+}
+END_TEST
+
+START_TEST(test_garbage_lines)
+{
+	const char *root;
+
+	/* Empty, truncated, binary, overlong (> 4 KiB) and malformed lines are
+	 * skipped; the valid last line (no trailing newline) still counts. None
+	 * of the broken cgroup2 lines reaches the callback. */
+	reset_questions(NULL);
+	ck_assert_int_eq(find_in("garbage", all_have_memory, &root), CGROUP_MEMORY_V1);
+	ck_assert_str_eq(root, "/sys/fs/cgroup/memory");
+	ck_assert_uint_eq(n_asked, 0);
+}
+END_TEST
+
+/* Feeds every prefix of a fixture (as a read cut short would): the answer
+ * must flip from NONE to mode exactly once the needle is complete. */
+static void check_prefixes(const char *fixture, const char *needle, bool (*cb)(const char *),
+			   enum cgroup_memory_mode mode, const char *want_root)
+{
+	char *text = load_fixture(fixture);
+	const char *at = strstr(text, needle);
+	size_t len, total = strlen(text), boundary;
+
+	ck_assert_ptr_nonnull(at);
+	boundary = (size_t)(at - text) + strlen(needle);
+	for (len = 0; len <= total; len++) {
+		char *prefix = strndup(text, len), root[256] = "";
+		enum cgroup_memory_mode got;
+
+		ck_assert_ptr_nonnull(prefix);
+		reset_questions(memory_mounts);
+		got = cgroup_find_memory_root(prefix, root, sizeof(root), cb);
+		free(prefix);
+		ck_assert_msg(got == (len >= boundary ? mode : CGROUP_MEMORY_NONE), "%s cut at %zu/%zu: mode %d",
+			      fixture, len, total, (int)got);
+		if (got != CGROUP_MEMORY_NONE)
+			ck_assert_str_eq(root, want_root);
+	}
+	free(text);
+}
+
+START_TEST(test_truncated_input)
+{
+	static const char *const none[] = { NULL };
+	static const char *const v2[] = { "/sys/fs/cgroup", NULL };
+
+	/* v1: "rw,memor" is not the memory controller. */
+	reset_questions(none);
+	check_prefixes("hybrid", "cgroup cgroup rw,memory", listed_have_memory, CGROUP_MEMORY_V1, "/sys/fs/cgroup/memory");
+	/* v2: the line counts once all of its fields are there. */
+	reset_questions(v2);
+	check_prefixes("v2", "- cgroup2 cgroup2 r", listed_have_memory, CGROUP_MEMORY_V2, "/sys/fs/cgroup");
+}
+END_TEST
+
+START_TEST(test_inline_cases)
+{
+	static const char *const second[] = { "/sys/fs/cgroup/nested", NULL };
+	enum { SMALL = 8 };
+	char root[64];
+
+	reset_questions(NULL);
+	ck_assert_int_eq(cgroup_find_memory_root("", root, sizeof(root), all_have_memory), CGROUP_MEMORY_NONE);
+	ck_assert_int_eq(cgroup_find_memory_root("\n\n\n", root, sizeof(root), all_have_memory),
+			 CGROUP_MEMORY_NONE);
+	ck_assert_uint_eq(n_asked, 0);
+
+	/* Two cgroup2 mounts: the one with memory wins, in any position. */
+	reset_questions(second);
+	ck_assert_int_eq(cgroup_find_memory_root("1 0 0:1 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n"
+						 "2 1 0:2 / /sys/fs/cgroup/nested rw - cgroup2 cgroup2 rw\n",
+						 root, sizeof(root), listed_have_memory),
+			 CGROUP_MEMORY_V2);
+	ck_assert_str_eq(root, "/sys/fs/cgroup/nested");
+	ck_assert_uint_eq(n_asked, 2);
+
+	/* A v2 mount without memory before a v1 memory one. */
+	reset_questions(NULL);
+	ck_assert_int_eq(cgroup_find_memory_root("1 0 0:1 / /a rw - cgroup2 cgroup2 rw\n"
+						 "2 0 0:2 / /b rw shared:3 master:4 - cgroup cgroup rw,memory\n",
+						 root, sizeof(root), listed_have_memory),
+			 CGROUP_MEMORY_V1);
+	ck_assert_str_eq(root, "/b");
+
+	/* Option matching is by whole option. */
+	ck_assert_int_eq(cgroup_find_memory_root("2 0 0:2 / /b rw - cgroup cgroup memory\n", root, sizeof(root),
+						 NULL),
+			 CGROUP_MEMORY_V1);
+	ck_assert_int_eq(cgroup_find_memory_root("2 0 0:2 / /b rw - cgroup cgroup memory,rw\n", root,
+						 sizeof(root), NULL),
+			 CGROUP_MEMORY_V1);
+	ck_assert_int_eq(cgroup_find_memory_root("2 0 0:2 / /b rw - cgroup cgroup rw,memory2,xmemory,memor\n",
+						 root, sizeof(root), NULL),
+			 CGROUP_MEMORY_NONE);
+	ck_assert_int_eq(cgroup_find_memory_root("2 0 0:2 / /b rw - cgroup cgroup ,,\n", root, sizeof(root), NULL),
+			 CGROUP_MEMORY_NONE);
+
+	/* A root buffer too small: cut, NUL-terminated, nothing written past it. */
+	{
+		char guard[SMALL + 8];
+
+		memset(guard, 'G', sizeof(guard));
+		ck_assert_int_eq(cgroup_find_memory_root("1 0 0:1 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory",
+							 guard, SMALL, NULL),
+				 CGROUP_MEMORY_V1);
+		ck_assert_str_eq(guard, "/sys/fs");
+		ck_assert_int_eq(guard[SMALL], 'G');
+	}
+}
+END_TEST
+
+/* ---- temporary directory trees ---------------------------------------- */
+
+/* One temporary directory per test case, made and removed by the parent
+ * process (an unchecked fixture), so it goes away even when a test fails.
+ * Each test builds its own tree below it. */
+static char tmpdir[256];
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static void tmpdir_setup(void)
+{
+	const char *base = getenv("TMPDIR");
+
+	snprintf(tmpdir, sizeof(tmpdir), "%s/test_cgroup_paths.XXXXXX", base && *base ? base : "/tmp");
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		abort();
+	}
+}
+
+static void tmpdir_teardown(void)
+{
+	if (tmpdir[0])
+		nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	tmpdir[0] = '\0';
+}
+
+/* tmpdir/<printf>, in a static buffer (one of four, so a few can be live). */
+static _printf_(1, 2) const char *tpath(const char *fmt, ...)
+{
+	static char bufs[4][1024];
+	static unsigned next;
+	char *buf = bufs[next++ % 4];
+	va_list ap;
+	int n;
+
+	n = snprintf(buf, sizeof(bufs[0]), "%s/", tmpdir);
+	va_start(ap, fmt);
+	vsnprintf(buf + n, sizeof(bufs[0]) - (size_t)n, fmt, ap);
+	va_end(ap);
+	return buf;
+}
+
+static void mkdir_ok(const char *path)
+{
+	ck_assert_msg(mkdir(path, 0755) == 0, "mkdir %s: %s", path, strerror(errno));
+}
+
+static void rmdir_ok(const char *path)
+{
+	ck_assert_msg(rmdir(path) == 0, "rmdir %s: %s", path, strerror(errno));
+}
+
+static uint64_t ino_of(const char *path)
+{
+	struct stat st;
+
+	ck_assert_msg(stat(path, &st) == 0, "stat %s: %s", path, strerror(errno));
+	return (uint64_t)st.st_ino;
+}
+
+static void touch(const char *path)
+{
+	FILE *f = fopen(path, "we");
+
+	ck_assert_msg(f != NULL, "cannot create %s", path);
+	fclose(f);
+}
+
+static size_t open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	size_t n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+#define SEC 1000000ULL
+#define ODD_NAME "odd name \"q\""
+
+/* tmpdir/name/{a/b, c, ODD_NAME, file, link -> a}; returns tmpdir/name. */
+static const char *make_basic_tree(const char *name)
+{
+	mkdir_ok(tpath("%s", name));
+	mkdir_ok(tpath("%s/a", name));
+	mkdir_ok(tpath("%s/a/b", name));
+	mkdir_ok(tpath("%s/c", name));
+	mkdir_ok(tpath("%s/" ODD_NAME, name));
+	touch(tpath("%s/file", name));
+	ck_assert_int_eq(symlink("a", tpath("%s/link", name)), 0);
+	return tpath("%s", name);
+}
+
+START_TEST(test_paths_lookup)
+{
+	char root[1024];
+	_cleanup_(cgroup_paths_freep) struct cgroup_paths *cp = NULL;
+
+	snprintf(root, sizeof(root), "%s", make_basic_tree("basic"));
+	cp = cgroup_paths_new(root, 16, 100, 10 * SEC);
+	ck_assert_ptr_nonnull(cp);
+	ck_assert_str_eq(cgroup_paths_root(cp), root);
+	ck_assert_uint_eq(cgroup_paths_count(cp), 0); /* nothing scanned yet */
+
+	/* The first lookup scans. */
+	ck_assert_str_eq(cgroup_paths_lookup(cp, ino_of(root), 1), "/");
+	ck_assert_uint_eq(cgroup_paths_count(cp), 5); /* root, a, a/b, c, odd name */
+	ck_assert_str_eq(cgroup_paths_lookup(cp, ino_of(tpath("basic/a")), 2), "/a");
+	ck_assert_str_eq(cgroup_paths_lookup(cp, ino_of(tpath("basic/a/b")), 3), "/a/b");
+	ck_assert_str_eq(cgroup_paths_lookup(cp, ino_of(tpath("basic/c")), 4), "/c");
+	ck_assert_str_eq(cgroup_paths_lookup(cp, ino_of(tpath("basic/" ODD_NAME)), 5), "/" ODD_NAME);
+	/* Files and symlinks are not cgroups. */
+	ck_assert_ptr_null(cgroup_paths_lookup(cp, ino_of(tpath("basic/file")), 6));
+	ck_assert_ptr_null(cgroup_paths_lookup(cp, 0, 7));
+	ck_assert_uint_eq(cgroup_paths_count(cp), 5);
+
+	/* An explicit rescan gives the same table. */
+	ck_assert_int_eq(cgroup_paths_rescan(cp), 0);
+	ck_assert_uint_eq(cgroup_paths_count(cp), 5);
+	ck_assert_str_eq(cgroup_paths_lookup(cp, ino_of(tpath("basic/a/b")), 8), "/a/b");
+}
+END_TEST
+
+START_TEST(test_paths_root_trailing_slash)
+{
+	char root[1024];
+	struct cgroup_paths *cp;
+
+	snprintf(root, sizeof(root), "%s/", make_basic_tree("slash"));
+	cp = cgroup_paths_new(root, 16, 100, SEC);
+	ck_assert_ptr_nonnull(cp);
+	ck_assert_int_eq(cgroup_paths_rescan(cp), 0);
+	ck_assert_uint_eq(cgroup_paths_count(cp), 5);
+	ck_assert_str_eq(cgroup_paths_lookup(cp, ino_of(root), 1), "/");
+	ck_assert_str_eq(cgroup_paths_lookup(cp, ino_of(tpath("slash/a/b")), 1), "/a/b");
+	cgroup_paths_free(cp);
+	cgroup_paths_free(NULL);
+}
+END_TEST
+
+START_TEST(test_paths_rescan_rate_limit)
+{
+	const uint64_t t0 = 1000 * SEC, min = 5 * SEC;
+	char root[1024];
+	struct cgroup_paths *cp;
+	uint64_t d, e;
+
+	snprintf(root, sizeof(root), "%s", make_basic_tree("rate"));
+	cp = cgroup_paths_new(root, 16, 100, min);
+	ck_assert_ptr_nonnull(cp);
+	ck_assert_str_eq(cgroup_paths_lookup(cp, ino_of(root), t0), "/");
+
+	mkdir_ok(tpath("rate/d"));
+	d = ino_of(tpath("rate/d"));
+	/* A miss within min_rescan_usec of the last scan does not rescan... */
+	ck_assert_ptr_null(cgroup_paths_lookup(cp, d, t0 + 1));
+	ck_assert_ptr_null(cgroup_paths_lookup(cp, d, t0 + min - 1));
+	ck_assert_uint_eq(cgroup_paths_count(cp), 5);
+	/* ...nor does a hit, however late. */
+	ck_assert_str_eq(cgroup_paths_lookup(cp, ino_of(tpath("rate/a")), t0 + 100 * SEC), "/a");
+	ck_assert_uint_eq(cgroup_paths_count(cp), 5);
+	/* Once it has passed, a miss rescans and finds the new directory. */
+	ck_assert_str_eq(cgroup_paths_lookup(cp, d, t0 + min), "/d");
+	ck_assert_uint_eq(cgroup_paths_count(cp), 6);
+
+	/* The interval counts from that rescan, not from the first one. */
+	mkdir_ok(tpath("rate/a/b/e"));
+	e = ino_of(tpath("rate/a/b/e"));
+	ck_assert_ptr_null(cgroup_paths_lookup(cp, e, t0 + min + 1));
+	ck_assert_ptr_null(cgroup_paths_lookup(cp, e, t0 + 2 * min - 1));
+	ck_assert_str_eq(cgroup_paths_lookup(cp, e, t0 + 2 * min), "/a/b/e");
+	ck_assert_uint_eq(cgroup_paths_count(cp), 7);
+
+	/* min_rescan_usec 0: every miss rescans. */
+	cgroup_paths_free(cp);
+	cp = cgroup_paths_new(root, 16, 100, 0);
+	ck_assert_ptr_nonnull(cp);
+	ck_assert_str_eq(cgroup_paths_lookup(cp, d, t0), "/d");
+	mkdir_ok(tpath("rate/f"));
+	ck_assert_str_eq(cgroup_paths_lookup(cp, ino_of(tpath("rate/f")), t0), "/f");
+	cgroup_paths_free(cp);
+}
+END_TEST
+
+START_TEST(test_paths_removed_dir)
+{
+	const uint64_t t0 = 50 * SEC, min = SEC;
+	char root[1024];
+	struct cgroup_paths *cp;
+	uint64_t b, c, n;
+
+	snprintf(root, sizeof(root), "%s", make_basic_tree("removed"));
+	b = ino_of(tpath("removed/a/b"));
+	c = ino_of(tpath("removed/c"));
+	cp = cgroup_paths_new(root, 16, 100, min);
+	ck_assert_ptr_nonnull(cp);
+	ck_assert_str_eq(cgroup_paths_lookup(cp, b, t0), "/a/b");
+
+	rmdir_ok(tpath("removed/a/b"));
+	rmdir_ok(tpath("removed/c"));
+	/* Still cached until something triggers a rescan. */
+	ck_assert_str_eq(cgroup_paths_lookup(cp, b, t0 + 10 * min), "/a/b");
+	/* A new directory may get a removed one's inode number: after a rescan
+	 * (triggered by a miss) it must have its own path, never the old one. */
+	mkdir_ok(tpath("removed/new"));
+	n = ino_of(tpath("removed/new"));
+	ck_assert_ptr_null(cgroup_paths_lookup(cp, ino_of(tpath("removed/file")), t0 + 10 * min));
+	ck_assert_uint_eq(cgroup_paths_count(cp), 4); /* root, a, odd name, new */
+	ck_assert_str_eq(cgroup_paths_lookup(cp, n, t0 + 10 * min), "/new");
+	if (b != n)
+		ck_assert_ptr_null(cgroup_paths_lookup(cp, b, t0 + 20 * min));
+	if (c != n)
+		ck_assert_ptr_null(cgroup_paths_lookup(cp, c, t0 + 30 * min));
+	ck_assert_str_eq(cgroup_paths_lookup(cp, ino_of(tpath("removed/a")), t0 + 40 * min), "/a");
+
+	/* Through an explicit rescan too. */
+	rmdir_ok(tpath("removed/new"));
+	ck_assert_int_eq(cgroup_paths_rescan(cp), 0);
+	ck_assert_uint_eq(cgroup_paths_count(cp), 3);
+	ck_assert_ptr_null(cgroup_paths_lookup(cp, n, t0 + 40 * min + 1));
+	cgroup_paths_free(cp);
+}
+END_TEST
+
+/* root/d1/d2/d3/d4 */
+START_TEST(test_paths_max_depth)
+{
+	static const char *const want[] = { "/", "/d1", "/d1/d2", "/d1/d2/d3", "/d1/d2/d3/d4" };
+	uint64_t ids[5];
+	unsigned depth;
+	size_t i, fds;
+
+	mkdir_ok(tpath("deep"));
+	mkdir_ok(tpath("deep/d1"));
+	mkdir_ok(tpath("deep/d1/d2"));
+	mkdir_ok(tpath("deep/d1/d2/d3"));
+	mkdir_ok(tpath("deep/d1/d2/d3/d4"));
+	ids[0] = ino_of(tpath("deep"));
+	ids[1] = ino_of(tpath("deep/d1"));
+	ids[2] = ino_of(tpath("deep/d1/d2"));
+	ids[3] = ino_of(tpath("deep/d1/d2/d3"));
+	ids[4] = ino_of(tpath("deep/d1/d2/d3/d4"));
+
+	fds = open_fds();
+	/* max_depth N: the root and N levels below it. */
+	for (depth = 0; depth <= 6; depth++) {
+		struct cgroup_paths *cp = cgroup_paths_new(tpath("deep"), depth, 100, SEC);
+		size_t levels = depth < 4 ? depth : 4;
+		int round;
+
+		ck_assert_ptr_nonnull(cp);
+		/* Rescanning over and over leaks no descriptors where the walk stops. */
+		for (round = 0; round < 20; round++)
+			ck_assert_int_eq(cgroup_paths_rescan(cp), 0);
+		ck_assert_uint_eq(cgroup_paths_count(cp), levels + 1);
+		for (i = 0; i < 5; i++) {
+			const char *p = cgroup_paths_lookup(cp, ids[i], 1);
+
+			if (i <= levels)
+				ck_assert_str_eq(p, want[i]);
+			else
+				ck_assert_ptr_null(p);
+		}
+		cgroup_paths_free(cp);
+		ck_assert_uint_eq(open_fds(), fds);
+	}
+}
+END_TEST
+
+START_TEST(test_paths_max_entries)
+{
+	uint64_t ids[10];
+	char name[32];
+	size_t i, found;
+	struct cgroup_paths *cp;
+
+	mkdir_ok(tpath("wide"));
+	for (i = 0; i < 10; i++) {
+		snprintf(name, sizeof(name), "wide/c%zu", i);
+		mkdir_ok(tpath("%s", name));
+		ids[i] = ino_of(tpath("%s", name));
+	}
+
+	/* Room for the root and 3 children: the table is partial, and says so. */
+	cp = cgroup_paths_new(tpath("wide"), 8, 4, SEC);
+	ck_assert_ptr_nonnull(cp);
+	ck_assert_int_eq(cgroup_paths_rescan(cp), -ENOSPC);
+	ck_assert_uint_eq(cgroup_paths_count(cp), 4);
+	ck_assert_str_eq(cgroup_paths_lookup(cp, ino_of(tpath("wide")), 1), "/");
+	for (i = 0, found = 0; i < 10; i++) {
+		const char *p = cgroup_paths_lookup(cp, ids[i], 1);
+
+		if (p) {
+			snprintf(name, sizeof(name), "/c%zu", i);
+			ck_assert_str_eq(p, name);
+			found++;
+		}
+	}
+	ck_assert_uint_eq(found, 3);
+	cgroup_paths_free(cp);
+
+	/* Just enough. */
+	cp = cgroup_paths_new(tpath("wide"), 8, 11, SEC);
+	ck_assert_ptr_nonnull(cp);
+	ck_assert_int_eq(cgroup_paths_rescan(cp), 0);
+	ck_assert_uint_eq(cgroup_paths_count(cp), 11);
+	for (i = 0; i < 10; i++)
+		ck_assert_ptr_nonnull(cgroup_paths_lookup(cp, ids[i], 1));
+	cgroup_paths_free(cp);
+
+	/* The root only. */
+	cp = cgroup_paths_new(tpath("wide"), 8, 1, SEC);
+	ck_assert_ptr_nonnull(cp);
+	ck_assert_int_eq(cgroup_paths_rescan(cp), -ENOSPC);
+	ck_assert_uint_eq(cgroup_paths_count(cp), 1);
+	ck_assert_str_eq(cgroup_paths_lookup(cp, ino_of(tpath("wide")), 1), "/");
+	cgroup_paths_free(cp);
+
+	/* No room at all: an error, an empty table. */
+	cp = cgroup_paths_new(tpath("wide"), 8, 0, SEC);
+	ck_assert_ptr_nonnull(cp);
+	ck_assert_int_lt(cgroup_paths_rescan(cp), 0);
+	ck_assert_uint_eq(cgroup_paths_count(cp), 0);
+	ck_assert_ptr_null(cgroup_paths_lookup(cp, ino_of(tpath("wide")), 1));
+	cgroup_paths_free(cp);
+
+	/* A table larger than the initial 64 slots. */
+	mkdir_ok(tpath("many"));
+	for (i = 0; i < 200; i++) {
+		snprintf(name, sizeof(name), "many/m%zu", i);
+		mkdir_ok(tpath("%s", name));
+	}
+	cp = cgroup_paths_new(tpath("many"), 8, 1000, SEC);
+	ck_assert_ptr_nonnull(cp);
+	ck_assert_int_eq(cgroup_paths_rescan(cp), 0);
+	ck_assert_uint_eq(cgroup_paths_count(cp), 201);
+	for (i = 0; i < 200; i++) {
+		snprintf(name, sizeof(name), "many/m%zu", i);
+		ck_assert_str_eq(cgroup_paths_lookup(cp, ino_of(tpath("%s", name)), 1), name + 4);
+	}
+	cgroup_paths_free(cp);
+}
+END_TEST
+
+START_TEST(test_paths_missing_root)
+{
+	const uint64_t min = SEC;
+	char root[1024];
+	struct cgroup_paths *cp;
+
+	snprintf(root, sizeof(root), "%s", tpath("missing"));
+	cp = cgroup_paths_new(root, 8, 100, min);
+	ck_assert_ptr_nonnull(cp);
+	ck_assert_int_eq(cgroup_paths_rescan(cp), -ENOENT);
+	ck_assert_uint_eq(cgroup_paths_count(cp), 0);
+	ck_assert_ptr_null(cgroup_paths_lookup(cp, 1, 10 * min));
+	ck_assert_ptr_null(cgroup_paths_lookup(cp, ino_of(tmpdir), 11 * min));
+	ck_assert_uint_eq(cgroup_paths_count(cp), 0);
+
+	/* It appears later: found once a rescan is due. */
+	mkdir_ok(root);
+	ck_assert_str_eq(cgroup_paths_lookup(cp, ino_of(root), 20 * min), "/");
+	ck_assert_uint_eq(cgroup_paths_count(cp), 1);
+
+	/* A root that is a file. */
+	cgroup_paths_free(cp);
+	touch(tpath("plain"));
+	cp = cgroup_paths_new(tpath("plain"), 8, 100, min);
+	ck_assert_ptr_nonnull(cp);
+	ck_assert_int_eq(cgroup_paths_rescan(cp), -ENOTDIR);
+	ck_assert_uint_eq(cgroup_paths_count(cp), 0);
+	ck_assert_ptr_null(cgroup_paths_lookup(cp, ino_of(tpath("plain")), 1));
+	cgroup_paths_free(cp);
+}
+END_TEST
+
+START_TEST(test_v2_has_memory_reads_controllers)
+{
+	mkdir_ok(tpath("cg"));
+	ck_assert(!cgroup_v2_has_memory(tpath("cg"))); /* no cgroup.controllers */
+	{
+		FILE *f = fopen(tpath("cg/cgroup.controllers"), "we");
+
+		ck_assert_ptr_nonnull(f);
+		fputs("cpuset cpu io memory hugetlb pids rdma misc\n", f);
+		fclose(f);
+	}
+	ck_assert(cgroup_v2_has_memory(tpath("cg")));
+	{
+		FILE *f = fopen(tpath("cg/cgroup.controllers"), "we");
+
+		ck_assert_ptr_nonnull(f);
+		fputs("cpuset cpu memoryx io\n", f);
+		fclose(f);
+	}
+	ck_assert(!cgroup_v2_has_memory(tpath("cg")));
+	ck_assert_int_eq(truncate(tpath("cg/cgroup.controllers"), 0), 0); /* empty: nothing enabled */
+	ck_assert(!cgroup_v2_has_memory(tpath("cg")));
+	{
+		FILE *f = fopen(tpath("cg/cgroup.controllers"), "we");
+
+		ck_assert_ptr_nonnull(f);
+		fputs("memory", f); /* no newline */
+		fclose(f);
+	}
+	ck_assert(cgroup_v2_has_memory(tpath("cg")));
+}
+END_TEST
+
+static Suite *cgroup_paths_suite(void)
+{
+	Suite *s = suite_create("cgroup_paths");
+	TCase *mi = tcase_create("mountinfo");
+	TCase *tree = tcase_create("tree");
+
+	tcase_add_test(mi, test_v2_host);
+	tcase_add_test(mi, test_hybrid_host);
+	tcase_add_test(mi, test_v1_host);
+	tcase_add_test(mi, test_no_cgroups);
+	tcase_add_test(mi, test_escaped_mountpoint);
+	tcase_add_test(mi, test_garbage_lines);
+	tcase_add_test(mi, test_truncated_input);
+	tcase_add_test(mi, test_inline_cases);
+	suite_add_tcase(s, mi);
+
+	/* Each test makes its own tree below tmpdir, so one case is enough. */
+	tcase_add_unchecked_fixture(tree, tmpdir_setup, tmpdir_teardown);
+	tcase_add_test(tree, test_paths_lookup);
+	tcase_add_test(tree, test_paths_root_trailing_slash);
+	tcase_add_test(tree, test_paths_rescan_rate_limit);
+	tcase_add_test(tree, test_paths_removed_dir);
+	tcase_add_test(tree, test_paths_max_depth);
+	tcase_add_test(tree, test_paths_max_entries);
+	tcase_add_test(tree, test_paths_missing_root);
+	tcase_add_test(tree, test_v2_has_memory_reads_controllers);
+	suite_add_tcase(s, tree);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(cgroup_paths_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,872 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#include <check.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracker.h"
+
+/* Counters used by most tests: ranked by NS, then COUNT; EXTRA is tracked
+ * but never ranked on. */
+enum { C_COUNT, C_NS, C_EXTRA, N_COUNTERS };
+
+struct spec {
+	uint64_t key, gen;
+	uint64_t v[N_COUNTERS];
+	const char *label;
+};
+
+/* A fresh window as tracker_update wants it: malloc'ed, owned by the tracker
+ * afterwards. A calloc'ed 1-element array for an empty window, like the
+ * daemon's read_map. */
+static struct tracked_row *make_rows(const struct spec *sp, size_t n)
+{
+	struct tracked_row *rows = calloc(n ? n : 1, sizeof(*rows));
+	size_t i;
+
+	ck_assert_ptr_nonnull(rows);
+	for (i = 0; i < n; i++) {
+		rows[i].key = sp[i].key;
+		rows[i].generation = sp[i].gen;
+		memcpy(rows[i].value, sp[i].v, sizeof(sp[i].v));
+		if (sp[i].label)
+			snprintf(rows[i].label, sizeof(rows[i].label), "%s", sp[i].label);
+		/* Garbage the tracker must overwrite. */
+		memset(rows[i].delta, 0xa5, sizeof(rows[i].delta));
+		rows[i].last_change_usec = 0xdeadbeef;
+	}
+	return rows;
+}
+
+static void update(struct tracker *t, const struct spec *sp, size_t n, uint64_t now)
+{
+	tracker_update(t, make_rows(sp, n), n, now);
+	ck_assert_uint_eq(t->n_rows, n);
+}
+
+static const struct tracked_row *find(const struct tracker *t, uint64_t key)
+{
+	size_t i;
+
+	for (i = 0; i < t->n_rows; i++)
+		if (t->rows[i].key == key)
+			return &t->rows[i];
+	return NULL;
+}
+
+static const struct tracked_row *get(const struct tracker *t, uint64_t key)
+{
+	const struct tracked_row *r = find(t, key);
+
+	ck_assert_msg(r != NULL, "key %llu missing", (unsigned long long)key);
+	return r;
+}
+
+static void assert_delta(const struct tracker *t, uint64_t key, uint64_t count, uint64_t ns, uint64_t extra)
+{
+	const struct tracked_row *r = get(t, key);
+
+	ck_assert_msg(r->delta[C_COUNT] == count && r->delta[C_NS] == ns && r->delta[C_EXTRA] == extra,
+		      "key %llu: delta (%llu,%llu,%llu), want (%llu,%llu,%llu)", (unsigned long long)key,
+		      (unsigned long long)r->delta[C_COUNT], (unsigned long long)r->delta[C_NS],
+		      (unsigned long long)r->delta[C_EXTRA], (unsigned long long)count, (unsigned long long)ns,
+		      (unsigned long long)extra);
+}
+
+static void assert_sorted(const struct tracker *t)
+{
+	size_t i;
+
+	for (i = 1; i < t->n_rows; i++)
+		ck_assert_uint_lt(t->rows[i - 1].key, t->rows[i].key);
+}
+
+static void assert_keys(const struct tracked_row *const *out, size_t n, const uint64_t *want, size_t n_want)
+{
+	size_t i;
+
+	ck_assert_uint_eq(n, n_want);
+	for (i = 0; i < n; i++)
+		ck_assert_msg(out[i]->key == want[i], "rank %zu: key %llu, want %llu", i,
+			      (unsigned long long)out[i]->key, (unsigned long long)want[i]);
+}
+
+static void assert_other(const struct tracker *t, uint64_t count, uint64_t ns, uint64_t extra)
+{
+	ck_assert_msg(t->other[C_COUNT] == count && t->other[C_NS] == ns && t->other[C_EXTRA] == extra,
+		      "other (%llu,%llu,%llu), want (%llu,%llu,%llu)", (unsigned long long)t->other[C_COUNT],
+		      (unsigned long long)t->other[C_NS], (unsigned long long)t->other[C_EXTRA],
+		      (unsigned long long)count, (unsigned long long)ns, (unsigned long long)extra);
+}
+
+START_TEST(test_init_done)
+{
+	struct tracker t;
+
+	tracker_init(&t, N_COUNTERS, C_NS, C_COUNT);
+	ck_assert_uint_eq(t.n_counters, N_COUNTERS);
+	ck_assert_uint_eq(t.rank_by[0], C_NS);
+	ck_assert_uint_eq(t.rank_by[1], C_COUNT);
+	ck_assert_ptr_null(t.rows);
+	ck_assert_uint_eq(t.n_rows, 0);
+	assert_other(&t, 0, 0, 0);
+	tracker_done(&t);
+	tracker_done(&t); /* twice is harmless */
+
+	tracker_init(&t, 100, 0, 1);
+	ck_assert_uint_eq(t.n_counters, TRACKER_MAX_COUNTERS);
+	tracker_done(&t);
+}
+END_TEST
+
+START_TEST(test_first_window)
+{
+	static const struct spec w1[] = {
+		{ 30, 1, { 3, 300, 0 }, "c" },
+		{ 10, 1, { 1, 100, 7 }, "a" },
+		{ 20, 1, { 0, 0, 0 }, "b" },
+		{ 5, 1, { 0, 0, 9 }, "" },
+	};
+	struct tracker t;
+
+	tracker_init(&t, N_COUNTERS, C_NS, C_COUNT);
+	update(&t, w1, 4, 1000);
+	assert_sorted(&t);
+	ck_assert_uint_eq(t.rows[0].key, 5);
+	ck_assert_uint_eq(t.rows[3].key, 30);
+	/* No previous window: the deltas are the values. */
+	assert_delta(&t, 5, 0, 0, 9);
+	assert_delta(&t, 10, 1, 100, 7);
+	assert_delta(&t, 20, 0, 0, 0);
+	assert_delta(&t, 30, 3, 300, 0);
+	/* Changed rows are stamped; a row that never changed is not. */
+	ck_assert_uint_eq(get(&t, 5)->last_change_usec, 1000);
+	ck_assert_uint_eq(get(&t, 10)->last_change_usec, 1000);
+	ck_assert_uint_eq(get(&t, 20)->last_change_usec, 0);
+	ck_assert_uint_eq(get(&t, 30)->last_change_usec, 1000);
+	ck_assert_str_eq(get(&t, 10)->label, "a");
+	ck_assert_str_eq(get(&t, 20)->label, "b");
+	ck_assert_str_eq(get(&t, 5)->label, "");
+	ck_assert_uint_eq(get(&t, 10)->generation, 1);
+	ck_assert_uint_eq(get(&t, 10)->value[C_NS], 100);
+	tracker_done(&t);
+}
+END_TEST
+
+START_TEST(test_second_window)
+{
+	static const struct spec w1[] = {
+		{ 1, 7, { 1, 100, 5 }, "a" },
+		{ 2, 7, { 2, 200, 0 }, "b" },
+		{ 3, 7, { 0, 0, 0 }, "c" },
+	};
+	static const struct spec w2[] = {
+		{ 3, 7, { 4, 40, 0 }, "c" },
+		{ 2, 7, { 2, 200, 0 }, "b" },
+		{ 1, 7, { 5, 150, 5 }, "a" },
+	};
+	static const struct spec w3[] = {
+		{ 1, 7, { 5, 150, 6 }, "a" },
+		{ 2, 7, { 2, 200, 0 }, "b" },
+		{ 3, 7, { 4, 40, 0 }, "c" },
+	};
+	struct tracker t;
+
+	tracker_init(&t, N_COUNTERS, C_NS, C_COUNT);
+	update(&t, w1, 3, 1000);
+	update(&t, w2, 3, 2000);
+	assert_sorted(&t);
+	assert_delta(&t, 1, 4, 50, 0);
+	assert_delta(&t, 2, 0, 0, 0);
+	assert_delta(&t, 3, 4, 40, 0);
+	ck_assert_uint_eq(get(&t, 1)->last_change_usec, 2000);
+	ck_assert_uint_eq(get(&t, 2)->last_change_usec, 1000); /* carried over */
+	ck_assert_uint_eq(get(&t, 3)->last_change_usec, 2000);
+
+	/* A change in a counter that is not ranked on still counts as a change. */
+	update(&t, w3, 3, 3000);
+	assert_delta(&t, 1, 0, 0, 1);
+	assert_delta(&t, 2, 0, 0, 0);
+	assert_delta(&t, 3, 0, 0, 0);
+	ck_assert_uint_eq(get(&t, 1)->last_change_usec, 3000);
+	ck_assert_uint_eq(get(&t, 2)->last_change_usec, 1000);
+	ck_assert_uint_eq(get(&t, 3)->last_change_usec, 2000);
+	tracker_done(&t);
+}
+END_TEST
+
+START_TEST(test_vanished_key_comes_back)
+{
+	static const struct spec w1[] = {
+		{ 1, 1, { 1, 10, 0 }, "a" },
+		{ 2, 1, { 2, 20, 0 }, "b" },
+		{ 3, 1, { 3, 30, 0 }, "c" },
+	};
+	static const struct spec w2[] = {
+		{ 1, 1, { 1, 11, 0 }, "a" },
+		{ 3, 1, { 3, 33, 0 }, "c" },
+	};
+	static const struct spec w3[] = {
+		{ 1, 1, { 1, 11, 0 }, "" },
+		{ 2, 1, { 2, 25, 0 }, "" },
+		{ 3, 1, { 3, 33, 0 }, "" },
+	};
+	struct tracker t;
+
+	tracker_init(&t, N_COUNTERS, C_NS, C_COUNT);
+	update(&t, w1, 3, 1000);
+	update(&t, w2, 2, 2000);
+	ck_assert_ptr_null(find(&t, 2));
+	assert_delta(&t, 1, 0, 1, 0);
+	assert_delta(&t, 3, 0, 3, 0);
+	/* Key 2 was not in the previous window: a new entity, counted from zero;
+	 * its old label is forgotten. */
+	update(&t, w3, 3, 3000);
+	assert_delta(&t, 2, 2, 25, 0);
+	ck_assert_uint_eq(get(&t, 2)->last_change_usec, 3000);
+	ck_assert_str_eq(get(&t, 2)->label, "");
+	ck_assert_str_eq(get(&t, 1)->label, "a");
+	ck_assert_str_eq(get(&t, 3)->label, "c");
+	assert_delta(&t, 1, 0, 0, 0);
+	ck_assert_uint_eq(get(&t, 1)->last_change_usec, 2000);
+	tracker_done(&t);
+}
+END_TEST
+
+START_TEST(test_generation_change)
+{
+	static const struct spec w1[] = {
+		{ 42, 100, { 5, 500, 1 }, "old" },
+		{ 43, 100, { 1, 10, 0 }, "keep" },
+	};
+	/* Pid 42 reused by a new process with larger counters: from zero, not
+	 * the difference. */
+	static const struct spec w2[] = {
+		{ 42, 200, { 7, 700, 2 }, "" },
+		{ 43, 100, { 1, 10, 0 }, "" },
+	};
+	/* Reused again, nothing counted yet: no delta and never changed. */
+	static const struct spec w3[] = {
+		{ 42, 300, { 0, 0, 0 }, "new" },
+		{ 43, 100, { 1, 10, 0 }, "" },
+	};
+	/* Reused with smaller counters: no "went backwards" confusion either. */
+	static const struct spec w4[] = {
+		{ 42, 400, { 9, 90, 0 }, "newer" },
+	};
+	struct tracker t;
+
+	tracker_init(&t, N_COUNTERS, C_NS, C_COUNT);
+	update(&t, w1, 2, 1000);
+	update(&t, w2, 2, 2000);
+	assert_delta(&t, 42, 7, 700, 2);
+	ck_assert_uint_eq(get(&t, 42)->generation, 200);
+	ck_assert_uint_eq(get(&t, 42)->last_change_usec, 2000);
+	/* The old process' label does not stick to the new one... */
+	ck_assert_str_eq(get(&t, 42)->label, "");
+	/* ...while a same-generation row keeps its label. */
+	ck_assert_str_eq(get(&t, 43)->label, "keep");
+	assert_delta(&t, 43, 0, 0, 0);
+
+	update(&t, w3, 2, 3000);
+	assert_delta(&t, 42, 0, 0, 0);
+	ck_assert_uint_eq(get(&t, 42)->last_change_usec, 0);
+	ck_assert(tracker_row_idle(get(&t, 42), UINT64_MAX, 3000));
+	ck_assert_str_eq(get(&t, 42)->label, "new");
+
+	update(&t, w4, 1, 4000);
+	assert_delta(&t, 42, 9, 90, 0);
+	ck_assert_str_eq(get(&t, 42)->label, "newer");
+	tracker_done(&t);
+}
+END_TEST
+
+START_TEST(test_counter_backwards)
+{
+	static const struct spec w1[] = {
+		{ 1, 1, { 100, 1000, 50 }, "x" },
+	};
+	/* COUNT went backwards (entry evicted and re-created): its delta is the
+	 * new value; the others are differences as usual. */
+	static const struct spec w2[] = {
+		{ 1, 1, { 30, 1500, 50 }, "" },
+	};
+	static const struct spec w3[] = {
+		{ 1, 1, { 0, 1500, 50 }, "" },
+	};
+	static const struct spec w4[] = {
+		{ 1, 1, { 4, 1500, 50 }, "" },
+	};
+	struct tracker t;
+
+	tracker_init(&t, N_COUNTERS, C_NS, C_COUNT);
+	update(&t, w1, 1, 1000);
+	update(&t, w2, 1, 2000);
+	assert_delta(&t, 1, 30, 500, 0);
+	ck_assert_uint_eq(get(&t, 1)->last_change_usec, 2000);
+	ck_assert_str_eq(get(&t, 1)->label, "x");
+	/* Back to zero: no delta, hence no change. */
+	update(&t, w3, 1, 3000);
+	assert_delta(&t, 1, 0, 0, 0);
+	ck_assert_uint_eq(get(&t, 1)->last_change_usec, 2000);
+	update(&t, w4, 1, 4000);
+	assert_delta(&t, 1, 4, 0, 0);
+	ck_assert_uint_eq(get(&t, 1)->last_change_usec, 4000);
+	tracker_done(&t);
+}
+END_TEST
+
+START_TEST(test_label_carried_over)
+{
+	static const struct spec w1[] = { { 9, 1, { 1, 1, 1 }, "bash" } };
+	static const struct spec w2[] = { { 9, 1, { 2, 2, 2 }, "" } };
+	static const struct spec w4[] = { { 9, 1, { 3, 3, 3 }, "zsh" } };
+	static char long_label[TRACKER_LABEL_MAX];
+	struct spec wl[] = { { 9, 1, { 4, 4, 4 }, long_label } };
+	struct tracker t;
+
+	tracker_init(&t, N_COUNTERS, C_NS, C_COUNT);
+	update(&t, w1, 1, 1000);
+	update(&t, w2, 1, 2000);
+	ck_assert_str_eq(get(&t, 9)->label, "bash");
+	/* Carried over again: a carried label is the previous one next time. */
+	update(&t, w2, 1, 3000);
+	ck_assert_str_eq(get(&t, 9)->label, "bash");
+	/* A non-empty label replaces it. */
+	update(&t, w4, 1, 4000);
+	ck_assert_str_eq(get(&t, 9)->label, "zsh");
+	update(&t, w2, 1, 5000);
+	ck_assert_str_eq(get(&t, 9)->label, "zsh");
+
+	/* A label of the maximum length survives being carried. */
+	memset(long_label, 'L', sizeof(long_label) - 1);
+	long_label[sizeof(long_label) - 1] = '\0';
+	update(&t, wl, 1, 6000);
+	update(&t, w2, 1, 7000);
+	ck_assert_uint_eq(strlen(get(&t, 9)->label), TRACKER_LABEL_MAX - 1);
+	ck_assert_str_eq(get(&t, 9)->label, long_label);
+	tracker_done(&t);
+}
+END_TEST
+
+/* Ranked by NS delta, then COUNT delta, then most recent change, then key. */
+START_TEST(test_ranking)
+{
+	static const struct spec w1[] = {
+		{ 10, 1, { 1, 0, 0 }, "changed at 1000" },
+		{ 12, 1, { 0, 0, 0 }, "never changed" },
+	};
+	static const struct spec w2[] = {
+		{ 10, 1, { 1, 0, 0 }, "" },
+		{ 11, 1, { 0, 0, 1 }, "changed at 2000" },
+		{ 12, 1, { 0, 0, 0 }, "" },
+		{ 13, 1, { 0, 1, 0 }, "changed at 2000" },
+	};
+	/* In this window's deltas (previous values are 0 for keys 1..7). */
+	static const struct spec w3[] = {
+		{ 7, 1, { 0, 0, 999 }, "only EXTRA" },
+		{ 6, 1, { 3, 20, 0 }, "" },
+		{ 5, 1, { 5, 0, 0 }, "" },
+		{ 4, 1, { 0, 50, 0 }, "" },
+		{ 3, 1, { 0, 1, 0 }, "" },
+		{ 2, 1, { 9, 20, 0 }, "" },
+		{ 1, 1, { 3, 20, 0 }, "" },
+		{ 10, 1, { 1, 0, 0 }, "" },
+		{ 11, 1, { 0, 0, 1 }, "" },
+		{ 12, 1, { 0, 0, 0 }, "" },
+		{ 13, 1, { 0, 1, 0 }, "" },
+	};
+	static const uint64_t want[] = { 4, 2, 1, 6, 3, 5, 7, 11, 13, 10 };
+	const struct tracked_row *out[16];
+	struct tracker t;
+	size_t n;
+
+	tracker_init(&t, N_COUNTERS, C_NS, C_COUNT);
+	update(&t, w1, 2, 1000);
+	update(&t, w2, 4, 2000);
+	update(&t, w3, 11, 3000);
+	/* The ttl keeps the rows that changed at 1000 and 2000 as candidates;
+	 * key 12 never changed and is not one. */
+	n = tracker_select(&t, 16, 5000, 3000, out);
+	assert_keys(out, n, want, 10);
+	for (n = 0; n < 10; n++)
+		ck_assert_ptr_eq(out[n], get(&t, out[n]->key)); /* points into the table */
+	assert_other(&t, 0, 0, 0);
+	tracker_done(&t);
+
+	/* The secondary counter breaks ties of the primary one, whatever their
+	 * indices: rank by EXTRA, then NS. */
+	{
+		static const struct spec w[] = {
+			{ 1, 1, { 100, 1, 5 }, "" },
+			{ 2, 1, { 0, 2, 5 }, "" },
+			{ 3, 1, { 0, 0, 6 }, "" },
+			{ 4, 1, { 50, 0, 0 }, "" },
+		};
+		static const uint64_t want2[] = { 3, 2, 1, 4 };
+
+		tracker_init(&t, N_COUNTERS, C_EXTRA, C_NS);
+		update(&t, w, 4, 1000);
+		n = tracker_select(&t, 16, 0, 1000, out);
+		assert_keys(out, n, want2, 4);
+		tracker_done(&t);
+	}
+}
+END_TEST
+
+START_TEST(test_top_k_and_other)
+{
+	static const struct spec w1[] = {
+		{ 1, 1, { 1, 100, 0 }, "k1" },
+		{ 2, 1, { 2, 50, 0 }, "k2" },
+		{ 3, 1, { 3, 10, 0 }, "k3" },
+		{ 4, 1, { 1, 5, 0 }, "k4" },
+	};
+	static const struct spec w2[] = {
+		{ 1, 1, { 1, 100, 0 }, "" },
+		{ 2, 1, { 5, 80, 0 }, "" },
+		{ 3, 1, { 4, 200, 0 }, "" },
+		{ 4, 1, { 2, 6, 0 }, "" },
+	};
+	static const struct spec w3[] = {
+		{ 2, 1, { 5, 80, 0 }, "" },
+		{ 3, 1, { 4, 200, 0 }, "" },
+		{ 4, 1, { 10, 6, 0 }, "" },
+		{ 5, 1, { 1, 1000, 0 }, "k5" },
+	};
+	static const struct spec w4[] = {
+		{ 2, 1, { 6, 81, 1 }, "" },
+		{ 3, 1, { 5, 201, 1 }, "" },
+		{ 4, 1, { 11, 7, 1 }, "" },
+		{ 5, 1, { 2, 1001, 1 }, "" },
+	};
+	static const struct spec w5[] = {
+		{ 2, 1, { 6, 81, 1 }, "" },
+		{ 3, 1, { 105, 201, 1 }, "" },
+		{ 4, 1, { 11, 7, 1 }, "" },
+		{ 5, 1, { 2, 1001, 1 }, "" },
+	};
+	const struct tracked_row *out[4];
+	struct tracker t;
+	size_t n;
+
+	tracker_init(&t, N_COUNTERS, C_NS, C_COUNT);
+
+	update(&t, w1, 4, 1000);
+	n = tracker_select(&t, 2, 0, 1000, out);
+	assert_keys(out, n, (const uint64_t[]){ 1, 2 }, 2);
+	assert_other(&t, 4, 15, 0); /* k3 + k4 */
+
+	update(&t, w2, 4, 2000);
+	n = tracker_select(&t, 2, 0, 2000, out);
+	/* k1 did not change: not a candidate with ttl 0 (and adds nothing). */
+	assert_keys(out, n, (const uint64_t[]){ 3, 2 }, 2);
+	assert_other(&t, 5, 16, 0); /* + k4's (1, 1) */
+
+	update(&t, w3, 4, 3000);
+	n = tracker_select(&t, 2, 0, 3000, out);
+	assert_keys(out, n, (const uint64_t[]){ 5, 4 }, 2);
+	assert_other(&t, 5, 16, 0);
+
+	/* All equal: the lowest keys win. */
+	update(&t, w4, 4, 4000);
+	n = tracker_select(&t, 2, 0, 4000, out);
+	assert_keys(out, n, (const uint64_t[]){ 2, 3 }, 2);
+	assert_other(&t, 7, 18, 2); /* + k4's and k5's (1, 1, 1) */
+
+	/* top_k 0: all of it goes to other. */
+	update(&t, w5, 4, 5000);
+	n = tracker_select(&t, 0, 0, 5000, out);
+	ck_assert_uint_eq(n, 0);
+	assert_other(&t, 107, 18, 2);
+
+	/* Nothing changed: nothing exported, nothing added. */
+	update(&t, w5, 4, 6000);
+	n = tracker_select(&t, 4, 0, 6000, out);
+	ck_assert_uint_eq(n, 0);
+	assert_other(&t, 107, 18, 2);
+
+	/* Fewer candidates than top_k: all of them exported, nothing added. */
+	update(&t, w4, 4, 7000); /* k3's COUNT went backwards: a reset */
+	n = tracker_select(&t, 4, 0, 7000, out);
+	assert_keys(out, n, (const uint64_t[]){ 3 }, 1);
+	ck_assert_uint_eq(out[0]->delta[C_COUNT], 5);
+	assert_other(&t, 107, 18, 2);
+	tracker_done(&t);
+}
+END_TEST
+
+/* other, checked against the rows that were not exported, over windows with
+ * churn. */
+START_TEST(test_other_is_sum_of_rest)
+{
+	enum { WINDOWS = 12, KEYS = 9, TOP_K = 3 };
+	const struct tracked_row *out[TOP_K];
+	uint64_t prev_other[N_COUNTERS] = { 0 }, values[KEYS] = { 0 };
+	struct tracker t;
+	size_t w;
+
+	tracker_init(&t, N_COUNTERS, C_NS, C_COUNT);
+	for (w = 0; w < WINDOWS; w++) {
+		struct spec sp[KEYS];
+		uint64_t rest[N_COUNTERS] = { 0 };
+		size_t i, n = 0, k;
+
+		for (i = 0; i < KEYS; i++) {
+			if ((i + w) % 4 == 0)
+				continue; /* absent this window */
+			values[i] += (i * 7 + w * 3) % 5;
+			sp[n++] = (struct spec){ i + 1, 1, { values[i], values[i] * 10, w }, "" };
+		}
+		update(&t, sp, n, 1000 * (w + 1));
+		k = tracker_select(&t, TOP_K, 1500, 1000 * (w + 1), out);
+		ck_assert_uint_le(k, TOP_K);
+		for (i = 0; i < t.n_rows; i++) {
+			const struct tracked_row *r = &t.rows[i];
+			bool exported = false;
+			size_t j, c;
+
+			for (j = 0; j < k; j++)
+				if (out[j] == r)
+					exported = true;
+			if (!exported)
+				for (c = 0; c < N_COUNTERS; c++)
+					rest[c] += r->delta[c];
+		}
+		for (i = 0; i < N_COUNTERS; i++) {
+			ck_assert_uint_ge(t.other[i], prev_other[i]);
+			ck_assert_uint_eq(t.other[i] - prev_other[i], rest[i]);
+			prev_other[i] = t.other[i];
+		}
+	}
+	ck_assert_uint_gt(t.other[C_NS], 0);
+	tracker_done(&t);
+}
+END_TEST
+
+START_TEST(test_ttl)
+{
+	static const struct spec w1[] = {
+		{ 1, 1, { 1, 1, 0 }, "" },
+		{ 2, 1, { 1, 1, 0 }, "" },
+	};
+	static const struct spec w2[] = {
+		{ 1, 1, { 2, 2, 0 }, "" },
+		{ 2, 1, { 1, 1, 0 }, "" },
+	};
+	static const struct spec w3[] = {
+		{ 1, 1, { 3, 3, 0 }, "" },
+		{ 2, 1, { 2, 2, 0 }, "" },
+	};
+	const struct tracked_row *out[4];
+	struct tracker zero, ttl;
+	size_t n;
+
+	tracker_init(&zero, N_COUNTERS, C_NS, C_COUNT);
+	tracker_init(&ttl, N_COUNTERS, C_NS, C_COUNT);
+	update(&zero, w1, 2, 1000);
+	update(&ttl, w1, 2, 1000);
+	ck_assert_uint_eq(tracker_select(&zero, 4, 0, 1000, out), 2);
+	ck_assert_uint_eq(tracker_select(&ttl, 4, 1500, 1000, out), 2);
+
+	/* ttl 0: only what changed in this window. */
+	update(&zero, w2, 2, 2000);
+	n = tracker_select(&zero, 4, 0, 2000, out);
+	assert_keys(out, n, (const uint64_t[]){ 1 }, 1);
+
+	/* An idle row within the ttl is still a candidate, ranked after the
+	 * changed one; at exactly ttl it still is. */
+	update(&ttl, w2, 2, 2000);
+	n = tracker_select(&ttl, 4, 1500, 2000, out);
+	assert_keys(out, n, (const uint64_t[]){ 1, 2 }, 2);
+	update(&ttl, w2, 2, 2500);
+	n = tracker_select(&ttl, 4, 1500, 2500, out);
+	assert_keys(out, n, (const uint64_t[]){ 1, 2 }, 2);
+	ck_assert_uint_eq(get(&ttl, 1)->last_change_usec, 2000);
+	ck_assert_uint_eq(get(&ttl, 2)->last_change_usec, 1000);
+	/* Beyond it, it is not. */
+	update(&ttl, w2, 2, 2501);
+	n = tracker_select(&ttl, 4, 1500, 2501, out);
+	assert_keys(out, n, (const uint64_t[]){ 1 }, 1);
+	update(&ttl, w2, 2, 3500);
+	n = tracker_select(&ttl, 4, 1500, 3500, out);
+	assert_keys(out, n, (const uint64_t[]){ 1 }, 1);
+	update(&ttl, w2, 2, 3501);
+	n = tracker_select(&ttl, 4, 1500, 3501, out);
+	ck_assert_uint_eq(n, 0);
+	/* Idle rows had nothing to add. */
+	assert_other(&zero, 0, 0, 0);
+	assert_other(&ttl, 0, 0, 0);
+
+	/* An idle candidate can still lose the top_k cut: its zero delta goes to
+	 * other, which does not move. */
+	update(&ttl, w3, 2, 5000);
+	n = tracker_select(&ttl, 4, 1500, 5000, out);
+	assert_keys(out, n, (const uint64_t[]){ 1, 2 }, 2);
+	update(&ttl, w3, 2, 6000);
+	n = tracker_select(&ttl, 1, 1500, 6000, out);
+	assert_keys(out, n, (const uint64_t[]){ 1 }, 1);
+	assert_other(&ttl, 0, 0, 0);
+	tracker_done(&zero);
+	tracker_done(&ttl);
+}
+END_TEST
+
+START_TEST(test_row_idle)
+{
+	struct tracked_row r = { .key = 1 };
+
+	/* Never changed: idle whatever the ttl. */
+	ck_assert(tracker_row_idle(&r, 0, 0));
+	ck_assert(tracker_row_idle(&r, UINT64_MAX, 5000));
+
+	r.last_change_usec = 1000;
+	ck_assert(!tracker_row_idle(&r, 500, 1000));
+	ck_assert(!tracker_row_idle(&r, 500, 1400));
+	ck_assert(!tracker_row_idle(&r, 500, 1500));
+	ck_assert(tracker_row_idle(&r, 500, 1501));
+	ck_assert(!tracker_row_idle(&r, 0, 1000));
+	ck_assert(tracker_row_idle(&r, 0, 1001));
+	ck_assert(!tracker_row_idle(&r, UINT64_MAX, UINT64_MAX));
+}
+END_TEST
+
+START_TEST(test_empty_window)
+{
+	static const struct spec w1[] = {
+		{ 1, 1, { 1, 10, 0 }, "a" },
+		{ 2, 1, { 2, 20, 0 }, "b" },
+	};
+	static const struct spec w3[] = {
+		{ 1, 1, { 1, 15, 0 }, "" },
+	};
+	const struct tracked_row *out[2] = { NULL, NULL };
+	struct tracker t;
+	size_t n;
+
+	tracker_init(&t, N_COUNTERS, C_NS, C_COUNT);
+	/* Empty from the start. */
+	update(&t, NULL, 0, 500);
+	ck_assert_uint_eq(tracker_select(&t, 2, 0, 500, out), 0);
+	ck_assert_ptr_null(out[0]);
+
+	update(&t, w1, 2, 1000);
+	n = tracker_select(&t, 1, 0, 1000, out);
+	assert_keys(out, n, (const uint64_t[]){ 2 }, 1);
+	assert_other(&t, 1, 10, 0);
+
+	out[0] = out[1] = NULL;
+	update(&t, NULL, 0, 2000);
+	ck_assert_uint_eq(tracker_select(&t, 2, 5000, 2000, out), 0);
+	ck_assert_ptr_null(out[0]);
+	assert_other(&t, 1, 10, 0);
+
+	/* After an empty window, everything is new again. */
+	update(&t, w3, 1, 3000);
+	assert_delta(&t, 1, 1, 15, 0);
+	ck_assert_str_eq(get(&t, 1)->label, "");
+	tracker_done(&t);
+
+	/* Done right after an empty window frees the 1-element array. */
+	tracker_init(&t, N_COUNTERS, C_NS, C_COUNT);
+	update(&t, NULL, 0, 1000);
+	tracker_done(&t);
+}
+END_TEST
+
+/* xorshift64*: deterministic, so a failure can be replayed. */
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 2685821657736338717ULL;
+}
+
+static uint64_t rnd_below(uint64_t n)
+{
+	return rnd() % n;
+}
+
+struct model_entry {
+	bool present;
+	uint64_t gen;
+	uint64_t v[N_COUNTERS];
+	uint64_t last_change;
+};
+
+/* Random rows over 200 windows: what is exported plus what other grew by
+ * equals all the deltas, window by window and in total; the deltas, the
+ * candidate count and the ranking match an independent model. */
+START_TEST(test_property_conservation)
+{
+	enum { WINDOWS = 200, KEYS = 40, MAX_TOP_K = 8 };
+	static const uint64_t ttls[] = { 0, 1000, 2500, 10000 };
+	struct model_entry model[KEYS];
+	uint64_t total_all[N_COUNTERS] = { 0 }, total_exported[N_COUNTERS] = { 0 };
+	uint64_t other_before[N_COUNTERS];
+	const struct tracked_row *out[MAX_TOP_K];
+	struct tracker t;
+	size_t w, c, exported_rows = 0, cut_rows = 0;
+
+	rng_state = 0x9e3779b97f4a7c15ULL ^ (uint64_t)_i;
+	memset(model, 0, sizeof(model));
+	tracker_init(&t, N_COUNTERS, C_NS, C_COUNT);
+	for (w = 0; w < WINDOWS; w++) {
+		uint64_t now = 1000 * (w + 1), ttl = ttls[rnd_below(4)];
+		uint64_t want_delta[KEYS][N_COUNTERS], window_all[N_COUNTERS] = { 0 };
+		uint64_t window_exported[N_COUNTERS] = { 0 };
+		bool in_window[KEYS];
+		struct tracked_row *fresh = calloc(KEYS, sizeof(*fresh));
+		size_t top_k = rnd_below(MAX_TOP_K + 1), n = 0, candidates = 0, k, i;
+
+		ck_assert_ptr_nonnull(fresh);
+		for (i = 0; i < KEYS; i++) {
+			struct model_entry *m = &model[i];
+			struct tracked_row *r;
+			uint64_t gen = m->gen;
+			bool same, changed = false;
+
+			in_window[i] = rnd_below(5) != 0;
+			if (!in_window[i]) {
+				m->present = false;
+				continue;
+			}
+			if (rnd_below(20) == 0)
+				gen++; /* reused key */
+			same = m->present && gen == m->gen;
+			r = &fresh[n++];
+			r->key = i * 1000 + 7;
+			r->generation = gen;
+			for (c = 0; c < N_COUNTERS; c++) {
+				uint64_t before = same ? m->v[c] : 0, v;
+
+				switch (rnd_below(8)) {
+				case 0:
+					v = rnd_below(50); /* reset: may go backwards */
+					break;
+				case 1:
+				case 2:
+				case 3:
+					v = before; /* unchanged */
+					break;
+				default:
+					v = before + rnd_below(1000);
+				}
+				r->value[c] = v;
+				want_delta[i][c] = v >= before ? v - before : v;
+				window_all[c] += want_delta[i][c];
+				if (want_delta[i][c])
+					changed = true;
+				m->v[c] = v;
+			}
+			m->last_change = changed ? now : same ? m->last_change : 0;
+			m->gen = gen;
+			m->present = true;
+			if (m->last_change && now - m->last_change <= ttl)
+				candidates++;
+		}
+		/* Shuffle: tracker_update accepts any order. */
+		for (i = n; i > 1; i--) {
+			size_t j = rnd_below(i);
+			struct tracked_row tmp = fresh[i - 1];
+
+			fresh[i - 1] = fresh[j];
+			fresh[j] = tmp;
+		}
+		tracker_update(&t, fresh, n, now);
+		ck_assert_uint_eq(t.n_rows, n);
+		assert_sorted(&t);
+		for (i = 0; i < KEYS; i++) {
+			const struct tracked_row *r = find(&t, i * 1000 + 7);
+
+			ck_assert(!r == !in_window[i]);
+			if (!r)
+				continue;
+			for (c = 0; c < N_COUNTERS; c++)
+				ck_assert_uint_eq(r->delta[c], want_delta[i][c]);
+			ck_assert_uint_eq(r->last_change_usec, model[i].last_change);
+		}
+
+		memcpy(other_before, t.other, sizeof(other_before));
+		k = tracker_select(&t, top_k, ttl, now, out);
+		ck_assert_uint_eq(k, candidates < top_k ? candidates : top_k);
+		exported_rows += k;
+		cut_rows += candidates - k;
+		for (i = 0; i < k; i++) {
+			for (c = 0; c < N_COUNTERS; c++)
+				window_exported[c] += out[i]->delta[c];
+			ck_assert(!tracker_row_idle(out[i], ttl, now));
+			if (i > 0) {
+				const struct tracked_row *a = out[i - 1], *b = out[i];
+
+				ck_assert_uint_ge(a->delta[C_NS], b->delta[C_NS]);
+				if (a->delta[C_NS] == b->delta[C_NS]) {
+					ck_assert_uint_ge(a->delta[C_COUNT], b->delta[C_COUNT]);
+					if (a->delta[C_COUNT] == b->delta[C_COUNT]) {
+						ck_assert_uint_ge(a->last_change_usec, b->last_change_usec);
+						if (a->last_change_usec == b->last_change_usec)
+							ck_assert_uint_lt(a->key, b->key);
+					}
+				}
+			}
+		}
+		for (c = 0; c < N_COUNTERS; c++) {
+			ck_assert_uint_ge(t.other[c], other_before[c]);
+			ck_assert_uint_eq(window_exported[c] + (t.other[c] - other_before[c]), window_all[c]);
+			total_all[c] += window_all[c];
+			total_exported[c] += window_exported[c];
+		}
+	}
+	for (c = 0; c < N_COUNTERS; c++)
+		ck_assert_uint_eq(total_exported[c] + t.other[c], total_all[c]);
+	/* The run did exercise both sides of the cut. */
+	ck_assert_uint_gt(exported_rows, 100);
+	ck_assert_uint_gt(cut_rows, 100);
+	tracker_done(&t);
+}
+END_TEST
+
+static Suite *tracker_suite(void)
+{
+	Suite *s = suite_create("tracker");
+	TCase *upd = tcase_create("update");
+	TCase *sel = tcase_create("select");
+	TCase *prop = tcase_create("property");
+
+	tcase_add_test(upd, test_init_done);
+	tcase_add_test(upd, test_first_window);
+	tcase_add_test(upd, test_second_window);
+	tcase_add_test(upd, test_vanished_key_comes_back);
+	tcase_add_test(upd, test_generation_change);
+	tcase_add_test(upd, test_counter_backwards);
+	tcase_add_test(upd, test_label_carried_over);
+	tcase_add_test(upd, test_empty_window);
+	suite_add_tcase(s, upd);
+
+	tcase_add_test(sel, test_ranking);
+	tcase_add_test(sel, test_top_k_and_other);
+	tcase_add_test(sel, test_other_is_sum_of_rest);
+	tcase_add_test(sel, test_ttl);
+	tcase_add_test(sel, test_row_idle);
+	suite_add_tcase(s, sel);
+
+	tcase_add_loop_test(prop, test_property_conservation, 0, 4);
+	suite_add_tcase(s, prop);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(tracker_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
