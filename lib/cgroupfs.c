@@ -156,8 +156,9 @@ static bool key_is_valid(const char *key, size_t n)
 
 #define KV_KEY_SIZE sizeof(((struct cgroup_kv *) NULL)->key)
 
-/* With out == NULL only validates. */
-static int flat_keyed_walk(const char *buf, size_t len, struct cgroup_kv *out, size_t max, size_t *ret_n)
+/* Without store, only validates. */
+static int flat_keyed_walk(const char *buf, size_t len, bool store, struct cgroup_kv *out, size_t max,
+			   size_t *ret_n)
 {
 	const char *p = buf, *end = buf + len;
 	size_t n = 0;
@@ -181,9 +182,7 @@ static int flat_keyed_walk(const char *buf, size_t len, struct cgroup_kv *out, s
 		r = line_value(&l, terminated, &v);
 		if (r < 0)
 			return r;
-		if (r > 0 || l.key_len >= KV_KEY_SIZE)
-			continue;
-		if (!out)
+		if (r > 0 || l.key_len >= KV_KEY_SIZE || !store)
 			continue;
 
 		for (i = 0; i < n; i++)
@@ -214,11 +213,11 @@ int cgroup_parse_flat_keyed(const char *buf, size_t len, struct cgroup_kv *out, 
 		return -EINVAL; /* also avoids NULL + 0 */
 
 	/* Validate everything first, so that a malformed file leaves out alone. */
-	r = flat_keyed_walk(buf, len, NULL, 0, &unused);
+	r = flat_keyed_walk(buf, len, false, NULL, 0, &unused);
 	if (r < 0)
 		return r;
 
-	return flat_keyed_walk(buf, len, out, max, n);
+	return flat_keyed_walk(buf, len, true, out, max, n);
 }
 
 const struct cgroup_kv *cgroup_kv_find(const struct cgroup_kv *kv, size_t n, const char *key)

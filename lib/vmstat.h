@@ -41,10 +41,13 @@ enum {
  * dma32, normal, high, movable, device) only, so pgscan_direct_throttle or
  * pgscan_khugepaged never leak into pgscan_direct.
  *
- * Unknown keys are ignored, a field whose keys are all absent has its
- * present bit clear. A repeated key: the last one wins (per zone for sums).
- * An unterminated last line is a short read whose digits may be cut, so its
- * field is dropped (the whole sum, for a summed field).
+ * Unknown keys are ignored (their values are not validated), a field whose
+ * keys are all absent has its present bit clear, so a file without any of
+ * them parses with present == 0. A repeated key: the last one wins (per
+ * zone for sums). An unterminated last line is a short read: if its value
+ * was reached, the digits may be cut and the field is dropped (the whole
+ * sum, for a summed field); if only its key was, the key may be cut too
+ * ("pgscan_direct" of "pgscan_direct_throttle") and the line is ignored.
  *
  * Returns 0, or -EINVAL when buf is empty, a known key has a malformed
  * value (empty, sign, non-digit, trailing junk, > UINT64_MAX) or a sum
