@@ -6,6 +6,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "alloc.h"
+#include "core_fixes.bpf.h"
+#include "events.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -14,7 +16,27 @@ struct {
 	__type(value, struct alloc_counters);
 } counters SEC(".maps");
 
-static __always_inline int handle_page_alloc(bool failed, unsigned int order)
+/* Only on the failure path, so the hot path stays one lookup and one add. */
+static __noinline int report_failure(void *ctx, unsigned int order)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
+	struct memwatch_event e = {};
+
+	if (!event_gate_pass(EVENT_ALLOC_FAILURE, now))
+		return 0;
+	e.ts_ns = now;
+	e.kind = EVENT_ALLOC_FAILURE;
+	e.pid = pid_tgid >> 32;
+	e.tid = (__u32)pid_tgid;
+	e.value = order;
+	e.cgroup_id = task_memcg_id((struct task_struct *)bpf_get_current_task());
+	bpf_get_current_comm(e.comm, sizeof(e.comm));
+	event_fill_memavail(&e);
+	event_emit(ctx, &e);
+	return 0;
+}
+
+static __always_inline int handle_page_alloc(void *ctx, bool failed, unsigned int order)
 {
 	__u32 zero = 0;
 	struct alloc_counters *c = bpf_map_lookup_elem(&counters, &zero);
@@ -22,29 +44,30 @@ static __always_inline int handle_page_alloc(bool failed, unsigned int order)
 	if (!c)
 		return 0;
 	/* Per-CPU and not preemptible here: a plain increment is exact. */
-	if (failed)
-		c->failures[order & (ALLOC_ORDERS - 1)]++;
-	else
+	if (!failed) {
 		c->allocs[order & (ALLOC_ORDERS - 1)]++;
-	return 0;
+		return 0;
+	}
+	c->failures[order & (ALLOC_ORDERS - 1)]++;
+	return report_failure(ctx, order);
 }
 
 SEC("?tp_btf/mm_page_alloc")
 int BPF_PROG(page_alloc_btf, struct page *page, unsigned int order)
 {
-	return handle_page_alloc(!page, order);
+	return handle_page_alloc(ctx, !page, order);
 }
 
 SEC("?raw_tp/mm_page_alloc")
 int BPF_PROG(page_alloc_raw, struct page *page, unsigned int order)
 {
-	return handle_page_alloc(!page, order);
+	return handle_page_alloc(ctx, !page, order);
 }
 
 SEC("?tracepoint/kmem/mm_page_alloc")
 int page_alloc_tp(struct trace_event_raw_mm_page_alloc *ctx)
 {
-	return handle_page_alloc(ctx->pfn == -1UL, ctx->order);
+	return handle_page_alloc(ctx, ctx->pfn == -1UL, ctx->order);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -9,6 +9,7 @@
 #include "memwatch.bpf.h"
 #include "core_fixes.bpf.h"
 #include "reclaim.h"
+#include "events.bpf.h"
 
 struct reclaim_histogram histograms[RECLAIM_KINDS] = {};
 /* begin events with no matching end (start map full, or attached mid-stall) */
@@ -37,12 +38,35 @@ struct {
 	__type(value, struct reclaim_cgroup);
 } cgroups SEC(".maps");
 
-static __always_inline int handle_begin(enum reclaim_kind kind)
+/* The start of a stall is a pressure instant: tell user space (rate-gated),
+ * with the kernel's latest available-memory figure. */
+static __always_inline void emit_pressure_event(void *ctx, enum reclaim_kind kind, __u64 now, int order)
+{
+	__u32 ekind = kind == RECLAIM_DIRECT ? EVENT_DIRECT_RECLAIM : EVENT_MEMCG_RECLAIM;
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct memwatch_event e = {};
+
+	if (!event_gate_pass(ekind, now))
+		return;
+	e.ts_ns = now;
+	e.kind = ekind;
+	e.pid = pid_tgid >> 32;
+	e.tid = (__u32)pid_tgid;
+	e.value = order;
+	e.cgroup_id = task_memcg_id((struct task_struct *)bpf_get_current_task());
+	bpf_get_current_comm(e.comm, sizeof(e.comm));
+	event_fill_memavail(&e);
+	event_emit(ctx, &e);
+}
+
+static __always_inline int handle_begin(void *ctx, enum reclaim_kind kind, int order)
 {
 	__u64 key = (bpf_get_current_pid_tgid() & 0xffffffff) << 2 | kind;
 	__u64 ts = bpf_ktime_get_ns();
 
 	bpf_map_update_elem(&starts, &key, &ts, BPF_ANY);
+	if (kind != RECLAIM_MEMCG_SOFTLIMIT)
+		emit_pressure_event(ctx, kind, ts, order);
 	return 0;
 }
 
@@ -133,11 +157,12 @@ static __always_inline int handle_end(enum reclaim_kind kind, __u64 nr_reclaimed
 /* One begin/end pair per kind, each in three attach flavours. */
 #define RECLAIM_HOOKS(name, tp, kind)                                                        \
 	SEC("?tp_btf/" tp "_begin")                                                          \
-	int BPF_PROG(name##_begin_btf) { return handle_begin(kind); }                        \
+	int BPF_PROG(name##_begin_btf, int order) { return handle_begin(ctx, kind, order); } \
 	SEC("?raw_tp/" tp "_begin")                                                          \
-	int BPF_PROG(name##_begin_raw) { return handle_begin(kind); }                        \
+	int BPF_PROG(name##_begin_raw, int order) { return handle_begin(ctx, kind, order); } \
 	SEC("?tracepoint/vmscan/" tp "_begin")                                               \
-	int name##_begin_tp(void *ctx) { return handle_begin(kind); }                        \
+	int name##_begin_tp(struct trace_event_raw_mm_vmscan_direct_reclaim_begin_template *ctx) \
+	{ return handle_begin(ctx, kind, ctx->order); }                                      \
 	SEC("?tp_btf/" tp "_end")                                                            \
 	int BPF_PROG(name##_end_btf, unsigned long nr_reclaimed)                             \
 	{ return handle_end(kind, nr_reclaimed); }                                           \

@@ -30,15 +30,20 @@ const char *bpf_flavour_name(enum bpf_flavour f)
 static struct btf *vmlinux_btf;
 static bool vmlinux_btf_tried;
 
-static bool btf_has_tracepoint(const char *event)
+const struct btf *bpf_vmlinux_btf(void)
 {
-	char name[128];
-
 	if (!vmlinux_btf_tried) {
 		vmlinux_btf_tried = true;
 		vmlinux_btf = btf__load_vmlinux_btf();
 	}
-	if (!vmlinux_btf)
+	return vmlinux_btf;
+}
+
+static bool btf_has_tracepoint(const char *event)
+{
+	char name[128];
+
+	if (!bpf_vmlinux_btf())
 		return false;
 	snprintf(name, sizeof(name), "btf_trace_%s", event);
 	return btf__find_by_name_kind(vmlinux_btf, name, BTF_KIND_TYPEDEF) > 0;

@@ -2,6 +2,7 @@
 #ifndef MEMWATCHD_BPF_ATTACH_H
 #define MEMWATCHD_BPF_ATTACH_H
 
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <stdbool.h>
 #include "collector.h"
@@ -55,6 +56,8 @@ struct bpf_attachment {
 };
 
 bool tracepoint_exists(const char *category, const char *event);
+/* The running kernel's BTF, parsed once (NULL without BTF). */
+const struct btf *bpf_vmlinux_btf(void);
 /* Frees what probing cached (the kernel's BTF); call once collectors are started. */
 void bpf_attach_release_caches(void);
 

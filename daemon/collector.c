@@ -10,6 +10,9 @@ const struct collector_ops *const all_collectors[] = {
 	&reclaim_collector,
 	&alloc_collector,
 	&faults_collector,
+	&memavail_collector,
+	&oom_collector,
+	&cgroup_collector,
 };
 const size_t n_all_collectors = ARRAY_SIZE(all_collectors);
 

@@ -68,6 +68,9 @@ extern const struct collector_ops kswapd_collector;
 extern const struct collector_ops reclaim_collector;
 extern const struct collector_ops alloc_collector;
 extern const struct collector_ops faults_collector;
+extern const struct collector_ops memavail_collector;
+extern const struct collector_ops oom_collector;
+extern const struct collector_ops cgroup_collector;
 
 extern const struct collector_ops *const all_collectors[];
 extern const size_t n_all_collectors;

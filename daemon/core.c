@@ -6,6 +6,7 @@
 #include <time.h>
 #include "bpf_attach.h"
 #include "core.h"
+#include "event_channel.h"
 #include "log.h"
 
 #define BACKOFF_MAX_WINDOWS 64u
@@ -362,6 +363,7 @@ static void add_meta(struct core *core, struct snapshot *snap, uint64_t now_real
 	snapshot_add(snap, &desc_reloads, (const char *const[]){ "success" },
 		     (double)(core->reloads_total - core->reload_failures_total));
 	snapshot_add(snap, &desc_reloads, (const char *const[]){ "failure" }, (double)core->reload_failures_total);
+	event_channel_collect(snap);
 }
 
 void core_end_window(struct core *core, uint64_t now_mono, uint64_t now_real)

@@ -8,7 +8,9 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include "config.h"
 #include "core.h"
+#include "event_channel.h"
 #include "expo.h"
 #include "http.h"
 #include "log.h"
@@ -35,6 +37,8 @@ static const char landing_page[] =
 	"<body><h1>memwatchd " MEMWATCHD_VERSION "</h1>\n"
 	"<p>Linux memory pressure, watched from inside the kernel with eBPF.</p>\n"
 	"<ul><li><a href=\"/metrics\">/metrics</a>: Prometheus metrics</li>\n"
+	"<li><a href=\"/api/v1/windows\">/api/v1/windows</a>: the recent windows, as JSON</li>\n"
+	"<li><a href=\"/api/v1/events\">/api/v1/events</a>: recent OOM kills and pressure instants, as JSON</li>\n"
 	"<li><a href=\"/healthz\">/healthz</a>: liveness</li></ul>\n"
 	"</body></html>\n";
 
@@ -98,6 +102,73 @@ static MHD_RESULT serve_health(struct http_server *srv, struct MHD_Connection *c
 	return respond_static(conn, MHD_HTTP_OK, "text/plain; charset=utf-8", "ok\n");
 }
 
+static MHD_RESULT respond_strbuf(struct MHD_Connection *conn, struct strbuf *sb, const char *type)
+{
+	struct MHD_Response *resp;
+	MHD_RESULT ret;
+	size_t len;
+	char *body = strbuf_steal(sb, &len);
+
+	if (!body)
+		return respond_static(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8",
+				      "out of memory\n");
+	resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	ret = MHD_queue_response(conn, MHD_HTTP_OK, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static MHD_RESULT serve_windows(struct http_server *srv, struct MHD_Connection *conn)
+{
+	const char *arg = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "windows");
+	size_t want = HISTORY_MAX + 1, n, i, first;
+	struct snapshot **snaps;
+	struct strbuf sb;
+
+	if (arg) {
+		char *end;
+		unsigned long v = strtoul(arg, &end, 10);
+
+		if (!*arg || *end || v == 0)
+			return respond_static(conn, MHD_HTTP_BAD_REQUEST, "text/plain; charset=utf-8",
+					      "windows must be a positive number\n");
+		if (v < want)
+			want = v + 1; /* one more, for the deltas of the oldest shown */
+	}
+	snaps = calloc(want, sizeof(*snaps));
+	if (!snaps)
+		return MHD_NO;
+	n = snapshot_ring_recent(srv->ring, snaps, want);
+	first = arg && n == want ? 1 : 0;
+	strbuf_init(&sb);
+	strbuf_puts(&sb, "{\"windows\":[");
+	for (i = first; i < n; i++) {
+		if (i > first)
+			strbuf_putc(&sb, ',');
+		strbuf_putc(&sb, '\n');
+		snapshot_render_json(&sb, snaps[i], i ? snaps[i - 1] : NULL);
+	}
+	strbuf_puts(&sb, "\n]}\n");
+	for (i = 0; i < n; i++)
+		snapshot_unref(snaps[i]);
+	free(snaps);
+	return respond_strbuf(conn, &sb, "application/json");
+}
+
+static MHD_RESULT serve_events(struct MHD_Connection *conn)
+{
+	struct strbuf sb;
+
+	strbuf_init(&sb);
+	event_channel_render_json(&sb);
+	return respond_strbuf(conn, &sb, "application/json");
+}
+
 static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
 			     const char *version, const char *upload_data, size_t *upload_data_size,
 			     void **req_cls)
@@ -111,6 +182,10 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
 		return serve_metrics(srv, conn);
 	if (strcmp(url, "/healthz") == 0)
 		return serve_health(srv, conn);
+	if (strcmp(url, "/api/v1/windows") == 0)
+		return serve_windows(srv, conn);
+	if (strcmp(url, "/api/v1/events") == 0)
+		return serve_events(conn);
 	if (strcmp(url, "/") == 0)
 		return respond_static(conn, MHD_HTTP_OK, "text/html; charset=utf-8", landing_page);
 	return respond_static(conn, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8", "not found\n");

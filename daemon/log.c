@@ -64,7 +64,7 @@ int log_internal(int level, int error, const char *fmt, ...)
 
 static int libbpf_print(enum libbpf_print_level lvl, const char *fmt, va_list ap)
 {
-	char buf[2048];
+	char *buf = NULL;
 	int level;
 
 	switch (lvl) {
@@ -80,8 +80,11 @@ static int libbpf_print(enum libbpf_print_level lvl, const char *fmt, va_list ap
 	}
 	if (level > atomic_load(&max_level))
 		return 0;
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	/* Verifier logs run to many kilobytes: no fixed buffer. */
+	if (vasprintf(&buf, fmt, ap) < 0)
+		return 0;
 	log_write(level, buf);
+	free(buf);
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 #include "core.h"
+#include "event_channel.h"
 #include "http.h"
 #include "log.h"
 
@@ -115,6 +116,16 @@ static int load_config(const struct options *o, struct config **ret_config,
 	return 0;
 }
 
+static struct event_settings event_settings_from(const struct daemon_config *d)
+{
+	return (struct event_settings){
+		.gate_msec = d->event_gate_msec,
+		.history = d->event_history,
+		.buffer_bytes = d->event_buffer_bytes,
+		.paused = d->debug_pause_events,
+	};
+}
+
 static int run_check(struct core *core)
 {
 	size_t i;
@@ -196,6 +207,11 @@ static void reload(struct core *core, const struct options *o, struct http_serve
 		return;
 	}
 	log_set_max_level(core->config->daemon.log_level);
+	{
+		struct event_settings es = event_settings_from(&core->config->daemon);
+
+		event_channel_apply(&es);
+	}
 	http_server_set_window(*srv, core->config->daemon.window_msec);
 	if (!socket_activated && (strcmp(old_listen, core->config->daemon.listen) != 0 ||
 				  old_max_conn != core->config->daemon.max_connections)) {
@@ -349,6 +365,12 @@ int main(int argc, char *argv[])
 	signal(SIGPIPE, SIG_IGN);
 
 	log_info("memwatchd %s starting, configuration: %s", MEMWATCHD_VERSION, core.config->path);
+	{
+		struct event_settings es = event_settings_from(&core.config->daemon);
+
+		/* Without a channel the collectors still count; only event details are lost. */
+		(void)event_channel_open(&es);
+	}
 	core_start_collectors(&core);
 	/* Publish a first window right away so /metrics answers as soon as we are READY. */
 	core_sample(&core, now_mono_usec());
@@ -377,5 +399,6 @@ out:
 		config_free(config);
 		collector_settings_free(settings);
 	}
+	event_channel_close();
 	return ret;
 }

@@ -31,7 +31,7 @@ struct parse_state {
 	int r;
 	/* daemon keys already seen, to reject duplicates */
 	unsigned daemon_seen;
-	unsigned daemon_line[7]; /* where each daemon key was set */
+	unsigned daemon_line[16]; /* where each daemon key was set */
 };
 
 void daemon_config_defaults(struct daemon_config *d)
@@ -43,6 +43,9 @@ void daemon_config_defaults(struct daemon_config *d)
 		.log_level = 6,
 		.max_series = 20000,
 		.max_connections = 64,
+		.event_gate_msec = 50,
+		.event_history = 1000,
+		.event_buffer_bytes = 256 * 1024,
 	};
 	snprintf(d->listen, sizeof(d->listen), "%s", MEMWATCHD_DEFAULT_LISTEN);
 }
@@ -189,6 +192,7 @@ static int daemon_key(struct parse_state *st, const char *key, const char *value
 {
 	static const char *const keys[] = {
 		"listen", "window", "sample_interval", "history", "log_level", "max_series", "max_connections",
+		"event_gate", "event_history", "event_buffer_bytes", "debug_pause_events",
 	};
 	struct daemon_config *d = &st->cfg->daemon;
 	uint64_t v;
@@ -277,6 +281,41 @@ static int daemon_key(struct parse_state *st, const char *key, const char *value
 			return -EINVAL;
 		}
 		d->max_connections = (uint32_t)v;
+		return 0;
+	case 7:
+		r = config_parse_duration_msec(value, 0, EVENT_GATE_MSEC_MAX, &v);
+		if (r < 0) {
+			config_error_set(st->err, st->file, line, "daemon", key,
+					 "'%s' is not a duration between 0 and %us", value, EVENT_GATE_MSEC_MAX / 1000);
+			return -EINVAL;
+		}
+		d->event_gate_msec = (uint32_t)v;
+		return 0;
+	case 8:
+		r = config_parse_uint(value, EVENT_HISTORY_MIN, EVENT_HISTORY_MAX, &v);
+		if (r < 0) {
+			config_error_set(st->err, st->file, line, "daemon", key,
+					 "'%s' is not a number between %u and %u", value, EVENT_HISTORY_MIN,
+					 EVENT_HISTORY_MAX);
+			return -EINVAL;
+		}
+		d->event_history = (uint32_t)v;
+		return 0;
+	case 9:
+		r = config_parse_uint(value, EVENT_BUFFER_MIN, EVENT_BUFFER_MAX, &v);
+		if (r < 0) {
+			config_error_set(st->err, st->file, line, "daemon", key,
+					 "'%s' is not a number of bytes between %u and %u", value, EVENT_BUFFER_MIN,
+					 EVENT_BUFFER_MAX);
+			return -EINVAL;
+		}
+		d->event_buffer_bytes = (uint32_t)v;
+		return 0;
+	case 10:
+		if (config_parse_bool(value, &d->debug_pause_events) < 0) {
+			config_error_set(st->err, st->file, line, "daemon", key, "'%s' is not a boolean", value);
+			return -EINVAL;
+		}
 		return 0;
 	}
 	return -EINVAL;

@@ -20,6 +20,11 @@
 #define MAX_SERIES_MAX 1000000u
 #define MAX_CONNECTIONS_MIN 1u
 #define MAX_CONNECTIONS_MAX 1024u
+#define EVENT_GATE_MSEC_MAX 10000u
+#define EVENT_HISTORY_MIN 1u
+#define EVENT_HISTORY_MAX 100000u
+#define EVENT_BUFFER_MIN 4096u
+#define EVENT_BUFFER_MAX (64u << 20)
 
 struct daemon_config {
 	char listen[128];
@@ -29,6 +34,10 @@ struct daemon_config {
 	int log_level; /* syslog priority: 3 err ... 7 debug */
 	uint32_t max_series;
 	uint32_t max_connections;
+	uint32_t event_gate_msec;    /* at most one pressure event of a kind per gate, in the kernel */
+	uint32_t event_history;      /* events kept for /api/v1/events */
+	uint32_t event_buffer_bytes; /* BPF ring buffer size (rounded up to a power of two) */
+	bool debug_pause_events;     /* tests: stop draining the event channel */
 };
 
 /* A key of a [collector.NAME] section, kept for the collector to interpret. */

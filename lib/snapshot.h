@@ -56,6 +56,11 @@ const char *snapshot_text(const struct snapshot *s, size_t *len);
 size_t snapshot_series(const struct snapshot *s);
 size_t snapshot_dropped_series(const struct snapshot *s);
 
+/* One window as a JSON object: window times, available memory (last, min,
+ * max), and every series; counters and histograms also carry their change
+ * since prev (may be NULL). */
+int snapshot_render_json(struct strbuf *sb, const struct snapshot *s, const struct snapshot *prev);
+
 /* Structured read access (JSON API, tests). Returns NAN when absent. */
 double snapshot_value(const struct snapshot *s, const char *name, const char *const *label_values);
 

@@ -9,10 +9,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include "events.h"
 #include "alloc.h"
 #include "alloc.skel.h"
 #include "bpf_attach.h"
 #include "collector.h"
+#include "event_channel.h"
 #include "fileio.h"
 #include "vmstat.h"
 
@@ -90,6 +92,13 @@ static int alloc_probe(const void *cfg, struct collector_status *st)
 	return bpf_hooks_probe(alloc_hooks, ARRAY_SIZE(alloc_hooks), st);
 }
 
+static int join_event_channel(void *skel, void *userdata)
+{
+	struct alloc_bpf *obj = skel;
+
+	return event_channel_prepare_object(obj->obj, &obj->rodata->events_use_ringbuf);
+}
+
 static int alloc_start(void *priv, const void *cfg, struct collector_status *st)
 {
 	const struct alloc_config *c = cfg;
@@ -105,9 +114,10 @@ static int alloc_start(void *priv, const void *cfg, struct collector_status *st)
 		return -ENOMEM;
 	s->page_size = sysconf(_SC_PAGESIZE);
 	r = bpf_attach_hooks(&s->bpf, &alloc_bpf_skel_ops, alloc_hooks, ARRAY_SIZE(alloc_hooks), c->flavour,
-			     NULL, NULL, st);
+			     join_event_channel, NULL, st);
 	if (r < 0)
 		return r;
+	event_channel_add_source(&((struct alloc_bpf *)s->bpf.skel)->bss->event_counters);
 	s->have_vmstat = procfile_open(&s->vmstat, c->vmstat_path, 1 << 20) == 0;
 	if (!s->have_vmstat) {
 		st->state = COLLECTOR_DEGRADED;
@@ -164,6 +174,8 @@ static void alloc_stop(void *priv)
 {
 	struct alloc_state *s = priv;
 
+	if (s->bpf.skel)
+		event_channel_remove_source(&((struct alloc_bpf *)s->bpf.skel)->bss->event_counters);
 	bpf_attachment_destroy(&s->bpf);
 	if (s->have_vmstat)
 		procfile_close(&s->vmstat);

@@ -15,9 +15,11 @@
 #include "cgroup_paths.h"
 #include "collector.h"
 #include "config.h"
+#include "event_channel.h"
 #include "core.h"
 #include "fileio.h"
 #include "log.h"
+#include "events.h"
 #include "reclaim.h"
 #include "reclaim.skel.h"
 #include "tracker.h"
@@ -172,6 +174,8 @@ static int size_maps(void *skel, void *userdata)
 	r = bpf_map__set_max_entries(obj->maps.processes, (__u32)c->max_processes);
 	if (r == 0)
 		r = bpf_map__set_max_entries(obj->maps.cgroups, (__u32)c->max_cgroups);
+	if (r == 0)
+		r = event_channel_prepare_object(obj->obj, &obj->rodata->events_use_ringbuf);
 	return r;
 }
 
@@ -203,6 +207,7 @@ static int reclaim_start(void *priv, const void *cfg, struct collector_status *s
 			     s->cfg.flavour, size_maps, &s->cfg, st);
 	if (r < 0)
 		return r;
+	event_channel_add_source(&((struct reclaim_bpf *)s->bpf.skel)->bss->event_counters);
 	tracker_init(&s->procs, PROC_COUNTERS, PROC_DIRECT_NS, PROC_MEMCG_NS);
 	tracker_init(&s->cgroups, CG_COUNTERS, CG_NS, CG_COUNT);
 	s->paths = open_cgroup_paths(&s->cfg);
@@ -398,6 +403,8 @@ static void reclaim_stop(void *priv)
 {
 	struct reclaim_state *s = priv;
 
+	if (s->bpf.skel)
+		event_channel_remove_source(&((struct reclaim_bpf *)s->bpf.skel)->bss->event_counters);
 	bpf_attachment_destroy(&s->bpf);
 	cgroup_paths_free(s->paths);
 	tracker_done(&s->procs);

@@ -1,0 +1,491 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "cgroup_walk.h"
+#include "cgroupfs.h"
+#include "psi.h"
+
+/* ---- patterns ---- */
+
+static bool is_separator(char c)
+{
+	return c == ' ' || c == '\t' || c == ',' || c == '\n';
+}
+
+int cgroup_globs_parse(const char *text, struct cgroup_globs *ret)
+{
+	struct cgroup_globs g = { .n = 0 };
+	const char *p = text;
+
+	while (*p) {
+		const char *start;
+		size_t len;
+
+		while (is_separator(*p))
+			p++;
+		if (!*p)
+			break;
+		start = p;
+		while (*p && !is_separator(*p))
+			p++;
+		len = (size_t)(p - start);
+		if (len > CGROUP_GLOB_LEN_MAX || !strchr("/*?[", start[0])) {
+			cgroup_globs_free(&g);
+			return -EINVAL;
+		}
+		if (g.n == CGROUP_GLOBS_MAX) {
+			cgroup_globs_free(&g);
+			return -E2BIG;
+		}
+		if (ret) {
+			g.pattern[g.n] = strndup(start, len);
+			if (!g.pattern[g.n]) {
+				cgroup_globs_free(&g);
+				return -ENOMEM;
+			}
+		}
+		g.n++;
+	}
+	if (ret)
+		*ret = g;
+	return 0;
+}
+
+void cgroup_globs_free(struct cgroup_globs *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->n; i++)
+		free(g->pattern[i]);
+	*g = (struct cgroup_globs){ .n = 0 };
+}
+
+bool cgroup_globs_match(const struct cgroup_globs *g, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < g->n; i++)
+		if (g->pattern[i] && fnmatch(g->pattern[i], path, 0) == 0)
+			return true;
+	return false;
+}
+
+bool cgroup_path_selected(const struct cgroup_globs *include, const struct cgroup_globs *exclude,
+			  const char *path)
+{
+	if (include && include->n > 0 && !cgroup_globs_match(include, path))
+		return false;
+	return !(exclude && cgroup_globs_match(exclude, path));
+}
+
+/* ---- the walk ---- */
+
+struct walker {
+	const struct cgroup_walk_opts *opts;
+	cgroup_walk_fn fn;
+	void *userdata;
+	struct cgroup_walk_stats *stats;
+	char path[PATH_MAX];
+	size_t path_len;
+};
+
+#define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
+
+static bool fatal_open_error(int err)
+{
+	return err == EMFILE || err == ENFILE || err == ENOMEM;
+}
+
+/* Takes ownership of fd and shadow_fd. */
+static int walk_dir(struct walker *w, int fd, int shadow_fd, unsigned depth, uint64_t ino)
+{
+	struct cgroup_dir d = {
+		.fd = fd,
+		.shadow_fd = shadow_fd,
+		.path = w->path_len ? w->path : "/",
+		.depth = depth,
+		.ino = ino,
+	};
+	struct dirent *de;
+	DIR *dir;
+	int r;
+
+	if (w->stats->visited >= w->opts->max_cgroups) {
+		w->stats->truncated = true;
+		r = 0;
+		goto out;
+	}
+	w->stats->visited++;
+	r = w->fn(&d, w->userdata);
+	if (r != 0 || depth >= w->opts->max_depth) {
+		r = r > 0 ? 0 : r;
+		goto out;
+	}
+	dir = fdopendir(fd);
+	if (!dir) {
+		r = fatal_open_error(errno) ? -errno : 0;
+		goto out;
+	}
+	fd = -1; /* the DIR owns it now */
+	while ((de = readdir(dir))) {
+		size_t saved = w->path_len, name_len;
+		int cfd, sfd = -1;
+
+		if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
+			continue; /* files, and symlinks, which are never followed */
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (w->stats->visited >= w->opts->max_cgroups) {
+			w->stats->truncated = true;
+			break;
+		}
+		cfd = openat(dirfd(dir), de->d_name, DIR_FLAGS);
+		if (cfd < 0) {
+			if (fatal_open_error(errno)) {
+				r = -errno;
+				break;
+			}
+			/* Removed since readdir listed it: normal churn. ENOTDIR and
+			 * ELOOP are files and symlinks that DT_UNKNOWN hid. */
+			if (errno == ENOENT)
+				w->stats->vanished++;
+			continue;
+		}
+		name_len = strlen(de->d_name);
+		if (saved + 1 + name_len >= sizeof(w->path)) {
+			close(cfd);
+			continue; /* deeper than PATH_MAX: cannot be named in a label anyway */
+		}
+		if (shadow_fd >= 0) {
+			sfd = openat(shadow_fd, de->d_name, DIR_FLAGS);
+			if (sfd < 0 && fatal_open_error(errno)) {
+				r = -errno;
+				close(cfd);
+				break;
+			}
+		}
+		w->path[saved] = '/';
+		memcpy(w->path + saved + 1, de->d_name, name_len + 1);
+		w->path_len = saved + 1 + name_len;
+		r = walk_dir(w, cfd, sfd, depth + 1, (uint64_t)de->d_ino);
+		w->path_len = saved;
+		w->path[saved] = '\0';
+		if (r < 0)
+			break;
+	}
+	closedir(dir);
+out:
+	if (fd >= 0)
+		close(fd);
+	if (shadow_fd >= 0)
+		close(shadow_fd);
+	return r;
+}
+
+int cgroup_walk(int root_fd, int shadow_root_fd, const struct cgroup_walk_opts *opts, cgroup_walk_fn fn,
+		void *userdata, struct cgroup_walk_stats *stats)
+{
+	struct walker w = { .opts = opts, .fn = fn, .userdata = userdata, .stats = stats };
+	struct stat st;
+	int fd, sfd = -1;
+
+	*stats = (struct cgroup_walk_stats){ .visited = 0 };
+	/* A fresh open file description: readdir must not move the caller's offset. */
+	fd = openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	if (shadow_root_fd >= 0)
+		sfd = openat(shadow_root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return walk_dir(&w, fd, sfd, 0, (uint64_t)st.st_ino);
+}
+
+/* ---- reading ---- */
+
+int cgroup_read_at(int dfd, const char *name, char *buf, size_t cap, size_t *len)
+{
+	size_t got = 0;
+	int fd, r = 0;
+
+	if (cap < 2)
+		return -EINVAL;
+	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n = read(fd, buf + got, cap - 1 - got);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+		if (got == cap - 1) {
+			char extra;
+
+			/* Full: it fits only if nothing follows. */
+			do
+				n = read(fd, &extra, 1);
+			while (n < 0 && errno == EINTR);
+			r = n < 0 ? -errno : n > 0 ? -EFBIG : 0;
+			break;
+		}
+		/* cgroup files are one seq_file record: a read that stopped short
+		 * at a line end had all of it, and skipping the read that would
+		 * return 0 saves a syscall per file. */
+		if (buf[got - 1] == '\n')
+			break;
+	}
+	close(fd);
+	if (r < 0)
+		return r;
+	buf[got] = '\0';
+	*len = got;
+	return 0;
+}
+
+static int read_value(int dfd, const char *name, char *buf, uint64_t *v, bool *is_max)
+{
+	size_t len;
+	int r;
+
+	r = cgroup_read_at(dfd, name, buf, CGROUP_READ_BUF_SIZE, &len);
+	if (r < 0)
+		return r;
+	return cgroup_parse_u64_or_max(buf, len, v, is_max);
+}
+
+#define KV_MAX 32
+
+static int read_kv(int dfd, const char *name, char *buf, struct cgroup_kv *kv, size_t *n)
+{
+	size_t len;
+	int r;
+
+	r = cgroup_read_at(dfd, name, buf, CGROUP_READ_BUF_SIZE, &len);
+	if (r < 0)
+		return r;
+	return cgroup_parse_flat_keyed(buf, len, kv, KV_MAX, n);
+}
+
+static int read_memstat(int dfd, char *buf, struct cgroup_memstat *ms)
+{
+	size_t len;
+	int r;
+
+	r = cgroup_read_at(dfd, "memory.stat", buf, CGROUP_READ_BUF_SIZE, &len);
+	if (r < 0)
+		return r;
+	return cgroup_parse_memstat(buf, len, ms);
+}
+
+static const char *const event_names[_CGROUP_EVENT_MAX] = {
+	[CGROUP_EVENT_LOW] = "low",
+	[CGROUP_EVENT_HIGH] = "high",
+	[CGROUP_EVENT_MAX] = "max",
+	[CGROUP_EVENT_OOM] = "oom",
+	[CGROUP_EVENT_OOM_KILL] = "oom_kill",
+	[CGROUP_EVENT_OOM_GROUP_KILL] = "oom_group_kill",
+	[CGROUP_EVENT_FAILCNT] = "failcnt",
+};
+
+const char *cgroup_event_name(enum cgroup_event e)
+{
+	return (unsigned)e < _CGROUP_EVENT_MAX ? event_names[e] : NULL;
+}
+
+static void set_event(struct cgroup_mem *m, enum cgroup_event e, uint64_t v)
+{
+	m->events[e] = v;
+	m->events_present |= 1u << e;
+}
+
+int cgroup_read_v1(int dfd, char *buf, struct cgroup_mem *out)
+{
+	struct cgroup_mem m = { .v1 = true };
+	struct cgroup_kv kv[KV_MAX];
+	const struct cgroup_kv *k;
+	struct cgroup_memstat ms;
+	bool is_max;
+	uint64_t v;
+	size_t n;
+	int r;
+
+	r = read_value(dfd, "memory.usage_in_bytes", buf, &m.usage, &is_max);
+	if (r < 0)
+		return r;
+	if (is_max)
+		return -EINVAL; /* v1 prints numbers only */
+	r = read_value(dfd, "memory.limit_in_bytes", buf, &m.limit, &is_max);
+	if (r < 0)
+		return r;
+	m.has_limit = !is_max && !cgroup_v1_limit_is_unlimited(m.limit);
+	r = read_value(dfd, "memory.failcnt", buf, &v, &is_max);
+	if (r < 0)
+		return r;
+	if (is_max)
+		return -EINVAL;
+	set_event(&m, CGROUP_EVENT_FAILCNT, v);
+	r = read_kv(dfd, "memory.oom_control", buf, kv, &n);
+	if (r < 0)
+		return r;
+	k = cgroup_kv_find(kv, n, "oom_kill");
+	if (k)
+		set_event(&m, CGROUP_EVENT_OOM_KILL, k->value);
+	k = cgroup_kv_find(kv, n, "under_oom");
+	if (k) {
+		m.has_under_oom = true;
+		m.under_oom = k->value != 0;
+	}
+	r = read_memstat(dfd, buf, &ms);
+	if (r < 0)
+		return r;
+	/* total_ includes the children, as usage_in_bytes does with use_hierarchy. */
+	if (ms.present & CGROUP_MEMSTAT_HAS_TOTAL_INACTIVE_FILE) {
+		m.inactive_file = ms.total_inactive_file;
+		m.has_inactive_file = true;
+	} else if (ms.present & CGROUP_MEMSTAT_HAS_INACTIVE_FILE) {
+		m.inactive_file = ms.inactive_file;
+		m.has_inactive_file = true;
+	}
+	*out = m;
+	return 0;
+}
+
+int cgroup_read_v2(int dfd, char *buf, struct cgroup_mem *out)
+{
+	static const enum cgroup_event keyed[] = {
+		CGROUP_EVENT_LOW, CGROUP_EVENT_HIGH, CGROUP_EVENT_MAX,
+		CGROUP_EVENT_OOM, CGROUP_EVENT_OOM_KILL, CGROUP_EVENT_OOM_GROUP_KILL,
+	};
+	struct cgroup_mem m = { .v1 = false };
+	struct cgroup_kv kv[KV_MAX];
+	struct cgroup_memstat ms;
+	bool is_max;
+	size_t n, i;
+	int r;
+
+	r = read_value(dfd, "memory.current", buf, &m.usage, &is_max);
+	if (r < 0)
+		return r;
+	if (is_max)
+		return -EINVAL;
+	r = read_value(dfd, "memory.max", buf, &m.limit, &is_max);
+	if (r < 0)
+		return r;
+	m.has_limit = !is_max;
+	r = read_value(dfd, "memory.high", buf, &m.high, &is_max);
+	if (r < 0)
+		return r;
+	m.has_high = !is_max;
+	r = read_kv(dfd, "memory.events", buf, kv, &n);
+	if (r < 0)
+		return r;
+	for (i = 0; i < ARRAY_SIZE(keyed); i++) {
+		const struct cgroup_kv *k = cgroup_kv_find(kv, n, event_names[keyed[i]]);
+
+		if (k)
+			set_event(&m, keyed[i], k->value);
+	}
+	r = read_memstat(dfd, buf, &ms);
+	if (r < 0)
+		return r;
+	if (ms.present & CGROUP_MEMSTAT_HAS_INACTIVE_FILE) {
+		m.inactive_file = ms.inactive_file;
+		m.has_inactive_file = true;
+	}
+	*out = m;
+	return 0;
+}
+
+int cgroup_read_pressure(int dfd, char *buf, struct cgroup_mem *out)
+{
+	struct psi_stats ps;
+	size_t len;
+	int r;
+
+	r = cgroup_read_at(dfd, "memory.pressure", buf, CGROUP_READ_BUF_SIZE, &len);
+	if (r < 0)
+		return r;
+	r = psi_parse(buf, len, &ps);
+	if (r < 0)
+		return r;
+	if (!ps.has_some)
+		return -EINVAL;
+	out->has_pressure = true;
+	out->pressure_some_usec = ps.some.total_usec;
+	out->has_pressure_full = ps.has_full;
+	out->pressure_full_usec = ps.has_full ? ps.full.total_usec : 0;
+	return 0;
+}
+
+bool cgroup_dir_has_memory_controller(int dfd, char *buf)
+{
+	size_t len;
+	char *p, *save = NULL;
+
+	if (cgroup_read_at(dfd, "cgroup.controllers", buf, CGROUP_READ_BUF_SIZE, &len) < 0)
+		return false;
+	for (p = strtok_r(buf, " \t\n", &save); p; p = strtok_r(NULL, " \t\n", &save))
+		if (strcmp(p, "memory") == 0)
+			return true;
+	return false;
+}
+
+uint64_t cgroup_working_set(uint64_t usage, uint64_t inactive_file)
+{
+	return usage > inactive_file ? usage - inactive_file : 0;
+}
+
+/* ---- ranking ---- */
+
+static int cmp_u64_desc(uint64_t a, uint64_t b)
+{
+	return a < b ? 1 : a > b ? -1 : 0;
+}
+
+static int cmp_rank(const void *x, const void *y)
+{
+	const struct cgroup_rank *a = x, *b = y;
+	int c;
+
+	if (a->has_limit != b->has_limit)
+		return a->has_limit ? -1 : 1;
+	if (a->has_limit) {
+		/* usage_a / limit_a vs usage_b / limit_b, in exact 128-bit arithmetic. */
+		unsigned __int128 l = (unsigned __int128)a->usage * (b->limit ? b->limit : 1);
+		unsigned __int128 rr = (unsigned __int128)b->usage * (a->limit ? a->limit : 1);
+
+		if (l != rr)
+			return l > rr ? -1 : 1;
+	}
+	c = cmp_u64_desc(a->pressure_some_delta, b->pressure_some_delta);
+	if (c)
+		return c;
+	c = cmp_u64_desc(a->usage, b->usage);
+	if (c)
+		return c;
+	return strcmp(a->path, b->path);
+}
+
+void cgroup_rank_sort(struct cgroup_rank *r, size_t n)
+{
+	if (n > 1)
+		qsort(r, n, sizeof(*r), cmp_rank);
+}
