@@ -548,6 +548,19 @@ static void put_time(struct strbuf *sb, uint64_t real_usec)
 	strbuf_printf(sb, "\"%s.%06" PRIu64 "Z\"", buf, (uint64_t)(real_usec % USEC_PER_SEC));
 }
 
+void event_channel_foreach_recent(void (*fn)(const struct event_record *e, void *ud), void *ud)
+{
+	struct event_channel *ch = channel;
+	size_t i;
+
+	if (!ch)
+		return;
+	pthread_mutex_lock(&ch->lock);
+	for (i = 0; i < ch->count; i++)
+		fn(&ch->recent[(ch->head + ch->cap - ch->count + i) % ch->cap], ud);
+	pthread_mutex_unlock(&ch->lock);
+}
+
 int event_channel_render_json(struct strbuf *sb)
 {
 	struct event_channel *ch = channel;

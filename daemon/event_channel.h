@@ -70,6 +70,8 @@ void event_channel_foreach_oom_cgroup(void (*fn)(const char *cgroup, uint64_t ki
 uint64_t event_channel_last_oom_real_usec(void);
 
 void event_channel_collect(struct snapshot *snap);
+/* Every kept event, oldest first, under the channel's lock: fn must be quick. */
+void event_channel_foreach_recent(void (*fn)(const struct event_record *e, void *ud), void *ud);
 /* GET /api/v1/events: every kept event, oldest first. Thread-safe. */
 int event_channel_render_json(struct strbuf *sb);
 

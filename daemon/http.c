@@ -13,6 +13,7 @@
 #include "event_channel.h"
 #include "expo.h"
 #include "http.h"
+#include "status_page.h"
 #include "log.h"
 
 /* libmicrohttpd 0.9.71 changed the handler's return type. */
@@ -169,6 +170,18 @@ static MHD_RESULT serve_events(struct MHD_Connection *conn)
 	return respond_strbuf(conn, &sb, "application/json");
 }
 
+static MHD_RESULT serve_status(struct http_server *srv, struct MHD_Connection *conn)
+{
+	struct strbuf sb;
+
+	strbuf_init(&sb);
+	if (status_page_render(&sb, srv->ring) < 0) {
+		strbuf_free(&sb);
+		return respond_static(conn, MHD_HTTP_OK, "text/html; charset=utf-8", landing_page);
+	}
+	return respond_strbuf(conn, &sb, "text/html; charset=utf-8");
+}
+
 static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
 			     const char *version, const char *upload_data, size_t *upload_data_size,
 			     void **req_cls)
@@ -187,7 +200,7 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
 	if (strcmp(url, "/api/v1/events") == 0)
 		return serve_events(conn);
 	if (strcmp(url, "/") == 0)
-		return respond_static(conn, MHD_HTTP_OK, "text/html; charset=utf-8", landing_page);
+		return serve_status(srv, conn);
 	return respond_static(conn, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8", "not found\n");
 }
 

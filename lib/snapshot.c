@@ -332,6 +332,29 @@ size_t snapshot_dropped_series(const struct snapshot *s)
 	return s->dropped_series;
 }
 
+void snapshot_foreach(const struct snapshot *s, const char *name,
+		      void (*fn)(const char *const *labels, unsigned n_labels, double value, double sum, void *ud),
+		      void *ud)
+{
+	size_t i, j;
+
+	for (i = 0; i < s->n_families; i++) {
+		const struct family *f = &s->families[i];
+
+		if (strcmp(f->desc->name, name) != 0)
+			continue;
+		for (j = 0; j < f->n; j++) {
+			const struct sample *smp = &f->samples[j];
+
+			if (smp->hist)
+				fn((const char *const *)smp->label_values, f->desc->n_labels,
+				   (double)smp->hist->cumulative[smp->hist->n], smp->hist->sum, ud);
+			else
+				fn((const char *const *)smp->label_values, f->desc->n_labels, smp->value, NAN, ud);
+		}
+	}
+}
+
 double snapshot_value(const struct snapshot *s, const char *name, const char *const *label_values)
 {
 	size_t i, j;

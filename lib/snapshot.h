@@ -61,6 +61,13 @@ size_t snapshot_dropped_series(const struct snapshot *s);
  * since prev (may be NULL). */
 int snapshot_render_json(struct strbuf *sb, const struct snapshot *s, const struct snapshot *prev);
 
+/* Calls fn for every sample of the named family: its label values (n_labels
+ * of them, in the descriptor's order), value (a histogram's count) and, for
+ * histograms, sum. */
+void snapshot_foreach(const struct snapshot *s, const char *name,
+		      void (*fn)(const char *const *labels, unsigned n_labels, double value, double sum, void *ud),
+		      void *ud);
+
 /* Structured read access (JSON API, tests). Returns NAN when absent. */
 double snapshot_value(const struct snapshot *s, const char *name, const char *const *label_values);
 

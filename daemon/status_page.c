@@ -1,0 +1,509 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "config.h"
+#include "event_channel.h"
+#include "expo.h"
+#include "status_page.h"
+
+#define CHART_W 720
+#define CHART_H 150
+#define PLOT_X 70
+#define PLOT_Y 22
+#define PLOT_W (CHART_W - PLOT_X - 10)
+#define PLOT_H (CHART_H - PLOT_Y - 24)
+#define TOP_ROWS 8
+#define MAX_MARKS 64
+
+/* Everything system-provided (comm, cgroup paths, reasons) goes through here. */
+static void put_html(struct strbuf *sb, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&': strbuf_puts(sb, "&amp;"); break;
+		case '<': strbuf_puts(sb, "&lt;"); break;
+		case '>': strbuf_puts(sb, "&gt;"); break;
+		case '"': strbuf_puts(sb, "&quot;"); break;
+		case '\'': strbuf_puts(sb, "&#39;"); break;
+		default:
+			if ((unsigned char)*s < 0x20)
+				strbuf_putc(sb, ' ');
+			else
+				strbuf_putc(sb, *s);
+		}
+	}
+}
+
+static void put_bytes(struct strbuf *sb, double v)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	size_t u = 0;
+
+	if (isnan(v)) {
+		strbuf_puts(sb, "–");
+		return;
+	}
+	while (fabs(v) >= 1024 && u + 1 < ARRAY_SIZE(units)) {
+		v /= 1024;
+		u++;
+	}
+	strbuf_printf(sb, "%.1f %s", v, units[u]);
+}
+
+static void put_seconds(struct strbuf *sb, double v)
+{
+	if (isnan(v))
+		strbuf_puts(sb, "–");
+	else if (v < 1e-3)
+		strbuf_printf(sb, "%.0f µs", v * 1e6);
+	else if (v < 1)
+		strbuf_printf(sb, "%.1f ms", v * 1e3);
+	else
+		strbuf_printf(sb, "%.2f s", v);
+}
+
+struct chart_series {
+	const char *name;
+	const char *color;
+	const double *v;
+};
+
+struct mark {
+	double t;
+	char label[EVENT_COMM_LEN + 300];
+};
+
+struct chart {
+	const char *title;
+	size_t n;
+	const double *t;        /* window end times, seconds */
+	struct chart_series series[3];
+	size_t n_series;
+	const double *band_lo, *band_hi; /* optional min–max band */
+	void (*fmt)(struct strbuf *sb, double v);
+	const struct mark *marks;
+	size_t n_marks;
+};
+
+static double xpos(const struct chart *c, double t)
+{
+	double t0 = c->t[0], t1 = c->t[c->n - 1];
+
+	return PLOT_X + (t1 > t0 ? (t - t0) / (t1 - t0) : 1.0) * PLOT_W;
+}
+
+static void draw_chart(struct strbuf *sb, const struct chart *c)
+{
+	double lo = INFINITY, hi = -INFINITY;
+	size_t i, k;
+
+	for (k = 0; k < c->n_series; k++)
+		for (i = 0; i < c->n; i++)
+			if (!isnan(c->series[k].v[i])) {
+				lo = fmin(lo, c->series[k].v[i]);
+				hi = fmax(hi, c->series[k].v[i]);
+			}
+	for (i = 0; c->band_lo && i < c->n; i++)
+		if (!isnan(c->band_lo[i]) && !isnan(c->band_hi[i])) {
+			lo = fmin(lo, c->band_lo[i]);
+			hi = fmax(hi, c->band_hi[i]);
+		}
+	strbuf_printf(sb, "<figure><figcaption>");
+	put_html(sb, c->title);
+	strbuf_printf(sb, "</figcaption><svg class=\"chart\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+			  "role=\"img\" aria-label=\"", CHART_W, CHART_H, CHART_W, CHART_H);
+	put_html(sb, c->title);
+	strbuf_puts(sb, "\">");
+	strbuf_printf(sb, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" class=\"plot\"/>", PLOT_X, PLOT_Y, PLOT_W,
+		      PLOT_H);
+	if (c->n < 2 || !isfinite(lo)) {
+		strbuf_printf(sb, "<text x=\"%d\" y=\"%d\">no data yet</text></svg></figure>\n", PLOT_X + 10,
+			      PLOT_Y + PLOT_H / 2);
+		return;
+	}
+	if (lo > 0 && lo < hi * 0.5)
+		lo = 0;
+	if (hi <= lo)
+		hi = lo + (lo ? fabs(lo) * 0.01 : 1);
+#define YPOS(v) (PLOT_Y + PLOT_H - ((v) - lo) / (hi - lo) * PLOT_H)
+	if (c->band_lo) {
+		strbuf_puts(sb, "<polygon class=\"band\" points=\"");
+		for (i = 0; i < c->n; i++)
+			if (!isnan(c->band_hi[i]))
+				strbuf_printf(sb, "%.1f,%.1f ", xpos(c, c->t[i]), YPOS(c->band_hi[i]));
+		for (i = c->n; i > 0; i--)
+			if (!isnan(c->band_lo[i - 1]))
+				strbuf_printf(sb, "%.1f,%.1f ", xpos(c, c->t[i - 1]), YPOS(c->band_lo[i - 1]));
+		strbuf_puts(sb, "\"/>");
+	}
+	for (k = 0; k < c->n_series; k++) {
+		strbuf_printf(sb, "<polyline class=\"series\" data-series=\"%s\" stroke=\"%s\" points=\"", c->series[k].name,
+			      c->series[k].color);
+		for (i = 0; i < c->n; i++)
+			if (!isnan(c->series[k].v[i]))
+				strbuf_printf(sb, "%.1f,%.1f ", xpos(c, c->t[i]), YPOS(c->series[k].v[i]));
+		strbuf_puts(sb, "\"/>");
+	}
+#undef YPOS
+	for (i = 0; i < c->n_marks; i++) {
+		double x = xpos(c, c->marks[i].t);
+
+		if (x < PLOT_X || x > PLOT_X + PLOT_W)
+			continue;
+		strbuf_printf(sb, "<line class=\"mark\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\"><title>", x, x, PLOT_Y,
+			      PLOT_Y + PLOT_H);
+		put_html(sb, c->marks[i].label);
+		strbuf_puts(sb, "</title></line>");
+	}
+	strbuf_printf(sb, "<text x=\"%d\" y=\"%d\" class=\"axis\">", 2, PLOT_Y + 10);
+	c->fmt(sb, hi);
+	strbuf_printf(sb, "</text><text x=\"%d\" y=\"%d\" class=\"axis\">", 2, PLOT_Y + PLOT_H);
+	c->fmt(sb, lo);
+	strbuf_printf(sb, "</text><text x=\"%d\" y=\"%d\" class=\"axis\">-%.0f s</text>", PLOT_X, CHART_H - 6,
+		      c->t[c->n - 1] - c->t[0]);
+	strbuf_printf(sb, "<text x=\"%d\" y=\"%d\" class=\"axis\" text-anchor=\"end\">now</text>", PLOT_X + PLOT_W,
+		      CHART_H - 6);
+	for (k = 0; k < c->n_series; k++)
+		strbuf_printf(sb, "<text x=\"%d\" y=\"14\" style=\"fill:%s\" class=\"legend\">%s</text>",
+			      PLOT_X + (int)k * 150, c->series[k].color, c->series[k].name);
+	strbuf_puts(sb, "</svg></figure>\n");
+}
+
+static void take_sum(const char *const *l, unsigned n, double v, double hs, void *ud)
+{
+	*(double *)ud = hs;
+}
+
+static double histogram_sum(const struct snapshot *s, const char *name)
+{
+	double sum = NAN;
+
+	snapshot_foreach(s, name, take_sum, &sum);
+	return sum;
+}
+
+static double rate(const struct snapshot *a, const struct snapshot *b, double va, double vb)
+{
+	double dt = ((double)snapshot_window(b)->end_real_usec - (double)snapshot_window(a)->end_real_usec) / 1e6;
+
+	if (isnan(va) || isnan(vb) || dt <= 0)
+		return NAN;
+	return vb >= va ? (vb - va) / dt : NAN;
+}
+
+/* Per-series deltas between two windows, for the "top" tables. */
+struct row {
+	char key[300];
+	char label[300];
+	double value, delta;
+};
+
+struct rows {
+	struct row *r;
+	size_t n, cap;
+	unsigned key_labels;
+};
+
+static void add_row(const char *const *l, unsigned n, double v, double hs, void *ud)
+{
+	struct rows *rows = ud;
+	struct row *row;
+
+	if (rows->n == rows->cap) {
+		size_t cap = rows->cap ? rows->cap * 2 : 32;
+		struct row *r = realloc(rows->r, cap * sizeof(*r));
+
+		if (!r)
+			return;
+		rows->r = r;
+		rows->cap = cap;
+	}
+	row = &rows->r[rows->n++];
+	memset(row, 0, sizeof(*row));
+	snprintf(row->key, sizeof(row->key), "%s\x1f%s", n > 0 ? l[0] : "", n > 1 ? l[1] : "");
+	if (n > 1)
+		snprintf(row->label, sizeof(row->label), "%s (%s)", l[1], l[0]);
+	else
+		snprintf(row->label, sizeof(row->label), "%s", n ? l[0] : "");
+	row->value = v;
+}
+
+static void rows_from(struct rows *rows, const struct snapshot *s, const char *name)
+{
+	if (s)
+		snapshot_foreach(s, name, add_row, rows);
+}
+
+static int cmp_delta(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	return x->delta < y->delta ? 1 : x->delta > y->delta ? -1 : 0;
+}
+
+/* Latest window's change of each series of the named families (summed by key), largest first. */
+static void top_deltas(const struct snapshot *cur, const struct snapshot *prev, const char *const *names,
+		       size_t n_names, struct rows *out)
+{
+	size_t f, i, j;
+
+	for (f = 0; f < n_names; f++) {
+		struct rows now = { 0 }, before = { 0 };
+
+		rows_from(&now, cur, names[f]);
+		rows_from(&before, prev, names[f]);
+		for (i = 0; i < now.n; i++) {
+			double d = now.r[i].value;
+
+			for (j = 0; j < before.n; j++)
+				if (strcmp(before.r[j].key, now.r[i].key) == 0) {
+					d = now.r[i].value >= before.r[j].value ? now.r[i].value - before.r[j].value : now.r[i].value;
+					break;
+				}
+			if (!prev)
+				d = 0;
+			for (j = 0; j < out->n; j++)
+				if (strcmp(out->r[j].key, now.r[i].key) == 0)
+					break;
+			if (j == out->n) {
+				add_row(NULL, 0, 0, 0, out);
+				if (j == out->n)
+					continue;
+				snprintf(out->r[j].key, sizeof(out->r[j].key), "%s", now.r[i].key);
+				snprintf(out->r[j].label, sizeof(out->r[j].label), "%s", now.r[i].label);
+			}
+			out->r[j].delta += d;
+		}
+		free(now.r);
+		free(before.r);
+	}
+	qsort(out->r, out->n, sizeof(*out->r), cmp_delta);
+}
+
+static void top_table(struct strbuf *sb, const char *title, const char *what, struct rows *rows,
+		      void (*fmt)(struct strbuf *, double))
+{
+	size_t i, shown = 0;
+
+	strbuf_puts(sb, "<table><caption>");
+	put_html(sb, title);
+	strbuf_puts(sb, "</caption><tr><th>");
+	put_html(sb, what);
+	strbuf_puts(sb, "</th><th>last window</th></tr>\n");
+	for (i = 0; i < rows->n && shown < TOP_ROWS; i++) {
+		if (rows->r[i].delta <= 0 || strncmp(rows->r[i].key, "other", 5) == 0)
+			continue;
+		strbuf_puts(sb, "<tr><td>");
+		put_html(sb, rows->r[i].label);
+		strbuf_puts(sb, "</td><td>");
+		fmt(sb, rows->r[i].delta);
+		strbuf_puts(sb, "</td></tr>\n");
+		shown++;
+	}
+	if (!shown)
+		strbuf_puts(sb, "<tr><td colspan=\"2\">none</td></tr>\n");
+	strbuf_puts(sb, "</table>\n");
+	free(rows->r);
+}
+
+static void put_count(struct strbuf *sb, double v)
+{
+	strbuf_printf(sb, "%.0f", v);
+}
+
+static void put_rate_bytes(struct strbuf *sb, double v)
+{
+	put_bytes(sb, v);
+	strbuf_puts(sb, "/s");
+}
+
+static void put_percent(struct strbuf *sb, double v)
+{
+	strbuf_printf(sb, "%.1f%%", v * 100);
+}
+
+static void collector_row(const char *const *l, unsigned n, double v, double hs, void *ud)
+{
+	struct strbuf *sb = ud;
+	unsigned i;
+
+	if (n < 4)
+		return;
+	strbuf_printf(sb, "<tr class=\"%s\">", l[1]);
+	for (i = 0; i < 4; i++) {
+		strbuf_puts(sb, "<td>");
+		put_html(sb, l[i]);
+		strbuf_puts(sb, "</td>");
+	}
+	strbuf_puts(sb, "</tr>\n");
+}
+
+struct marks_ctx {
+	struct mark *marks;
+	size_t n;
+	double since;
+};
+
+static void add_mark(const struct event_record *e, void *ud)
+{
+	struct marks_ctx *m = ud;
+	double t = (double)e->real_usec / 1e6;
+
+	if (e->kind != EVENT_OOM_KILL || t < m->since || m->n == MAX_MARKS)
+		return;
+	m->marks[m->n].t = t;
+	snprintf(m->marks[m->n].label, sizeof(m->marks[0].label), "OOM kill: %u %s %s", e->pid, e->comm, e->cgroup);
+	m->n++;
+}
+
+static void recent_event_row(const struct event_record *e, void *ud)
+{
+	struct strbuf *sb = ud;
+	time_t t = (time_t)(e->real_usec / 1000000);
+	struct tm tm;
+	char when[32];
+
+	if (e->kind != EVENT_OOM_KILL)
+		return;
+	gmtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%H:%M:%S", &tm);
+	strbuf_printf(sb, "<tr><td>%s</td><td>%u</td><td>", when, e->pid);
+	put_html(sb, e->comm);
+	strbuf_puts(sb, "</td><td>");
+	put_html(sb, e->cgroup);
+	strbuf_puts(sb, "</td><td>");
+	put_bytes(sb, e->avail_bytes);
+	strbuf_puts(sb, "</td></tr>\n");
+}
+
+static const char style[] =
+	"body{font:14px/1.4 sans-serif;margin:1em 2em;color:#222;background:#fafafa}"
+	"h1{font-size:20px}figure{margin:0 0 1em}figcaption{font-weight:bold}"
+	".chart .plot{fill:#fff;stroke:#ccc}.chart .series{fill:none;stroke-width:1.5}"
+	".chart .band{fill:#9ecae1;opacity:.5}.chart .mark{stroke:#d62728;stroke-width:2}"
+	".chart text{font-size:11px;fill:#555}table{border-collapse:collapse;margin:0 2em 1em 0;display:inline-table;vertical-align:top}"
+	"td,th{border:1px solid #ddd;padding:2px 8px;text-align:left}caption{font-weight:bold;text-align:left}"
+	"tr.degraded{background:#fff3cd}tr.failed{background:#f8d7da}";
+
+int status_page_render(struct strbuf *sb, struct snapshot_ring *ring)
+{
+	struct snapshot *snaps[HISTORY_MAX];
+	size_t n = snapshot_ring_recent(ring, snaps, ARRAY_SIZE(snaps)), i;
+	double *t = calloc(n + 1, sizeof(double)), *avail = calloc(n + 1, sizeof(double));
+	double *amin = calloc(n + 1, sizeof(double)), *amax = calloc(n + 1, sizeof(double));
+	double *direct = calloc(n + 1, sizeof(double)), *memcg = calloc(n + 1, sizeof(double));
+	double *allocr = calloc(n + 1, sizeof(double)), *some = calloc(n + 1, sizeof(double));
+	double *full = calloc(n + 1, sizeof(double));
+	struct mark marks[MAX_MARKS];
+	struct marks_ctx mctx = { marks, 0, 0 };
+	const struct snapshot *last = n ? snaps[n - 1] : NULL, *prev = n > 1 ? snaps[n - 2] : NULL;
+	double window = last ? snapshot_value(last, "memwatch_window_seconds", NULL) : NAN;
+	int r = 0;
+
+	if (!t || !avail || !amin || !amax || !direct || !memcg || !allocr || !some || !full) {
+		r = -1;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		const struct snapshot *s = snaps[i], *p = i ? snaps[i - 1] : NULL;
+
+		t[i] = (double)snapshot_window(s)->end_real_usec / 1e6;
+		avail[i] = snapshot_value(s, "memwatch_memory_available_bytes", NULL);
+		amin[i] = snapshot_value(s, "memwatch_memory_available_window_min_bytes", NULL);
+		amax[i] = snapshot_value(s, "memwatch_memory_available_window_max_bytes", NULL);
+		direct[i] = memcg[i] = allocr[i] = some[i] = full[i] = NAN;
+		if (!p)
+			continue;
+		direct[i] = histogram_sum(s, "memwatch_direct_reclaim_seconds") -
+			    histogram_sum(p, "memwatch_direct_reclaim_seconds");
+		memcg[i] = histogram_sum(s, "memwatch_memcg_reclaim_seconds") -
+			   histogram_sum(p, "memwatch_memcg_reclaim_seconds");
+		allocr[i] = rate(p, s, snapshot_value(p, "memwatch_page_allocated_bytes_total", NULL),
+				 snapshot_value(s, "memwatch_page_allocated_bytes_total", NULL));
+		some[i] = rate(p, s, snapshot_value(p, "memwatch_pressure_memory_some_seconds_total", NULL),
+			       snapshot_value(s, "memwatch_pressure_memory_some_seconds_total", NULL));
+		full[i] = rate(p, s, snapshot_value(p, "memwatch_pressure_memory_full_seconds_total", NULL),
+			       snapshot_value(s, "memwatch_pressure_memory_full_seconds_total", NULL));
+	}
+	if (n)
+		mctx.since = t[0];
+	event_channel_foreach_recent(add_mark, &mctx);
+
+	strbuf_printf(sb, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+			  "<meta http-equiv=\"refresh\" content=\"%.0f\">"
+			  "<title>memwatchd</title><style>%s</style></head><body>\n",
+		      isnan(window) || window < 2 ? 2.0 : window, style);
+	strbuf_printf(sb, "<h1>memwatchd %s</h1>\n<p>", MEMWATCHD_VERSION);
+	if (last) {
+		double start = snapshot_value(last, "memwatch_start_time_seconds", NULL);
+
+		strbuf_printf(sb, "Window %.1f s, %zu windows shown, up %.0f s. Available now: ", window, n,
+			      t[n - 1] - start);
+		put_bytes(sb, avail[n - 1]);
+		strbuf_puts(sb, ", lowest in the last window: ");
+		put_bytes(sb, amin[n - 1]);
+	} else {
+		strbuf_puts(sb, "No window collected yet.");
+	}
+	strbuf_puts(sb, ". <a href=\"/metrics\">/metrics</a> · <a href=\"/api/v1/windows\">/api/v1/windows</a> · "
+			"<a href=\"/api/v1/events\">/api/v1/events</a> · <a href=\"/healthz\">/healthz</a></p>\n");
+
+	draw_chart(sb, &(struct chart){ "Available memory (line: end of window; band: window min–max)", n, t,
+					{ { "available", "#1f77b4", avail } }, 1, amin, amax, put_bytes, marks, mctx.n });
+	draw_chart(sb, &(struct chart){ "Reclaim stall time per window", n, t,
+					{ { "direct", "#d62728", direct }, { "memcg", "#ff7f0e", memcg } }, 2, NULL, NULL,
+					put_seconds, marks, mctx.n });
+	draw_chart(sb, &(struct chart){ "Page allocation rate", n, t, { { "allocated", "#2ca02c", allocr } }, 1, NULL,
+					NULL, put_rate_bytes, marks, mctx.n });
+	draw_chart(sb, &(struct chart){ "Memory pressure stall (PSI), share of time", n, t,
+					{ { "some", "#9467bd", some }, { "full", "#8c564b", full } }, 2, NULL, NULL,
+					put_percent, marks, mctx.n });
+
+	{
+		static const char *const proc_reclaim[] = { "memwatch_process_direct_reclaim_seconds_total",
+							    "memwatch_process_memcg_reclaim_seconds_total" };
+		static const char *const cg_reclaim[] = { "memwatch_cgroup_reclaim_seconds_total" };
+		static const char *const proc_major[] = { "memwatch_process_major_faults_total" };
+		static const char *const proc_minor[] = { "memwatch_process_minor_faults_total" };
+		struct rows a = { 0 }, b = { 0 }, c = { 0 }, d = { 0 };
+
+		top_deltas(last, prev, proc_reclaim, 2, &a);
+		top_table(sb, "Processes stalled in reclaim", "process (pid)", &a, put_seconds);
+		top_deltas(last, prev, cg_reclaim, 1, &b);
+		top_table(sb, "Cgroups stalled in reclaim", "cgroup", &b, put_seconds);
+		top_deltas(last, prev, proc_major, 1, &c);
+		top_table(sb, "Major faults", "process (pid)", &c, put_count);
+		top_deltas(last, prev, proc_minor, 1, &d);
+		top_table(sb, "Minor faults", "process (pid)", &d, put_count);
+	}
+
+	strbuf_puts(sb, "<table><caption>Recent OOM kills</caption><tr><th>time (UTC)</th><th>pid</th><th>comm</th>"
+			"<th>cgroup</th><th>available</th></tr>\n");
+	event_channel_foreach_recent(recent_event_row, sb);
+	strbuf_puts(sb, "</table>\n");
+
+	strbuf_puts(sb, "<table><caption>Collectors</caption><tr><th>collector</th><th>state</th><th>mode</th>"
+			"<th>reason</th></tr>\n");
+	if (last)
+		snapshot_foreach(last, "memwatch_collector_info", collector_row, sb);
+	strbuf_puts(sb, "</table>\n</body></html>\n");
+	if (strbuf_failed(sb))
+		r = -1;
+out:
+	for (i = 0; i < n; i++)
+		snapshot_unref(snaps[i]);
+	free(t);
+	free(avail);
+	free(amin);
+	free(amax);
+	free(direct);
+	free(memcg);
+	free(allocr);
+	free(some);
+	free(full);
+	return r;
+}
