@@ -14,6 +14,7 @@
 #include "event_channel.h"
 #include "http.h"
 #include "log.h"
+#include "top.h"
 
 #define EXIT_USAGE 2
 
@@ -22,11 +23,13 @@ struct options {
 	bool config_explicit;
 	const char *listen;
 	bool check;
+	bool top;
+	const char *url;
 };
 
 static void help(void)
 {
-	printf("Usage: memwatchd [OPTIONS]\n\n"
+	printf("Usage: memwatchd [OPTIONS]\n       memwatchd --top [--url URL]\n\n"
 	       "Watches Linux memory pressure from inside the kernel with eBPF and serves it\n"
 	       "to Prometheus.\n\n"
 	       "  -c, --config FILE    configuration file (default %s;\n"
@@ -36,6 +39,8 @@ static void help(void)
 	       "                       (default %s: every address, IPv6 and IPv4)\n"
 	       "      --check          probe every enabled collector, print a table and exit:\n"
 	       "                       0 when each is active or degraded for a known reason, 1 otherwise\n"
+	       "      --top            show a running daemon in the terminal (q quits)\n"
+	       "      --url URL        the daemon --top reads (default http://127.0.0.1:9577)\n"
 	       "      --version        print the version and exit\n"
 	       "  -h, --help           print this help and exit\n\n"
 	       "Signals: SIGHUP reloads the configuration; SIGTERM and SIGINT stop.\n",
@@ -44,11 +49,13 @@ static void help(void)
 
 static int parse_argv(int argc, char *argv[], struct options *o)
 {
-	enum { ARG_CHECK = 0x100, ARG_VERSION };
+	enum { ARG_CHECK = 0x100, ARG_VERSION, ARG_TOP, ARG_URL };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "listen", required_argument, NULL, 'l' },
 		{ "check", no_argument, NULL, ARG_CHECK },
+		{ "top", no_argument, NULL, ARG_TOP },
+		{ "url", required_argument, NULL, ARG_URL },
 		{ "version", no_argument, NULL, ARG_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -75,6 +82,12 @@ static int parse_argv(int argc, char *argv[], struct options *o)
 		case ARG_CHECK:
 			o->check = true;
 			break;
+		case ARG_TOP:
+			o->top = true;
+			break;
+		case ARG_URL:
+			o->url = optarg;
+			break;
 		case ARG_VERSION:
 			printf("memwatchd %s\n", MEMWATCHD_VERSION);
 			return 0;
@@ -88,6 +101,10 @@ static int parse_argv(int argc, char *argv[], struct options *o)
 			fprintf(stderr, "memwatchd: unknown option '%s' (see --help)\n", argv[optind - 1]);
 			return -EINVAL;
 		}
+	}
+	if (o->url && !o->top) {
+		fprintf(stderr, "memwatchd: --url goes with --top (see --help)\n");
+		return -EINVAL;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "memwatchd: unexpected argument '%s' (see --help)\n", argv[optind]);
@@ -332,6 +349,8 @@ int main(int argc, char *argv[])
 	r = parse_argv(argc, argv, &o);
 	if (r <= 0)
 		return r < 0 ? EXIT_USAGE : EXIT_SUCCESS;
+	if (o.top)
+		return top_run(o.url ? o.url : "http://127.0.0.1:9577");
 
 	/* Line-buffered so journald and test harnesses see each line as it is written. */
 	setvbuf(stderr, NULL, _IOLBF, 0);
