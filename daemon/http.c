@@ -133,9 +133,12 @@ static MHD_RESULT serve_windows(struct http_server *srv, struct MHD_Connection *
 
 	if (arg) {
 		char *end;
-		unsigned long v = strtoul(arg, &end, 10);
+		unsigned long v;
 
-		if (!*arg || *end || v == 0)
+		errno = 0;
+		v = strtoul(arg, &end, 10);
+		/* strtoul would take a sign and leading blanks; only digits are a count. */
+		if (arg[0] < '0' || arg[0] > '9' || *end || v == 0 || errno == ERANGE)
 			return respond_static(conn, MHD_HTTP_BAD_REQUEST, "text/plain; charset=utf-8",
 					      "windows must be a positive number\n");
 		if (v < want)
