@@ -1,0 +1,170 @@
+#!/bin/busybox sh
+# /init of the memwatchd test guest (busybox sh, PID 1). Built into the
+# initramfs by tests/vm/run_vm.py, which reads the serial console and parses the
+# "=== ... ===" markers this prints. Everything here runs inside a small qemu
+# guest: the memory pressure never reaches the host.
+#
+# /etc/memwatchd-vm.conf (written by the harness) sets:
+#   TRACEPOINTS  tracefs events whose format to print ("vmscan/mm_vmscan_kswapd_wake" ...)
+#   CACHE_DEV    block device to read into the page cache (reclaimable clean pages)
+#   OOM_HOG_MIB  size of the hog that must be OOM-killed
+#   LISTEN       address for the daemon
+
+/bin/busybox mkdir -p /bin /sbin /usr/bin /usr/sbin /proc /sys /dev /tmp /run
+/bin/busybox --install -s
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mount -t tracefs tracefs /sys/kernel/tracing
+mount -t cgroup2 cgroup2 /sys/fs/cgroup
+ip link set lo up
+# Only emergencies on the console from here on: kernel lines must not split ours.
+dmesg -n 1
+
+. /etc/memwatchd-vm.conf
+
+mark() { echo "=== $* ==="; }
+
+# Prints the values of the /proc/meminfo or /proc/vmstat keys named, "key value" a line.
+keys() {
+	file=$1
+	shift
+	for k in "$@"; do
+		awk -v k="$k" '{ sub(":", "", $1) } $1 == k { print $1, $2 }' "$file"
+	done
+}
+
+vmstat_block() {
+	mark "BEGIN vmstat $1"
+	keys /proc/vmstat allocstall_dma allocstall_dma32 allocstall_normal allocstall_movable \
+		allocstall_device pgscan_direct pgsteal_direct pgscan_kswapd pageoutrun oom_kill
+	keys /proc/meminfo MemTotal MemFree MemAvailable Cached AnonPages
+	mark "END vmstat $1"
+}
+
+meminfo_mib() {
+	awk -v k="$1:" '$1 == k { print int($2 / 1024) }' /proc/meminfo
+}
+
+# Scrapes /metrics once it serves a window that ended at least a second from
+# now, so that everything the kernel counted before this call is in it (the
+# BPF counters are cumulative and read at each window's end).
+scrape() {
+	after=$(($(date +%s) + 1))
+	i=0
+	while :; do
+		wget -qO- "http://$LISTEN/metrics" >/tmp/metrics 2>/tmp/wget.err
+		rc=$?
+		end=$(awk '$1 == "memwatch_window_end_timestamp_seconds" { printf "%d", $2 }' /tmp/metrics)
+		[ $rc -eq 0 ] && [ "${end:-0}" -ge $after ] && fresh=fresh && break
+		fresh=stale
+		i=$((i + 1))
+		[ $i -ge 100 ] && break
+		usleep 200000
+	done
+	mark "BEGIN metrics $1"
+	cat /tmp/metrics /tmp/wget.err
+	echo "# scrape exit $rc $fresh: window end ${end:-none}, wanted >= $after"
+	mark "END metrics $1"
+}
+
+fail_early() {
+	mark "ABORT $*"
+	poweroff -f
+}
+
+mark "BEGIN guest"
+uname -r
+mark "END guest"
+
+for tp in $TRACEPOINTS; do
+	mark "BEGIN format $tp"
+	cat "/sys/kernel/tracing/events/$tp/format" 2>&1
+	mark "END format $tp"
+done
+
+# Scenario 5: every collector active, or degraded for a reason; none failed.
+memwatchd --check >/tmp/check.out 2>/tmp/check.err
+rc=$?
+mark "BEGIN check"
+cat /tmp/check.out
+mark "END check rc=$rc"
+mark "BEGIN check-log"
+cat /tmp/check.err
+mark "END check-log"
+
+memwatchd --listen "$LISTEN" >/tmp/memwatchd.log 2>&1 &
+daemon=$!
+# What memwatchd.service asks for (OOMScoreAdjust=-900).
+echo -900 >"/proc/$daemon/oom_score_adj"
+i=0
+until wget -qO- "http://$LISTEN/healthz" >/dev/null 2>&1; do
+	i=$((i + 1))
+	if [ $i -gt 300 ] || ! kill -0 $daemon 2>/dev/null; then
+		mark "BEGIN daemon-log"
+		cat /tmp/memwatchd.log
+		mark "END daemon-log"
+		fail_early "daemon did not become healthy"
+	fi
+	usleep 200000
+done
+mark "daemon healthy after $i polls"
+vmstat_block baseline
+scrape baseline
+
+# Scenarios 1 and 2: fill the page cache with clean pages from the block device,
+# then a hog that needs most of that cache back. kswapd wakes and reclaims; with
+# small pages it keeps up and the hog rarely stalls, but each huge page fault of
+# a MADV_HUGEPAGE mapping compacts and then reclaims directly. The kernel turns
+# THP off below 512 MiB of RAM (hugepage_init), so turn it back on, madvise only.
+echo madvise >/sys/kernel/mm/transparent_hugepage/enabled
+echo madvise >/sys/kernel/mm/transparent_hugepage/defrag
+i=0
+while [ ! -b "$CACHE_DEV" ] && [ $i -lt 50 ]; do
+	i=$((i + 1))
+	usleep 200000
+done
+[ -b "$CACHE_DEV" ] || mark "no block device $CACHE_DEV: no page cache to reclaim (NVMe driver not built in?)"
+sync
+echo 3 >/proc/sys/vm/drop_caches
+free=$(meminfo_mib MemFree)
+cache=$((free - 48))
+[ $cache -gt 0 ] || cache=1
+mark "reading $cache MiB of $CACHE_DEV into the page cache (MemFree $free MiB)"
+# The last close of a block device drops its page cache: hold it open meanwhile.
+exec 3<"$CACHE_DEV"
+dd if="$CACHE_DEV" of=/dev/null bs=1M count=$cache 2>&1 | tail -n 1
+avail=$(meminfo_mib MemAvailable)
+hog=$((avail - 40))
+[ $hog -gt 16 ] || hog=16
+mark "reclaim hog $hog MiB (MemAvailable $avail MiB, MemFree $(meminfo_mib MemFree) MiB)"
+memhog -H $hog
+mark "reclaim hog rc=$?"
+exec 3<&-
+vmstat_block reclaim
+scrape reclaim
+
+# Scenario 3: a hog of twice the guest's RAM, killed by the OOM killer.
+mark "oom hog $OOM_HOG_MIB MiB"
+memhog -f $OOM_HOG_MIB
+mark "oom hog rc=$?"
+if kill -0 $daemon 2>/dev/null; then
+	mark "daemon alive after oom"
+else
+	mark "daemon dead after oom"
+fi
+vmstat_block oom
+scrape oom
+mark "BEGIN dmesg-oom"
+dmesg | grep -E -i 'out of memory|oom-kill|killed process|oom_reaper'
+mark "END dmesg-oom"
+
+kill -TERM $daemon
+wait $daemon
+mark "daemon exit rc=$?"
+mark "BEGIN daemon-log"
+cat /tmp/memwatchd.log
+mark "END daemon-log"
+mark "DONE"
+poweroff -f

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Guest workload for the VM tests: touches anonymous memory to create global
+ * memory pressure inside a small qemu guest. Never run it on the host.
+ *
+ *   memhog [-H] [-f] MIB
+ *
+ *   -H  madvise(MADV_HUGEPAGE) the mapping: each fault then wants an order-9
+ *       page and, with THP defrag "madvise", compacts and reclaims directly,
+ *       which is the dependable way to make a task enter direct reclaim.
+ *   -f  run the hog in a child and report how it ended, one line:
+ *       "memhog: child PID signal N" or "memhog: child PID exit N".
+ *       The parent stays tiny, so the OOM killer picks the child.
+ *
+ * Exit status: 0 when the memory was touched (or, with -f, the child's own
+ * status: 128 + signal when it was killed), 2 on bad usage, 1 on error. */
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MIB (1024UL * 1024UL)
+#define HUGE_SIZE (2UL * MIB)
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Maps and touches the memory in chunks: the default overcommit heuristic
+ * refuses one mapping larger than RAM, and a leaking program grows by pieces
+ * anyway. Nothing is unmapped before the end. */
+#define CHUNK_MIB 32UL
+
+static int hog(unsigned long mib, bool huge)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), chunk_len, map_len;
+	double start = now_seconds();
+	unsigned long done;
+
+	printf("memhog: pid %ld touching %lu MiB%s\n", (long)getpid(), mib,
+	       huge ? " (MADV_HUGEPAGE)" : "");
+	fflush(stdout);
+	for (done = 0; done < mib; done += chunk_len / MIB) {
+		unsigned char *map, *p;
+
+		chunk_len = (mib - done < CHUNK_MIB ? mib - done : CHUNK_MIB) * MIB;
+		/* Room to align the start to a huge page boundary. */
+		map_len = chunk_len + HUGE_SIZE;
+		map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (map == MAP_FAILED) {
+			fprintf(stderr, "memhog: mmap after %lu MiB: %s\n", done, strerror(errno));
+			return 1;
+		}
+		p = (unsigned char *)(((uintptr_t)map + HUGE_SIZE - 1) & ~(uintptr_t)(HUGE_SIZE - 1));
+		if (huge && madvise(p, chunk_len, MADV_HUGEPAGE) < 0) {
+			fprintf(stderr, "memhog: madvise(MADV_HUGEPAGE): %s\n", strerror(errno));
+			huge = false; /* small pages from here on; say so once */
+		}
+		for (size_t off = 0; off < chunk_len; off += page)
+			p[off] = (unsigned char)(off >> 12 | 1);
+	}
+	printf("memhog: pid %ld touched %lu MiB in %.2f s\n", (long)getpid(), mib,
+	       now_seconds() - start);
+	fflush(stdout);
+	return 0;
+}
+
+static int hog_in_child(unsigned long mib, bool huge)
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "memhog: fork: %s\n", strerror(errno));
+		return 1;
+	}
+	if (pid == 0)
+		_exit(hog(mib, huge));
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR) {
+			fprintf(stderr, "memhog: waitpid: %s\n", strerror(errno));
+			return 1;
+		}
+	if (WIFSIGNALED(status)) {
+		printf("memhog: child %ld signal %d\n", (long)pid, WTERMSIG(status));
+		return 128 + WTERMSIG(status);
+	}
+	printf("memhog: child %ld exit %d\n", (long)pid, WEXITSTATUS(status));
+	return WEXITSTATUS(status);
+}
+
+int main(int argc, char *argv[])
+{
+	bool huge = false, in_child = false;
+	unsigned long mib;
+	char *end;
+	int c;
+
+	while ((c = getopt(argc, argv, "Hf")) >= 0) {
+		switch (c) {
+		case 'H':
+			huge = true;
+			break;
+		case 'f':
+			in_child = true;
+			break;
+		default:
+			fprintf(stderr, "usage: memhog [-H] [-f] MIB\n");
+			return 2;
+		}
+	}
+	if (optind + 1 != argc) {
+		fprintf(stderr, "usage: memhog [-H] [-f] MIB\n");
+		return 2;
+	}
+	errno = 0;
+	mib = strtoul(argv[optind], &end, 10);
+	if (errno || end == argv[optind] || *end || mib == 0 || mib > 1024UL * 1024UL) {
+		fprintf(stderr, "memhog: '%s' is not a size in MiB (1 to 1048576)\n", argv[optind]);
+		return 2;
+	}
+	return in_child ? hog_in_child(mib, huge) : hog(mib, huge);
+}

@@ -1,0 +1,671 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Boots Debian's stock cloud kernels in qemu (software emulation) with an
+initramfs holding busybox, memwatchd and a memory hog, runs the scenarios of
+tests/vm/init.sh inside the guest, and judges them from the serial console.
+
+  run_vm.py --daemon PATH --memhog PATH --init PATH [--kernel SERIES ...]
+
+Kernels: the newest `linux-image-6.1.*-cloud-amd64-unsigned` and
+`linux-image-6.12.*+deb12-cloud-amd64-unsigned` that apt offers, fetched with
+`apt-get download` and cached (vmlinuz and config only) in $MEMWATCHD_VM_CACHE,
+else /var/cache/memwatchd-vm as root, else $XDG_CACHE_HOME/memwatchd-vm.
+A kernel that cannot be resolved or fetched fails the test; it is never skipped.
+Not root: exit 77 (skipped).
+
+Needs (Debian packages): qemu-system-x86, busybox-static, apt, dpkg, libc-bin (ldd).
+Stdlib only.
+"""
+import argparse
+import fcntl
+import functools
+import gzip
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import threading
+import time
+
+SKIP = 77
+
+# Kernel series: name pattern (apt-cache search regex, and a full-match check).
+SERIES = {
+    "6.1": r"^linux-image-6\.1\.0-[0-9]+-cloud-amd64-unsigned$",
+    "6.12": r"^linux-image-6\.12\.[0-9]+\+deb12-cloud-amd64-unsigned$",
+}
+
+# Tracepoints whose format every guest prints; compared with the host's.
+TRACEPOINTS = [
+    "vmscan/mm_vmscan_direct_reclaim_begin",
+    "vmscan/mm_vmscan_direct_reclaim_end",
+    "vmscan/mm_vmscan_memcg_reclaim_begin",
+    "vmscan/mm_vmscan_memcg_reclaim_end",
+    "vmscan/mm_vmscan_memcg_softlimit_reclaim_begin",
+    "vmscan/mm_vmscan_memcg_softlimit_reclaim_end",
+    "vmscan/mm_vmscan_kswapd_wake",
+    "vmscan/mm_vmscan_kswapd_sleep",
+    "vmscan/mm_vmscan_wakeup_kswapd",
+    "kmem/mm_page_alloc",
+    "oom/mark_victim",
+]
+
+GUEST_MIB = 512
+OOM_HOG_MIB = 2 * GUEST_MIB
+DISK_MIB = 512
+LISTEN = "127.0.0.1:9577"
+HOG_COMM = "memhog"
+
+
+class HarnessError(Exception):
+    """Something on the host is missing or broken: the test fails loudly."""
+
+
+def log(msg=""):
+    print(msg, flush=True)
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, check=False, text=True, capture_output=True, **kw)
+
+
+# ---------------------------------------------------------------- kernels
+
+def cache_dir():
+    d = os.environ.get("MEMWATCHD_VM_CACHE")
+    if not d:
+        if os.geteuid() == 0:
+            d = "/var/cache/memwatchd-vm"
+        else:
+            d = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
+                             "memwatchd-vm")
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+def dpkg_cmp(a, b):
+    if a == b:
+        return 0
+    if subprocess.run(["dpkg", "--compare-versions", a, "lt", b], check=False).returncode == 0:
+        return -1
+    return 1
+
+
+def newest_package(series):
+    """(package, version) of the newest kernel of the series that apt offers."""
+    pattern = SERIES[series]
+    r = run(["apt-cache", "search", "--names-only", pattern])
+    if r.returncode != 0:
+        raise HarnessError(f"apt-cache search failed: {r.stderr.strip()}")
+    names = sorted({line.split(" - ", 1)[0].strip() for line in r.stdout.splitlines()})
+    names = [n for n in names if re.fullmatch(pattern, n)]
+    if not names:
+        raise HarnessError(f"apt offers no package matching {pattern} "
+                           "(is Debian 12's archive, with bookworm-security, in sources.list, "
+                           "and did 'apt-get update' run?)")
+    r = run(["apt-cache", "policy"] + names)
+    if r.returncode != 0:
+        raise HarnessError(f"apt-cache policy failed: {r.stderr.strip()}")
+    candidates, current = [], None
+    for line in r.stdout.splitlines():
+        if line and not line.startswith(" ") and line.endswith(":"):
+            current = line[:-1]
+        m = re.match(r"\s+Candidate:\s+(\S+)", line)
+        if m and current and m.group(1) != "(none)":
+            candidates.append((current, m.group(1)))
+    if not candidates:
+        raise HarnessError(f"apt has no installable candidate among {' '.join(names)}")
+    return max(candidates, key=functools.cmp_to_key(lambda a, b: dpkg_cmp(a[1], b[1])))
+
+
+def fetch_kernel(series, cache):
+    """Path of the vmlinuz (and config) of the newest kernel of the series,
+    downloading it into the cache when needed."""
+    name, version = newest_package(series)
+    slot = os.path.join(cache, f"{name}_{version}".replace("~", "_").replace(":", "_"))
+    vmlinuz = os.path.join(slot, "vmlinuz")
+    if os.path.exists(vmlinuz):
+        return name, version, slot
+    log(f"[{series}] fetching {name}={version} into {cache}")
+    with tempfile.TemporaryDirectory(dir=cache, prefix=".download-") as tmp:
+        r = run(["apt-get", "download", "-q", f"{name}={version}"], cwd=tmp)
+        debs = [f for f in os.listdir(tmp) if f.endswith(".deb")]
+        if r.returncode != 0 or not debs:
+            raise HarnessError(f"apt-get download {name}={version} failed:\n{r.stdout}{r.stderr}")
+        deb = os.path.join(tmp, debs[0])
+        out = os.path.join(tmp, "x")
+        os.makedirs(out)
+        # dpkg-deb -x would write the whole module tree; take only /boot.
+        p = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", deb], stdout=subprocess.PIPE)
+        found = {}
+        with tarfile.open(fileobj=p.stdout, mode="r|") as tar:
+            for m in tar:
+                base = os.path.basename(m.name)
+                if m.isfile() and re.match(r"^\./boot/(vmlinuz|config)-", m.name):
+                    kind = base.split("-", 1)[0]
+                    with open(os.path.join(out, kind), "wb") as f:
+                        shutil.copyfileobj(tar.extractfile(m), f)
+                    found[kind] = base
+        if p.wait() != 0 or "vmlinuz" not in found:
+            raise HarnessError(f"no /boot/vmlinuz-* in {debs[0]}")
+        with open(os.path.join(out, "release"), "w") as f:
+            f.write(found["vmlinuz"][len("vmlinuz-"):] + "\n")
+        os.rename(out, slot)
+    # Keep one kernel per series in the cache.
+    for d in os.listdir(cache):
+        path = os.path.join(cache, d)
+        pkg = d.split("_", 1)[0]
+        if path != slot and re.fullmatch(SERIES[series], pkg):
+            shutil.rmtree(path, ignore_errors=True)
+    return name, version, slot
+
+
+def fetch_kernel_updating(series, cache, updated):
+    """fetch_kernel(), running `apt-get update` once when apt's lists are missing or
+    stale: Debian's security archive drops a kernel once a newer one is out, so old
+    lists name a package that no longer downloads."""
+    try:
+        return fetch_kernel(series, cache)
+    except HarnessError as e:
+        if updated[0]:
+            raise
+        log(f"[{series}] {e}\n[{series}] running apt-get update once and trying again")
+        updated[0] = True
+        r = run(["apt-get", "update", "-qq"])
+        if r.returncode != 0:
+            raise HarnessError(f"{e}\napt-get update failed too: {r.stderr.strip()}") from e
+        return fetch_kernel(series, cache)
+
+
+# ---------------------------------------------------------------- initramfs
+
+class Cpio:
+    """A cpio archive in the "newc" format the kernel unpacks."""
+
+    def __init__(self):
+        self.buf = io.BytesIO()
+        self.ino = 1
+        self.dirs = set()
+
+    def _entry(self, name, mode, data=b"", rdev=(0, 0), nlink=1):
+        name_b = name.encode() + b"\0"
+        fields = [self.ino, mode, 0, 0, nlink, 0, len(data), 0, 0, rdev[0], rdev[1],
+                  len(name_b), 0]
+        self.ino += 1
+        hdr = b"070701" + b"".join(b"%08X" % v for v in fields)
+        self.buf.write(hdr + name_b)
+        self.buf.write(b"\0" * (-(len(hdr) + len(name_b)) % 4))
+        self.buf.write(data)
+        self.buf.write(b"\0" * (-len(data) % 4))
+
+    def dir(self, path):
+        path = path.strip("/")
+        if not path or path in self.dirs:
+            return
+        self.dir(os.path.dirname(path))
+        self.dirs.add(path)
+        self._entry(path, 0o040755, nlink=2)
+
+    def file(self, path, data, mode=0o644):
+        path = path.strip("/")
+        self.dir(os.path.dirname(path))
+        self._entry(path, 0o100000 | mode, data)
+
+    def chardev(self, path, major, minor, mode=0o600):
+        path = path.strip("/")
+        self.dir(os.path.dirname(path))
+        self._entry(path, 0o020000 | mode, rdev=(major, minor))
+
+    def finish(self):
+        self._entry("TRAILER!!!", 0)
+        return self.buf.getvalue()
+
+
+def shared_libraries(binary):
+    """Absolute paths ldd resolves for a binary, dynamic loader included."""
+    r = run(["ldd", binary])
+    if r.returncode != 0:
+        if "not a dynamic executable" in r.stdout + r.stderr:
+            return []
+        raise HarnessError(f"ldd {binary} failed: {r.stderr.strip()}")
+    libs = []
+    for line in r.stdout.splitlines():
+        m = re.search(r"=>\s+(/\S+)", line) or re.match(r"\s*(/\S+)\s+\(", line)
+        if m:
+            libs.append(m.group(1))
+        elif "=> not found" in line:
+            raise HarnessError(f"ldd {binary}: {line.strip()}")
+    return libs
+
+
+def build_initramfs(args, path):
+    busybox = shutil.which("busybox", path="/bin:/usr/bin")
+    if not busybox:
+        raise HarnessError("busybox not found: install the Debian package busybox-static")
+    if shared_libraries(busybox):
+        raise HarnessError(f"{busybox} is dynamically linked: install busybox-static")
+    cpio = Cpio()
+    for d in ("bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "tmp", "run", "etc"):
+        cpio.dir(d)
+    cpio.chardev("dev/console", 5, 1)
+    cpio.chardev("dev/null", 1, 3, 0o666)
+    with open(args.init, "rb") as f:
+        cpio.file("init", f.read(), 0o755)
+    with open(busybox, "rb") as f:
+        cpio.file("bin/busybox", f.read(), 0o755)
+    conf = (f'TRACEPOINTS="{" ".join(TRACEPOINTS)}"\n'
+            f'CACHE_DEV=/dev/nvme0n1\n'
+            f'OOM_HOG_MIB={OOM_HOG_MIB}\n'
+            f'LISTEN={LISTEN}\n')
+    cpio.file("etc/memwatchd-vm.conf", conf.encode())
+    libs = set()
+    for src, dst in ((args.daemon, "usr/sbin/memwatchd"), (args.memhog, "usr/bin/memhog")):
+        with open(src, "rb") as f:
+            cpio.file(dst, f.read(), 0o755)
+        libs.update(shared_libraries(src))
+    for lib in sorted(libs):
+        with open(lib, "rb") as f:  # follows symlinks: the file lands under the name ldd gave
+            cpio.file(lib, f.read(), 0o755)
+    data = gzip.compress(cpio.finish(), compresslevel=6)
+    with open(path, "wb") as f:
+        f.write(data)
+    return len(data), len(libs)
+
+
+# ---------------------------------------------------------------- qemu
+
+def boot(qemu, vmlinuz, initrd, disk, console_log, timeout):
+    cmd = [qemu, "-accel", "tcg", "-cpu", "max", "-smp", "1", "-m", str(GUEST_MIB),
+           "-nographic", "-no-reboot", "-nic", "none",
+           "-kernel", vmlinuz, "-initrd", initrd,
+           "-drive", f"file={disk},if=none,id=cache,format=raw,readonly=on",
+           "-device", "nvme,drive=cache,serial=memwatchvm",
+           "-append", "console=ttyS0 panic=-1 quiet mitigations=off"]
+    start = time.monotonic()
+    lines = []
+    with open(console_log, "wb") as out:
+        p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT)
+
+        def reader():
+            for raw in p.stdout:
+                out.write(raw)
+                out.flush()
+                text = raw.decode("utf-8", "replace").rstrip("\r\n").replace("\r", "")
+                lines.append(ANSI.sub("", text))  # SeaBIOS clears the screen
+
+        t = threading.Thread(target=reader, daemon=True)
+        t.start()
+        timed_out = False
+        try:
+            p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            p.kill()
+            p.wait()
+        t.join(timeout=5)
+    return lines, time.monotonic() - start, p.returncode, timed_out
+
+
+# ---------------------------------------------------------------- parsing
+
+ANSI = re.compile(r"\x1b(\[[0-9;?]*[A-Za-z]|[A-Za-z])")
+MARK = re.compile(r"^=== (.*) ===$")
+
+
+def blocks(lines):
+    """{name: [lines]} of every "=== BEGIN name ===" .. "=== END name[ ...] ===" block,
+    and the list of single markers."""
+    out, singles, cur, name = {}, [], None, None
+    for line in lines:
+        m = MARK.match(line)
+        if m:
+            text = m.group(1)
+            if text.startswith("BEGIN "):
+                name, cur = text[6:], []
+                continue
+            if text.startswith("END ") and cur is not None:
+                out[name] = cur
+                end = text[4:]
+                if end != name:
+                    singles.append(end)  # "END check rc=0" keeps its suffix
+                cur = name = None
+                continue
+            singles.append(text)
+            continue
+        if cur is not None:
+            cur.append(line)
+    return out, singles
+
+
+def single(singles, prefix):
+    for s in singles:
+        if s.startswith(prefix):
+            return s[len(prefix):].strip()
+    return None
+
+
+LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)")
+
+
+def parse_metrics(text_lines):
+    """[(name, {labels}, value)], or None when the scrape failed."""
+    status = [l for l in text_lines or [] if l.startswith("# scrape exit ")]
+    if not status or not status[-1].startswith("# scrape exit 0 fresh"):
+        return None
+    samples = []
+    for line in text_lines:
+        if not line or line.startswith("#"):
+            continue
+        m = SAMPLE.match(line)
+        if not m:
+            continue
+        labels = dict(LABEL.findall(m.group(2) or ""))
+        try:
+            value = float(m.group(3))
+        except ValueError:
+            continue
+        samples.append((m.group(1), labels, value))
+    return samples
+
+
+def value(samples, name, **labels):
+    vals = [v for n, lab, v in samples if n == name and all(lab.get(k) == x for k, x in labels.items())]
+    return sum(vals) if vals else None
+
+
+def parse_kv(block):
+    kv = {}
+    for line in block or []:
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit():
+            kv[parts[0]] = int(parts[1])
+    return kv
+
+
+FIELD = re.compile(r"^\s*field:(.*);\s*offset:(\d+);\s*size:(\d+);\s*signed:(\d+);")
+
+
+def format_fields(text_lines):
+    """[(declaration, offset, size, signed)] of the event's own fields."""
+    fields = []
+    for line in text_lines:
+        m = FIELD.match(line)
+        if m and not m.group(1).split()[-1].startswith("common_"):
+            fields.append((m.group(1).strip(), int(m.group(2)), int(m.group(3)), int(m.group(4))))
+    return fields
+
+
+def host_formats(tps):
+    """{tracepoint: format lines or None} of the running host kernel. Where tracefs
+    is not mounted, mounts it in a private mount namespace (unshare -m), which
+    leaves the host's mount table alone."""
+    for root in ("/sys/kernel/tracing", "/sys/kernel/debug/tracing"):
+        if os.path.isdir(os.path.join(root, "events")):
+            out = {}
+            for tp in tps:
+                try:
+                    with open(os.path.join(root, "events", tp, "format")) as f:
+                        out[tp] = f.read().splitlines()
+                except OSError:
+                    out[tp] = None
+            return out
+    script = ('d=$(mktemp -d) && mount -t tracefs tracefs "$d" && for tp in "$@"; do '
+              'echo "=== BEGIN format $tp ==="; cat "$d/events/$tp/format" 2>/dev/null; '
+              'echo "=== END format $tp ==="; done; umount "$d"; rmdir "$d"')
+    r = run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh"] + list(tps))
+    b, _ = blocks(r.stdout.splitlines())
+    return {tp: (b.get(f"format {tp}") or None) for tp in tps}
+
+
+def compare_format(host, guest):
+    """Human-readable differences of two field lists (host first)."""
+    if host is None and guest is None:
+        return ["absent on both"]
+    if host is None:
+        return ["absent on the host"]
+    if guest is None:
+        return ["absent in the guest"]
+    hf, gf = format_fields(host), format_fields(guest)
+    hname = {f[0].split()[-1]: f for f in hf}
+    gname = {f[0].split()[-1]: f for f in gf}
+    diffs = []
+    for n, f in hname.items():
+        if n not in gname:
+            diffs.append(f"host only: {f[0]} (offset {f[1]}, size {f[2]})")
+        elif gname[n] != f:
+            g = gname[n]
+            diffs.append(f"{n}: host '{f[0]}' offset {f[1]} size {f[2]} signed {f[3]}, "
+                         f"guest '{g[0]}' offset {g[1]} size {g[2]} signed {g[3]}")
+    for n, g in gname.items():
+        if n not in hname:
+            diffs.append(f"guest only: {g[0]} (offset {g[1]}, size {g[2]})")
+    hp = [l for l in host if l.startswith("print fmt:")]
+    gp = [l for l in guest if l.startswith("print fmt:")]
+    if not diffs and hp != gp:
+        # Mostly the table of gfp flag names in __print_flags(), which BPF never reads.
+        same_head = [l.split("__print_flags(")[0] for l in hp] == [l.split("__print_flags(")[0] for l in gp]
+        diffs.append("same fields; print fmt differs " +
+                     ("only in its flag-name table" if same_head else "before its flag-name table"))
+    return diffs
+
+
+# ---------------------------------------------------------------- judging
+
+class Verdict:
+    def __init__(self):
+        self.rows = []
+
+    def add(self, scenario, ok, detail):
+        self.rows.append((scenario, bool(ok), detail))
+
+    @property
+    def ok(self):
+        return bool(self.rows) and all(ok for _, ok, _ in self.rows)
+
+
+def judge(series, lines, rc, timed_out, host_release, host_fmt):
+    v = Verdict()
+    b, singles = blocks(lines)
+
+    guest = (b.get("guest") or ["?"])[0]
+    log(f"[{series}] guest kernel {guest}")
+
+    # Tracepoint formats, printed, and compared with the host's.
+    log(f"[{series}] tracepoint formats (differences from the host's {host_release}):")
+    for tp in TRACEPOINTS:
+        g = b.get(f"format {tp}")
+        if g is not None and any("No such file" in l for l in g):
+            g = None
+        diffs = compare_format(host_fmt.get(tp), g)
+        log(f"  {tp}: {'same as the host' if not diffs else '; '.join(diffs)}")
+    for tp in TRACEPOINTS:
+        log(f"  --- {tp} (guest {guest})")
+        for line in b.get(f"format {tp}") or ["(not printed)"]:
+            if line.strip():
+                log(f"    {line if len(line) <= 160 else line[:160] + ' ...'}")
+
+    abort = single(singles, "ABORT")
+    if abort:
+        v.add("boot", False, f"guest aborted: {abort}")
+    if "DONE" not in singles:
+        v.add("boot", False, "timed out" if timed_out else f"guest stopped early (qemu rc {rc})")
+
+    # (5) --check
+    check = b.get("check")
+    check_rc = single(singles, "check rc=")
+    if check is None:
+        v.add("5 check", False, "no --check output")
+    else:
+        log(f"[{series}] memwatchd --check (rc {check_rc}):")
+        for line in check:
+            log(f"  {line}")
+        rows = [l.split(None, 3) for l in check[1:] if l.strip()]
+        failed = [r[0] for r in rows if len(r) < 2 or r[1] not in ("active", "degraded", "disabled")]
+        unexplained = [r[0] for r in rows if len(r) >= 2 and r[1] == "degraded" and len(r) < 4]
+        ok = check_rc == "0" and rows and not failed and not unexplained
+        summary = ", ".join(f"{r[0]}={r[1]}/{r[2] if len(r) > 2 else '-'}" for r in rows)
+        detail = summary
+        if failed:
+            detail += f"; not active/degraded: {' '.join(failed)}"
+        if unexplained:
+            detail += f"; degraded without a reason: {' '.join(unexplained)}"
+        if check_rc != "0":
+            detail += f"; exit {check_rc}"
+            for line in (b.get("check-log") or [])[-15:]:
+                log(f"  log: {line}")
+        v.add("5 check", ok, detail)
+
+    base = parse_metrics(b.get("metrics baseline"))
+    rec = parse_metrics(b.get("metrics reclaim"))
+    oom = parse_metrics(b.get("metrics oom"))
+    vm_base = parse_kv(b.get("vmstat baseline"))
+    vm_rec = parse_kv(b.get("vmstat reclaim"))
+    vm_oom = parse_kv(b.get("vmstat oom"))
+    for name in ("baseline", "reclaim", "oom"):
+        status = [l for l in b.get(f"metrics {name}") or [] if l.startswith("# scrape exit ")]
+        if not status or not status[-1].startswith("# scrape exit 0 fresh"):
+            v.add(f"scrape {name}", False, status[-1][2:] if status else "no scrape")
+
+    # (1) global direct reclaim
+    if rec is None:
+        v.add("1 direct reclaim", False, "no scrape after the reclaim hog")
+    else:
+        total = value(rec, "memwatch_direct_reclaim_total")
+        count = value(rec, "memwatch_direct_reclaim_seconds_count")
+        inf = value(rec, "memwatch_direct_reclaim_seconds_bucket", le="+Inf")
+        hog = value(rec, "memwatch_process_direct_reclaims_total", comm=HOG_COMM)
+        stalls = sum(vm_rec.get(k, 0) - vm_base.get(k, 0) for k in vm_rec if k.startswith("allocstall_"))
+        base_total = value(base or [], "memwatch_direct_reclaim_total") or 0
+        problems = []
+        if not total:
+            problems.append("memwatch_direct_reclaim_total is not > 0")
+        if count != total or inf != total:
+            problems.append(f"histogram _count {count} / +Inf bucket {inf} != total {total}")
+        if not hog:
+            problems.append(f'no memwatch_process_direct_reclaims_total{{comm="{HOG_COMM}"}}')
+        if total is not None and total - base_total != stalls:
+            problems.append(f"daemon counted {total - base_total:g} stalls, /proc/vmstat allocstall_* {stalls}")
+        v.add("1 direct reclaim", not problems,
+              "; ".join(problems) or
+              f"total {total:g} (= histogram count, = allocstall delta {stalls}), "
+              f"{HOG_COMM} {hog:g}, pages {value(rec, 'memwatch_direct_reclaim_pages_total') or 0:g}")
+
+    # (2) kswapd
+    if rec is None:
+        v.add("2 kswapd", False, "no scrape after the reclaim hog")
+    else:
+        wakes = value(rec, "memwatch_kswapd_wakeups_total")
+        awake = value(rec, "memwatch_kswapd_awake_seconds_total")
+        ok = bool(wakes) and bool(awake)
+        v.add("2 kswapd", ok, f"wakeups {wakes}, awake {awake} s, requests "
+              f"{value(rec, 'memwatch_kswapd_wakeup_requests_total')}, "
+              f"pageoutrun delta {vm_rec.get('pageoutrun', 0) - vm_base.get('pageoutrun', 0)}")
+
+    # (3) global OOM kill
+    child = next((s for s in lines if s.startswith("memhog: child ")), None)
+    alive = "daemon alive after oom" in singles
+    problems = []
+    if not child or not re.search(r" signal 9$", child):
+        problems.append(f"hog not killed by SIGKILL ({child or 'no status line'})")
+    if not alive:
+        problems.append("daemon died")
+    if oom is None:
+        problems.append("daemon did not serve after the OOM kill")
+    else:
+        kills_before = value(rec or [], "memwatch_oom_kills_total")
+        kills_after = value(oom, "memwatch_oom_kills_total")
+        if kills_after is not None and (kills_before is None or kills_after - kills_before != 1):
+            problems.append(f"memwatch_oom_kills_total {kills_before} -> {kills_after}, not +1")
+    oom_kill = vm_oom.get("oom_kill", 0) - vm_rec.get("oom_kill", 0)
+    v.add("3 oom kill", not problems, "; ".join(problems) or
+          f"{child}; daemon served after it; vmstat oom_kill +{oom_kill}"
+          + (f"; memwatch_oom_kills_total +1" if oom and value(oom, "memwatch_oom_kills_total") is not None
+             else "; memwatch_oom_kills_total not exported yet"))
+
+    exit_rc = single(singles, "daemon exit rc=")
+    v.add("daemon exit", exit_rc == "0", f"SIGTERM -> exit {exit_rc}")
+    if exit_rc != "0":
+        for line in (b.get("daemon-log") or [])[-20:]:
+            log(f"  daemon: {line}")
+    return v
+
+
+# ---------------------------------------------------------------- main
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--daemon", required=True)
+    ap.add_argument("--memhog", required=True)
+    ap.add_argument("--init", required=True)
+    ap.add_argument("--kernel", action="append", choices=sorted(SERIES),
+                    help="kernel series to boot (default: all)")
+    ap.add_argument("--log-dir", default=".", help="where console logs go")
+    ap.add_argument("--timeout", type=float, default=180, help="seconds per boot")
+    args = ap.parse_args()
+
+    if os.geteuid() != 0:
+        log("vm: not root: skipped (kernels are fetched with apt-get download into a root-owned cache)")
+        return SKIP
+    try:
+        qemu = shutil.which("qemu-system-x86_64")
+        if not qemu:
+            raise HarnessError("qemu-system-x86_64 not found: install the Debian package qemu-system-x86")
+        for tool, pkg in (("apt-get", "apt"), ("apt-cache", "apt"), ("dpkg-deb", "dpkg"), ("ldd", "libc-bin")):
+            if not shutil.which(tool):
+                raise HarnessError(f"{tool} not found: install the Debian package {pkg}")
+        host_release = os.uname().release
+        host_fmt = host_formats(TRACEPOINTS)
+        series_list = args.kernel or list(SERIES)
+        os.makedirs(args.log_dir, exist_ok=True)
+        cache = cache_dir()
+        kernels = []
+        with open(os.path.join(cache, ".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            updated = [False]
+            for s in series_list:
+                kernels.append((s,) + fetch_kernel_updating(s, cache, updated))
+        with tempfile.TemporaryDirectory(prefix="memwatchd-vm-") as work:
+            initrd = os.path.join(work, "initramfs.cpio.gz")
+            size, nlibs = build_initramfs(args, initrd)
+            log(f"initramfs: {size / 1e6:.1f} MB gzip, {nlibs} shared libraries")
+            disk = os.path.join(work, "cache.img")
+            with open(disk, "wb") as f:
+                f.truncate(DISK_MIB << 20)  # sparse: reads cost no host disk
+            results = []
+            for series, name, version, slot in kernels:
+                log(f"[{series}] booting {name} {version}")
+                console = os.path.join(args.log_dir, f"console-{series}.log")
+                lines, secs, rc, timed_out = boot(qemu, os.path.join(slot, "vmlinuz"), initrd, disk,
+                                                  console, args.timeout)
+                log(f"[{series}] qemu exited {rc} after {secs:.1f} s{' (TIMEOUT)' if timed_out else ''}; "
+                    f"console: {console}")
+                v = judge(series, lines, rc, timed_out, host_release, host_fmt)
+                results.append((series, version, secs, v))
+                if not v.ok:
+                    log(f"[{series}] last console lines:")
+                    for line in lines[-60:]:
+                        log(f"  | {line}")
+    except HarnessError as e:
+        log(f"vm: FAIL: {e}")
+        return 1
+
+    log()
+    log(f"{'kernel':<8} {'version':<22} {'secs':>6}  scenario           result  detail")
+    for series, version, secs, v in results:
+        for scenario, ok, detail in v.rows:
+            log(f"{series:<8} {version:<22} {secs:6.1f}  {scenario:<18} {'PASS' if ok else 'FAIL':<6}  {detail}")
+    ok = all(v.ok for *_, v in results)
+    passed = sum(ok for *_, v in results for _, ok, _ in v.rows)
+    failed = sum(not ok for *_, v in results for _, ok, _ in v.rows)
+    log(f"vm: {passed} of {passed + failed} checks passed")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
