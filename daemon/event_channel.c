@@ -313,16 +313,26 @@ int event_channel_open(const struct event_settings *settings)
 		ch->paths = cgroup_paths_new(root, 64, 65536, USEC_PER_SEC);
 	free(mountinfo);
 	event_channel_apply(settings);
-	r = -pthread_create(&ch->thread, NULL, consumer_main, ch);
-	if (r < 0)
-		goto fail;
-	ch->thread_started = true;
 	log_info("Event channel: %s, %zu bytes", ch->ringbuf ? "ring buffer" : "perf buffer",
 		 round_buffer(settings->buffer_bytes));
 	return 0;
 fail:
 	event_channel_close();
 	return r;
+}
+
+int event_channel_start(void)
+{
+	struct event_channel *ch = channel;
+	int r;
+
+	if (!ch || ch->thread_started)
+		return 0;
+	r = -pthread_create(&ch->thread, NULL, consumer_main, ch);
+	if (r < 0)
+		return log_warning_errno(r, "Event channel: cannot start the consumer: %m");
+	ch->thread_started = true;
+	return 0;
 }
 
 void event_channel_close(void)

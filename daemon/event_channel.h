@@ -44,6 +44,8 @@ struct event_settings {
 };
 
 int event_channel_open(const struct event_settings *settings);
+/* Starts the consumer thread (after privileges are dropped: capabilities are per thread). */
+int event_channel_start(void);
 void event_channel_close(void);
 /* Applies a reload: gate, history length and pause; the buffer size needs a restart. */
 void event_channel_apply(const struct event_settings *settings);

@@ -14,6 +14,7 @@
 #include "event_channel.h"
 #include "http.h"
 #include "log.h"
+#include "privileges.h"
 #include "top.h"
 
 #define EXIT_USAGE 2
@@ -391,6 +392,12 @@ int main(int argc, char *argv[])
 		(void)event_channel_open(&es);
 	}
 	core_start_collectors(&core);
+	if (core.config->daemon.drop_capabilities) {
+		r = drop_capabilities();
+		if (r < 0)
+			log_warning_errno(r, "Failed to drop capabilities, running with all of them: %m");
+	}
+	event_channel_start();
 	/* Publish a first window right away so /metrics answers as soon as we are READY. */
 	core_sample(&core, now_mono_usec());
 	core_end_window(&core, now_mono_usec(), now_real_usec());

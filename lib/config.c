@@ -46,6 +46,7 @@ void daemon_config_defaults(struct daemon_config *d)
 		.event_gate_msec = 50,
 		.event_history = 1000,
 		.event_buffer_bytes = 256 * 1024,
+		.drop_capabilities = true,
 	};
 	snprintf(d->listen, sizeof(d->listen), "%s", MEMWATCHD_DEFAULT_LISTEN);
 }
@@ -192,7 +193,7 @@ static int daemon_key(struct parse_state *st, const char *key, const char *value
 {
 	static const char *const keys[] = {
 		"listen", "window", "sample_interval", "history", "log_level", "max_series", "max_connections",
-		"event_gate", "event_history", "event_buffer_bytes", "debug_pause_events",
+		"event_gate", "event_history", "event_buffer_bytes", "debug_pause_events", "drop_capabilities",
 	};
 	struct daemon_config *d = &st->cfg->daemon;
 	uint64_t v;
@@ -313,6 +314,12 @@ static int daemon_key(struct parse_state *st, const char *key, const char *value
 		return 0;
 	case 10:
 		if (config_parse_bool(value, &d->debug_pause_events) < 0) {
+			config_error_set(st->err, st->file, line, "daemon", key, "'%s' is not a boolean", value);
+			return -EINVAL;
+		}
+		return 0;
+	case 11:
+		if (config_parse_bool(value, &d->drop_capabilities) < 0) {
 			config_error_set(st->err, st->file, line, "daemon", key, "'%s' is not a boolean", value);
 			return -EINVAL;
 		}

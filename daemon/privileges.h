@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MEMWATCHD_PRIVILEGES_H
+#define MEMWATCHD_PRIVILEGES_H
+
+/* Once the BPF programs are attached, keep only the capabilities that
+ * re-attaching on reload needs (CAP_BPF, CAP_PERFMON; CAP_SYS_ADMIN on kernels
+ * older than 5.8, which have neither) and drop the rest from every set and
+ * the bounding set. Capabilities are per thread: call before starting any. */
+int drop_capabilities(void);
+
+#endif
