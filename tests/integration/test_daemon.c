@@ -2,6 +2,7 @@
 /* End-to-end tests of memwatchd: the real binary, real BPF, real /proc,
  * talked to over HTTP on 127.0.0.1 and over an sd_notify socket. Needs root. */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -102,6 +103,46 @@ static char *temp_config(const char *text)
 	ck_assert_msg(path != NULL, "cannot write a temporary config");
 	return path;
 }
+
+/* ---- least privilege ---- */
+
+/* Every thread (main, HTTP, event consumer) keeps only CAP_BPF and CAP_PERFMON. */
+START_TEST(test_capabilities_dropped)
+{
+	struct mw_daemon *d = start_or_fail(CONF_BASIC, false);
+	const unsigned long long want = 1ULL << 38 | 1ULL << 39;
+	char dir[64], path[sizeof(dir) + 300], *text;
+	struct dirent *de;
+	unsigned threads = 0;
+	DIR *tasks;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)d->pid);
+	tasks = opendir(dir);
+	ck_assert_msg(tasks != NULL, "cannot open %s", dir);
+	while ((de = readdir(tasks))) {
+		unsigned long long eff = 0, bnd = 0;
+		const char *p;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/status", dir, de->d_name);
+		text = mw_read_file(path, NULL);
+		if (!text)
+			continue; /* the thread went away */
+		p = strstr(text, "CapEff:");
+		ck_assert(p && sscanf(p, "CapEff: %llx", &eff) == 1);
+		p = strstr(text, "CapBnd:");
+		ck_assert(p && sscanf(p, "CapBnd: %llx", &bnd) == 1);
+		ck_assert_msg(eff == want, "thread %s CapEff %llx, want %llx", de->d_name, eff, want);
+		ck_assert_msg(bnd == want, "thread %s CapBnd %llx, want %llx", de->d_name, bnd, want);
+		free(text);
+		threads++;
+	}
+	closedir(tasks);
+	ck_assert_msg(threads >= 2, "expected the HTTP and event threads too, saw %u", threads);
+	assert_clean_stop(d);
+}
+END_TEST
 
 /* ---- /metrics basics ---- */
 
@@ -724,6 +765,7 @@ static Suite *daemon_suite(void)
 	tcase_add_test(tc, test_metrics_content_type_and_promtool);
 	tcase_add_test(tc, test_meminfo_matches_proc);
 	tcase_add_test(tc, test_kswapd_active);
+	tcase_add_test(tc, test_capabilities_dropped);
 	tcase_add_test(tc, test_windows_progress);
 	suite_add_tcase(s, tc);
 
