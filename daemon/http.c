@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <arpa/inet.h>
+#include <crypt.h>
+#include <pthread.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -12,6 +14,7 @@
 #include "core.h"
 #include "event_channel.h"
 #include "expo.h"
+#include "fileio.h"
 #include "http.h"
 #include "status_page.h"
 #include "log.h"
@@ -26,11 +29,23 @@
 #define CONNECTION_TIMEOUT_SEC 10
 #define CONNECTION_MEMORY_LIMIT (32 * 1024)
 
+#define MAX_USERS 32
+
+struct http_user {
+	char *name;
+	char *hash;
+	char *last_good; /* the last password that matched: scrapes repeat it, crypt(3) is slow on purpose */
+};
+
 struct http_server {
 	struct MHD_Daemon *mhd;
 	struct snapshot_ring *ring;
 	atomic_uint window_msec;
 	int fd;
+	char *tls_cert, *tls_key;
+	struct http_user users[MAX_USERS];
+	size_t n_users;
+	pthread_mutex_t auth_lock;
 };
 
 static const char landing_page[] =
@@ -185,11 +200,71 @@ static MHD_RESULT serve_status(struct http_server *srv, struct MHD_Connection *c
 	return respond_strbuf(conn, &sb, "text/html; charset=utf-8");
 }
 
+static bool equal_constant_time(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i;
+	unsigned char diff = la != lb;
+
+	for (i = 0; i < la && i < lb; i++)
+		diff |= (unsigned char)(a[i] ^ b[i]);
+	return diff == 0;
+}
+
+static bool authorized(struct http_server *srv, struct MHD_Connection *conn)
+{
+	char *password = NULL, *user = MHD_basic_auth_get_username_password(conn, &password);
+	bool ok = false;
+	size_t i;
+
+	if (!user)
+		goto out;
+	for (i = 0; i < srv->n_users && !ok; i++) {
+		struct http_user *u = &srv->users[i];
+		struct crypt_data *cd;
+		const char *h;
+
+		if (strcmp(u->name, user) != 0 || !password)
+			continue;
+		pthread_mutex_lock(&srv->auth_lock);
+		if (u->last_good && equal_constant_time(u->last_good, password)) {
+			ok = true;
+		} else if ((cd = calloc(1, sizeof(*cd)))) {
+			h = crypt_r(password, u->hash, cd);
+			ok = h && h[0] != '*' && equal_constant_time(h, u->hash);
+			free(cd);
+			if (ok) {
+				free(u->last_good);
+				u->last_good = strdup(password);
+			}
+		}
+		pthread_mutex_unlock(&srv->auth_lock);
+	}
+out:
+	if (user)
+		MHD_free(user);
+	if (password)
+		MHD_free(password);
+	return ok;
+}
+
 static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
 			     const char *version, const char *upload_data, size_t *upload_data_size,
 			     void **req_cls)
 {
 	struct http_server *srv = cls;
+
+	/* /healthz stays open for liveness probes: it tells nothing about the host. */
+	if (srv->n_users && strcmp(url, "/healthz") != 0 && !authorized(srv, conn)) {
+		struct MHD_Response *resp = MHD_create_response_from_buffer(
+			strlen("unauthorized\n"), (void *)"unauthorized\n", MHD_RESPMEM_PERSISTENT);
+		MHD_RESULT ret;
+
+		if (!resp)
+			return MHD_NO;
+		ret = MHD_queue_basic_auth_fail_response(conn, "memwatchd", resp);
+		MHD_destroy_response(resp);
+		return ret;
+	}
 
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
 		return respond_static(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
@@ -241,37 +316,104 @@ static int bind_listen(const struct listen_addr *addr, const char *text)
 	return fd;
 }
 
+static void free_security(struct http_server *srv)
+{
+	size_t i;
+
+	for (i = 0; i < srv->n_users; i++) {
+		free(srv->users[i].name);
+		free(srv->users[i].hash);
+		free(srv->users[i].last_good);
+	}
+	srv->n_users = 0;
+	free(srv->tls_cert);
+	free(srv->tls_key);
+	srv->tls_cert = srv->tls_key = NULL;
+}
+
+static int load_security(struct http_server *srv, const struct http_security *sec)
+{
+	const char *p = sec->users ? sec->users : "";
+	int r;
+
+	while (*p && srv->n_users < MAX_USERS) {
+		size_t len = strcspn(p, " \t");
+		const char *colon = memchr(p, ':', len);
+
+		if (colon) {
+			srv->users[srv->n_users].name = strndup(p, (size_t)(colon - p));
+			srv->users[srv->n_users].hash = strndup(colon + 1, len - (size_t)(colon - p) - 1);
+			srv->n_users++;
+		}
+		p += len;
+		p += strspn(p, " \t");
+	}
+	if (*p)
+		log_warning("basic_auth_users: only the first %d users are used", MAX_USERS);
+	if (!sec->tls_cert_file || !sec->tls_cert_file[0])
+		return 0;
+	if (!MHD_is_feature_supported(MHD_FEATURE_TLS))
+		return log_error_errno(EOPNOTSUPP, "TLS is configured but this libmicrohttpd was built without it");
+	r = read_full_file(sec->tls_cert_file, 1 << 20, &srv->tls_cert, NULL);
+	if (r < 0)
+		return log_error_errno(r, "Cannot read tls_cert_file %s: %m", sec->tls_cert_file);
+	r = read_full_file(sec->tls_key_file, 1 << 20, &srv->tls_key, NULL);
+	if (r < 0)
+		return log_error_errno(r, "Cannot read tls_key_file %s: %m", sec->tls_key_file);
+	return 0;
+}
+
 int http_server_start(struct http_server **ret, const struct listen_addr *addr, const char *addr_text,
 		      int listen_fd, unsigned max_connections, struct snapshot_ring *ring,
-		      uint32_t window_msec)
+		      uint32_t window_msec, const struct http_security *sec)
 {
 	struct http_server *srv;
 	unsigned per_ip = max_connections > 4 ? max_connections / 2 : max_connections;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
+	int r;
 
 	srv = calloc(1, sizeof(*srv));
 	if (!srv)
 		return log_error_errno(ENOMEM, "Out of memory");
+	pthread_mutex_init(&srv->auth_lock, NULL);
+	r = load_security(srv, sec);
+	if (r < 0) {
+		free_security(srv);
+		free(srv);
+		return r;
+	}
+	if (srv->tls_cert)
+		flags |= MHD_USE_TLS;
 	srv->ring = ring;
 	atomic_init(&srv->window_msec, window_msec);
 	srv->fd = listen_fd >= 0 ? listen_fd : bind_listen(addr, addr_text);
 	if (srv->fd < 0) {
-		int r = srv->fd;
-
+		r = srv->fd;
+		free_security(srv);
 		free(srv);
 		return r;
 	}
-	srv->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG,
-				    0, NULL, NULL, on_request, srv,
+	srv->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv,
+				    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+				    /* Ignored without MHD_USE_TLS; NULL ends the list early otherwise. */
+				    MHD_OPTION_HTTPS_MEM_CERT, srv->tls_cert ? srv->tls_cert : "",
+				    MHD_OPTION_HTTPS_MEM_KEY, srv->tls_key ? srv->tls_key : "",
 				    MHD_OPTION_LISTEN_SOCKET, srv->fd,
 				    MHD_OPTION_CONNECTION_LIMIT, max_connections,
 				    MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
 				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_SEC,
 				    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY_LIMIT,
-				    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
 				    MHD_OPTION_END);
 	if (!srv->mhd) {
+		bool tls = srv->tls_cert != NULL;
+
 		close(srv->fd);
+		free_security(srv);
 		free(srv);
+		if (tls)
+			return log_error_errno(EINVAL, "Failed to start the HTTPS server on %s: the TLS certificate "
+					       "or key was rejected (tls_cert_file %s, tls_key_file %s)",
+					       addr_text, sec->tls_cert_file, sec->tls_key_file);
 		return log_error_errno(EIO, "Failed to start the HTTP server on %s", addr_text);
 	}
 	*ret = srv;
@@ -292,5 +434,7 @@ void http_server_stop(struct http_server *srv)
 		MHD_stop_daemon(srv->mhd);
 	else if (srv->fd >= 0)
 		close(srv->fd);
+	free_security(srv);
+	pthread_mutex_destroy(&srv->auth_lock);
 	free(srv);
 }

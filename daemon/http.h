@@ -8,11 +8,17 @@
 
 struct http_server;
 
+struct http_security {
+	const char *tls_cert_file; /* both set: HTTPS */
+	const char *tls_key_file;
+	const char *users;         /* "user:$crypt-hash ..." or empty: no authentication */
+};
+
 /* Serves the ring's newest snapshot. listen_fd >= 0 is a socket handed over
  * by systemd; otherwise addr is bound. Logs its own errors. */
 int http_server_start(struct http_server **ret, const struct listen_addr *addr, const char *addr_text,
 		      int listen_fd, unsigned max_connections, struct snapshot_ring *ring,
-		      uint32_t window_msec);
+		      uint32_t window_msec, const struct http_security *sec);
 void http_server_set_window(struct http_server *srv, uint32_t window_msec);
 void http_server_stop(struct http_server *srv);
 

@@ -192,7 +192,8 @@ static int start_http(struct core *core, struct http_server **srv, int listen_fd
 	if (listen_fd < 0 && listen_addr_parse(d->listen, &addr) < 0)
 		return log_error_errno(EINVAL, "Invalid listen address '%s'", d->listen);
 	return http_server_start(srv, &addr, d->listen, listen_fd, d->max_connections, core->ring,
-				 d->window_msec);
+				 d->window_msec,
+				 &(struct http_security){ d->tls_cert_file, d->tls_key_file, d->basic_auth_users });
 }
 
 static void reload(struct core *core, const struct options *o, struct http_server **srv, bool socket_activated)
@@ -202,6 +203,7 @@ static void reload(struct core *core, const struct options *o, struct http_serve
 	struct config_error err = { 0 };
 	char old_listen[sizeof(core->config->daemon.listen)];
 	unsigned old_max_conn = core->config->daemon.max_connections;
+	bool security_changed;
 	int r;
 
 	sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64 "\nSTATUS=Reloading configuration",
@@ -216,6 +218,9 @@ static void reload(struct core *core, const struct options *o, struct http_serve
 		return;
 	}
 	snprintf(old_listen, sizeof(old_listen), "%s", core->config->daemon.listen);
+	security_changed = strcmp(c->daemon.tls_cert_file, core->config->daemon.tls_cert_file) != 0 ||
+			   strcmp(c->daemon.tls_key_file, core->config->daemon.tls_key_file) != 0 ||
+			   strcmp(c->daemon.basic_auth_users, core->config->daemon.basic_auth_users) != 0;
 	r = core_reload(core, c, settings);
 	c = NULL;
 	if (r < 0) {
@@ -232,7 +237,7 @@ static void reload(struct core *core, const struct options *o, struct http_serve
 	}
 	http_server_set_window(*srv, core->config->daemon.window_msec);
 	if (!socket_activated && (strcmp(old_listen, core->config->daemon.listen) != 0 ||
-				  old_max_conn != core->config->daemon.max_connections)) {
+				  old_max_conn != core->config->daemon.max_connections || security_changed)) {
 		struct http_server *fresh = NULL;
 		bool same_address = strcmp(old_listen, core->config->daemon.listen) == 0;
 

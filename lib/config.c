@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 #include "config.h"
 #include "netaddr.h"
 
@@ -189,11 +190,30 @@ const char *log_level_name(int level)
 	return "unknown";
 }
 
+int basic_auth_users_valid(const char *list)
+{
+	const char *p = list;
+	size_t n = 0;
+
+	while (*p) {
+		const char *end = p + strcspn(p, " \t"), *colon = memchr(p, ':', (size_t)(end - p));
+
+		/* A crypt(3) hash starts with '$' and holds no ':' or blanks. */
+		if (!colon || colon == p || colon + 1 >= end || colon[1] != '$' ||
+		    memchr(colon + 1, ':', (size_t)(end - colon - 1)))
+			return -EINVAL;
+		n++;
+		p = end + strspn(end, " \t");
+	}
+	return n ? 0 : -EINVAL;
+}
+
 static int daemon_key(struct parse_state *st, const char *key, const char *value, unsigned line)
 {
 	static const char *const keys[] = {
 		"listen", "window", "sample_interval", "history", "log_level", "max_series", "max_connections",
 		"event_gate", "event_history", "event_buffer_bytes", "debug_pause_events", "drop_capabilities",
+		"tls_cert_file", "tls_key_file", "basic_auth_users",
 	};
 	struct daemon_config *d = &st->cfg->daemon;
 	uint64_t v;
@@ -323,6 +343,31 @@ static int daemon_key(struct parse_state *st, const char *key, const char *value
 			config_error_set(st->err, st->file, line, "daemon", key, "'%s' is not a boolean", value);
 			return -EINVAL;
 		}
+		return 0;
+	case 12:
+	case 13: {
+		char *dst = i == 12 ? d->tls_cert_file : d->tls_key_file;
+
+		if (value[0] != '/' || strlen(value) >= sizeof(d->tls_cert_file)) {
+			config_error_set(st->err, st->file, line, "daemon", key, "'%s' is not an absolute path", value);
+			return -EINVAL;
+		}
+		if (access(value, R_OK) < 0) {
+			config_error_set(st->err, st->file, line, "daemon", key, "cannot read '%s': %s", value,
+					 strerror(errno));
+			return -EINVAL;
+		}
+		snprintf(dst, sizeof(d->tls_cert_file), "%s", value);
+		return 0;
+	}
+	case 14:
+		if (strlen(value) >= sizeof(d->basic_auth_users) || basic_auth_users_valid(value) < 0) {
+			config_error_set(st->err, st->file, line, "daemon", key,
+					 "expected space-separated USER:HASH pairs with crypt(3) hashes "
+					 "(e.g. from 'mkpasswd -m yescrypt')");
+			return -EINVAL;
+		}
+		snprintf(d->basic_auth_users, sizeof(d->basic_auth_users), "%s", value);
 		return 0;
 	}
 	return -EINVAL;
@@ -540,6 +585,14 @@ static int check_consistency(struct parse_state *st)
 		config_error_set(st->err, st->file, st->daemon_line[2], "daemon", "sample_interval",
 				 "%ums is longer than the window (%ums)", c->daemon.sample_msec,
 				 c->daemon.window_msec);
+		return -EINVAL;
+	}
+	if (!c->daemon.tls_cert_file[0] != !c->daemon.tls_key_file[0]) {
+		bool has_cert = c->daemon.tls_cert_file[0];
+
+		config_error_set(st->err, st->file, st->daemon_line[has_cert ? 12 : 13], "daemon",
+				 has_cert ? "tls_cert_file" : "tls_key_file",
+				 "TLS needs both tls_cert_file and tls_key_file");
 		return -EINVAL;
 	}
 	return 0;

@@ -39,6 +39,9 @@ struct daemon_config {
 	uint32_t event_buffer_bytes; /* BPF ring buffer size (rounded up to a power of two) */
 	bool debug_pause_events;     /* tests: stop draining the event channel */
 	bool drop_capabilities;      /* after attaching, keep only CAP_BPF and CAP_PERFMON */
+	char tls_cert_file[256];     /* PEM; TLS is on when both files are set */
+	char tls_key_file[256];
+	char basic_auth_users[2048]; /* "user:$crypt-hash ..."; empty = no authentication */
 };
 
 /* A key of a [collector.NAME] section, kept for the collector to interpret. */
@@ -77,6 +80,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct config *, config_free)
 
 void config_error_set(struct config_error *err, const char *file, unsigned line,
 		      const char *section, const char *key, const char *fmt, ...) _printf_(6, 7);
+
+/* 0 when list is space-separated USER:HASH pairs with crypt(3) hashes. */
+int basic_auth_users_valid(const char *list);
 
 /* Value parsers shared with the collectors' own keys. Return 0 or -EINVAL/-ERANGE. */
 int config_parse_bool(const char *s, bool *ret);
