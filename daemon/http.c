@@ -291,7 +291,7 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 	log_debug("libmicrohttpd: %s", buf);
 }
 
-static int bind_listen(const struct listen_addr *addr, const char *text)
+int http_bind_listen(const struct listen_addr *addr, const char *text)
 {
 	int fd, one = 1, zero = 0;
 
@@ -386,7 +386,7 @@ int http_server_start(struct http_server **ret, const struct listen_addr *addr, 
 		flags |= MHD_USE_TLS;
 	srv->ring = ring;
 	atomic_init(&srv->window_msec, window_msec);
-	srv->fd = listen_fd >= 0 ? listen_fd : bind_listen(addr, addr_text);
+	srv->fd = listen_fd >= 0 ? listen_fd : http_bind_listen(addr, addr_text);
 	if (srv->fd < 0) {
 		r = srv->fd;
 		free_security(srv);

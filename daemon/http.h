@@ -19,6 +19,8 @@ struct http_security {
 int http_server_start(struct http_server **ret, const struct listen_addr *addr, const char *addr_text,
 		      int listen_fd, unsigned max_connections, struct snapshot_ring *ring,
 		      uint32_t window_msec, const struct http_security *sec);
+/* A listening socket; bound before capabilities are dropped, so a port below 1024 works. */
+int http_bind_listen(const struct listen_addr *addr, const char *text);
 void http_server_set_window(struct http_server *srv, uint32_t window_msec);
 void http_server_stop(struct http_server *srv);
 

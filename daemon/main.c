@@ -350,6 +350,7 @@ int main(int argc, char *argv[])
 	struct core core = { 0 };
 	_cleanup_close_ int sfd = -1;
 	int listen_fd = -1, r, ret = EXIT_FAILURE;
+	bool socket_activated = false;
 	sigset_t mask;
 
 	r = parse_argv(argc, argv, &o);
@@ -390,6 +391,22 @@ int main(int argc, char *argv[])
 	signal(SIGPIPE, SIG_IGN);
 
 	log_info("memwatchd %s starting, configuration: %s", MEMWATCHD_VERSION, core.config->path);
+	r = sd_listen_fds(true);
+	if (r > 1) {
+		log_error("Got %d sockets from systemd, expected one", r);
+		goto out;
+	}
+	socket_activated = r == 1;
+	if (socket_activated) {
+		listen_fd = SD_LISTEN_FDS_START;
+	} else {
+		struct listen_addr addr;
+
+		/* Bound now, while we may still bind a port below 1024. */
+		if (listen_addr_parse(core.config->daemon.listen, &addr) < 0 ||
+		    (listen_fd = http_bind_listen(&addr, core.config->daemon.listen)) < 0)
+			goto out;
+	}
 	{
 		struct event_settings es = event_settings_from(&core.config->daemon);
 
@@ -407,19 +424,12 @@ int main(int argc, char *argv[])
 	core_sample(&core, now_mono_usec());
 	core_end_window(&core, now_mono_usec(), now_real_usec());
 
-	r = sd_listen_fds(true);
-	if (r > 1) {
-		log_error("Got %d sockets from systemd, expected one", r);
-		goto out;
-	}
-	if (r == 1)
-		listen_fd = SD_LISTEN_FDS_START;
 	if (start_http(&core, &srv, listen_fd) < 0)
 		goto out;
-	log_info("Serving /metrics on %s", listen_fd >= 0 ? "the socket passed by systemd" : core.config->daemon.listen);
+	log_info("Serving /metrics on %s", socket_activated ? "the socket passed by systemd" : core.config->daemon.listen);
 
 	notify_status(&core, "READY=1\n");
-	r = main_loop(&core, &o, &srv, sfd, listen_fd >= 0);
+	r = main_loop(&core, &o, &srv, sfd, socket_activated);
 	sd_notify(false, "STOPPING=1\nSTATUS=Stopping");
 	ret = r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 out:
