@@ -2,7 +2,7 @@
 /* Guest workload for the VM tests: touches anonymous memory to create global
  * memory pressure inside a small qemu guest. Never run it on the host.
  *
- *   memhog [-H] [-f] MIB
+ *   memhog [-H] [-f] [-n COMM] MIB
  *
  *   -H  madvise(MADV_HUGEPAGE) the mapping: each fault then wants an order-9
  *       page and, with THP defrag "madvise", compacts and reclaims directly,
@@ -10,6 +10,9 @@
  *   -f  run the hog in a child and report how it ended, one line:
  *       "memhog: child PID signal N" or "memhog: child PID exit N".
  *       The parent stays tiny, so the OOM killer picks the child.
+ *   -n  set the comm (PR_SET_NAME, at most 15 bytes) of the process that
+ *       touches the memory, the child with -f, so that an OOM victim or a
+ *       stalled task can be told apart from the parent and other hogs.
  *
  * Exit status: 0 when the memory was touched (or, with -f, the child's own
  * status: 128 + signal when it was killed), 2 on bad usage, 1 on error. */
@@ -21,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -42,14 +46,18 @@ static double now_seconds(void)
  * anyway. Nothing is unmapped before the end. */
 #define CHUNK_MIB 32UL
 
-static int hog(unsigned long mib, bool huge)
+static int hog(unsigned long mib, bool huge, const char *comm)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), chunk_len, map_len;
 	double start = now_seconds();
 	unsigned long done;
 
-	printf("memhog: pid %ld touching %lu MiB%s\n", (long)getpid(), mib,
-	       huge ? " (MADV_HUGEPAGE)" : "");
+	if (comm && prctl(PR_SET_NAME, comm, 0, 0, 0) < 0) {
+		fprintf(stderr, "memhog: prctl(PR_SET_NAME, %s): %s\n", comm, strerror(errno));
+		return 1;
+	}
+	printf("memhog: pid %ld%s%s touching %lu MiB%s\n", (long)getpid(), comm ? " comm " : "",
+	       comm ? comm : "", mib, huge ? " (MADV_HUGEPAGE)" : "");
 	fflush(stdout);
 	for (done = 0; done < mib; done += chunk_len / MIB) {
 		unsigned char *map, *p;
@@ -76,7 +84,7 @@ static int hog(unsigned long mib, bool huge)
 	return 0;
 }
 
-static int hog_in_child(unsigned long mib, bool huge)
+static int hog_in_child(unsigned long mib, bool huge, const char *comm)
 {
 	int status;
 	pid_t pid;
@@ -88,7 +96,7 @@ static int hog_in_child(unsigned long mib, bool huge)
 		return 1;
 	}
 	if (pid == 0)
-		_exit(hog(mib, huge));
+		_exit(hog(mib, huge, comm));
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR) {
 			fprintf(stderr, "memhog: waitpid: %s\n", strerror(errno));
@@ -105,11 +113,12 @@ static int hog_in_child(unsigned long mib, bool huge)
 int main(int argc, char *argv[])
 {
 	bool huge = false, in_child = false;
+	const char *comm = NULL;
 	unsigned long mib;
 	char *end;
 	int c;
 
-	while ((c = getopt(argc, argv, "Hf")) >= 0) {
+	while ((c = getopt(argc, argv, "Hfn:")) >= 0) {
 		switch (c) {
 		case 'H':
 			huge = true;
@@ -117,13 +126,20 @@ int main(int argc, char *argv[])
 		case 'f':
 			in_child = true;
 			break;
+		case 'n':
+			if (!*optarg || strlen(optarg) > 15) {
+				fprintf(stderr, "memhog: -n '%s': a comm has 1 to 15 bytes\n", optarg);
+				return 2;
+			}
+			comm = optarg;
+			break;
 		default:
-			fprintf(stderr, "usage: memhog [-H] [-f] MIB\n");
+			fprintf(stderr, "usage: memhog [-H] [-f] [-n COMM] MIB\n");
 			return 2;
 		}
 	}
 	if (optind + 1 != argc) {
-		fprintf(stderr, "usage: memhog [-H] [-f] MIB\n");
+		fprintf(stderr, "usage: memhog [-H] [-f] [-n COMM] MIB\n");
 		return 2;
 	}
 	errno = 0;
@@ -132,5 +148,5 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "memhog: '%s' is not a size in MiB (1 to 1048576)\n", argv[optind]);
 		return 2;
 	}
-	return in_child ? hog_in_child(mib, huge) : hog(mib, huge);
+	return in_child ? hog_in_child(mib, huge, comm) : hog(mib, huge, comm);
 }

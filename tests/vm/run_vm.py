@@ -21,6 +21,7 @@ import fcntl
 import functools
 import gzip
 import io
+import json
 import os
 import re
 import shutil
@@ -59,6 +60,11 @@ OOM_HOG_MIB = 2 * GUEST_MIB
 DISK_MIB = 512
 LISTEN = "127.0.0.1:9577"
 HOG_COMM = "memhog"
+# The OOM victim's own comm (memhog -n): nothing else in the guest is called that.
+OOM_HOG_COMM = "mwvm-oomvictim"
+# Scenario 4: the kernel's MemAvailable (fexit/kretprobe on si_mem_available)
+# against /proc/meminfo's, at quiescence.
+MEMAVAIL_TOLERANCE = 0.01
 
 
 class HarnessError(Exception):
@@ -260,6 +266,7 @@ def build_initramfs(args, path):
     conf = (f'TRACEPOINTS="{" ".join(TRACEPOINTS)}"\n'
             f'CACHE_DEV=/dev/nvme0n1\n'
             f'OOM_HOG_MIB={OOM_HOG_MIB}\n'
+            f'OOM_HOG_COMM={OOM_HOG_COMM}\n'
             f'LISTEN={LISTEN}\n')
     cpio.file("etc/memwatchd-vm.conf", conf.encode())
     libs = set()
@@ -377,6 +384,37 @@ def parse_metrics(text_lines):
 def value(samples, name, **labels):
     vals = [v for n, lab, v in samples if n == name and all(lab.get(k) == x for k, x in labels.items())]
     return sum(vals) if vals else None
+
+
+def labelled(samples, name, **labels):
+    """[{labels}] of every sample of the metric whose labels include these."""
+    return [lab for n, lab, _ in samples or [] if n == name and all(lab.get(k) == x for k, x in labels.items())]
+
+
+MEMINFO_LINE = re.compile(r"^# meminfo MemAvailable bytes before (\d+) after (\d+)$")
+
+
+def scrape_meminfo(text_lines):
+    """(before, after): /proc/meminfo MemAvailable in bytes, read by the guest right
+    before and right after the scrape it kept; None when not printed."""
+    for line in reversed(text_lines or []):
+        m = MEMINFO_LINE.match(line)
+        if m:
+            return int(m.group(1)), int(m.group(2))
+    return None
+
+
+def parse_events(text_lines):
+    """(events list, None) of an /api/v1/events answer, or (None, why not)."""
+    if not text_lines or not "".join(text_lines).strip():
+        return None, "empty"
+    try:
+        doc = json.loads("\n".join(text_lines))
+    except json.JSONDecodeError as e:
+        return None, f"not JSON: {e}"
+    if not isinstance(doc, dict) or not isinstance(doc.get("events"), list):
+        return None, 'no "events" list'
+    return [e for e in doc["events"] if isinstance(e, dict)], None
 
 
 def parse_kv(block):
@@ -527,7 +565,7 @@ def judge(series, lines, rc, timed_out, host_release, host_fmt):
     vm_base = parse_kv(b.get("vmstat baseline"))
     vm_rec = parse_kv(b.get("vmstat reclaim"))
     vm_oom = parse_kv(b.get("vmstat oom"))
-    for name in ("baseline", "reclaim", "oom"):
+    for name in ("baseline", "reclaim", "oom", "quiet"):
         status = [l for l in b.get(f"metrics {name}") or [] if l.startswith("# scrape exit ")]
         if not status or not status[-1].startswith("# scrape exit 0 fresh"):
             v.add(f"scrape {name}", False, status[-1][2:] if status else "no scrape")
@@ -587,6 +625,8 @@ def judge(series, lines, rc, timed_out, host_release, host_fmt):
           f"{child}; daemon served after it; vmstat oom_kill +{oom_kill}"
           + (f"; memwatch_oom_kills_total +1" if oom and value(oom, "memwatch_oom_kills_total") is not None
              else "; memwatch_oom_kills_total not exported yet"))
+    judge_events(series, v, b, singles, child)
+    judge_memavail(series, v, b, singles)
 
     exit_rc = single(singles, "daemon exit rc=")
     v.add("daemon exit", exit_rc == "0", f"SIGTERM -> exit {exit_rc}")
@@ -594,6 +634,105 @@ def judge(series, lines, rc, timed_out, host_release, host_fmt):
         for line in (b.get("daemon-log") or [])[-20:]:
             log(f"  daemon: {line}")
     return v
+
+
+def judge_events(series, v, b, singles, child):
+    """(3, continued) /api/v1/events after the OOM kill: an oom_kill event for the
+    victim (its comm, and the pid memhog reported), and the kernel's own available
+    figure on direct reclaim events."""
+    fetch = single(singles, "events oom exit")
+    log(f"[{series}] /api/v1/events after the OOM kill: exit {fetch}")
+    events, why = parse_events(b.get("events oom"))
+    if events is None:
+        v.add("3 oom event", False, f"/api/v1/events {why} (exit {fetch})")
+        return
+    kinds = {}
+    for e in events:
+        kinds[e.get("kind")] = kinds.get(e.get("kind"), 0) + 1
+    log(f"[{series}]   {len(events)} events: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items(), key=str)))
+    m = re.search(r"^memhog: child (\d+) signal 9$", child or "")
+    victim_pid = int(m.group(1)) if m else None
+    kills = [e for e in events if e.get("kind") == "oom_kill"]
+    for e in kills:
+        log(f"[{series}]   {json.dumps(e)}")
+    problems = []
+    mine = [e for e in kills if e.get("comm") == OOM_HOG_COMM]
+    if not kills:
+        problems.append("no oom_kill event")
+    elif not mine:
+        problems.append(f"no oom_kill event with comm {OOM_HOG_COMM!r} (comms: "
+                        + ", ".join(repr(e.get("comm")) for e in kills) + ")")
+    elif victim_pid is not None and not any(e.get("pid") == victim_pid for e in mine):
+        problems.append(f"oom_kill event pid {', '.join(str(e.get('pid')) for e in mine)}, "
+                        f"memhog reported the victim as {victim_pid}")
+    reclaim = [e for e in events if e.get("kind") == "direct_reclaim"]
+    sources = {}
+    for e in reclaim:
+        sources[e.get("available_source")] = sources.get(e.get("available_source"), 0) + 1
+    src_text = ", ".join(f"{k} {n}" for k, n in sorted(sources.items(), key=str))
+    kernel_src = [e for e in reclaim if e.get("available_source") in ("fexit", "kprobe")]
+    if reclaim and not kernel_src:
+        problems.append(f"no direct_reclaim event has available_source fexit or kprobe ({src_text})")
+    if problems:
+        v.add("3 oom event", False, "; ".join(problems))
+        return
+    e = next((e for e in mine if e.get("pid") == victim_pid), mine[0])
+    avail = e.get("available_bytes")
+    v.add("3 oom event", True,
+          f"oom_kill comm {e.get('comm')} pid {e.get('pid')}"
+          + (" (= memhog's child)" if victim_pid is not None else " (victim pid not reported)")
+          + (f", available {avail / 2**20:.1f} MiB ({e.get('available_source')})"
+             if isinstance(avail, (int, float)) else f", available {avail} ({e.get('available_source')})")
+          + (f"; direct_reclaim events {len(reclaim)}, available_source {src_text}" if reclaim
+             else "; no direct_reclaim event in the history"))
+
+
+def judge_memavail(series, v, b, singles):
+    """(4) memavail in fexit (or kprobe) mode, and at quiescence its figure, the last
+    si_mem_available() return, within MEMAVAIL_TOLERANCE of /proc/meminfo's
+    MemAvailable read right before and right after the scrape."""
+    kp = b.get("check-kprobe")
+    kp_row = next((l.split(None, 3) for l in kp or [] if l.startswith("memavail ")), None)
+    kp_text = (f"forced method=kprobe: {kp_row[1]}/{kp_row[2]}"
+               + (f" ({kp_row[3]})" if len(kp_row) > 3 else "")
+               + f", --check exit {single(singles, 'check-kprobe rc=')}") if kp_row else "forced kprobe: no --check output"
+    log(f"[{series}] memavail {kp_text}")
+
+    log(f"[{series}] quiet scrape after {single(singles, 'quiet scrape after')}"
+        " (kept when /proc/meminfo did not move by more than 0.1% across it)")
+    quiet = parse_metrics(b.get("metrics quiet"))
+    if quiet is None:
+        v.add("4 memavail", False, "no scrape at quiescence")
+        return
+    problems = []
+    info = labelled(quiet, "memwatch_collector_info", collector="memavail")
+    mode = info[0].get("mode") if info else None
+    state = info[0].get("state") if info else None
+    if not info:
+        problems.append('no memwatch_collector_info{collector="memavail"}')
+    elif state != "active" or mode not in ("fexit", "kprobe"):
+        problems.append(f"memavail state {state} mode {mode} (reason {info[0].get('reason')!r}), "
+                        "not active in fexit or kprobe mode")
+    kernel = value(quiet, "memwatch_memory_available_kernel_bytes")
+    sampled = value(quiet, "memwatch_memory_available_bytes")
+    around = scrape_meminfo(b.get("metrics quiet"))
+    text = ""
+    if kernel is None:
+        problems.append("no memwatch_memory_available_kernel_bytes")
+    if not around or not all(around):
+        problems.append("no /proc/meminfo MemAvailable read around the scrape")
+    if kernel is not None and around and all(around):
+        diffs = [(kernel - m) / m for m in around]
+        worst = max(abs(d) for d in diffs)
+        text = (f"kernel (si_mem_available) {kernel:.0f} B, /proc/meminfo MemAvailable "
+                f"{around[0]} B before / {around[1]} B after the scrape: "
+                f"{diffs[0] * 100:+.3f}% / {diffs[1] * 100:+.3f}%")
+        log(f"[{series}] memavail at quiescence: {text}"
+            + (f"; daemon's sampled MemAvailable {sampled:.0f} B" if sampled is not None else ""))
+        if worst > MEMAVAIL_TOLERANCE:
+            problems.append(f"{text}: more than {MEMAVAIL_TOLERANCE * 100:g}% apart")
+    v.add("4 memavail", not problems,
+          "; ".join(problems + [kp_text]) if problems else f"mode {mode}, {state}; {text}; {kp_text}")
 
 
 # ---------------------------------------------------------------- main
@@ -606,7 +745,8 @@ def main():
     ap.add_argument("--kernel", action="append", choices=sorted(SERIES),
                     help="kernel series to boot (default: all)")
     ap.add_argument("--log-dir", default=".", help="where console logs go")
-    ap.add_argument("--timeout", type=float, default=180, help="seconds per boot")
+    ap.add_argument("--timeout", type=float, default=150,
+                    help="seconds per boot (two boots and the kernel downloads fit in the 480 s meson timeout)")
     args = ap.parse_args()
 
     if os.geteuid() != 0:
