@@ -98,45 +98,104 @@ struct walker {
 
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
 
-static bool fatal_open_error(int err)
+static bool fatal_error(int err)
 {
 	return err == EMFILE || err == ENFILE || err == ENOMEM;
 }
 
-/* Takes ownership of fd and shadow_fd. */
-static int walk_dir(struct walker *w, int fd, int shadow_fd, unsigned depth, uint64_t ino)
+int cgroup_dir_fd(struct cgroup_dir *d)
+{
+	struct stat st;
+	int fd;
+
+	if (d->fd >= 0)
+		return d->fd;
+	fd = openat(d->parent_fd, d->name, DIR_FLAGS);
+	if (fd < 0)
+		return -errno;
+	/* Removed and created again under the same name since the walk looked:
+	 * not the cgroup the caller keys its data by. */
+	if (fstat(fd, &st) < 0 || (uint64_t)st.st_ino != d->ino) {
+		close(fd);
+		return -ENOENT;
+	}
+	d->fd = fd;
+	return fd;
+}
+
+int cgroup_dir_shadow_fd(struct cgroup_dir *d)
+{
+	if (!d->shadow_tried) {
+		d->shadow_tried = true;
+		if (d->parent_shadow_fd >= 0)
+			d->shadow_fd = openat(d->parent_shadow_fd, d->name, DIR_FLAGS);
+		if (d->shadow_fd < 0 && fatal_error(errno))
+			return -errno;
+	}
+	return d->shadow_fd >= 0 ? d->shadow_fd : -ENOENT;
+}
+
+static int walk_children(struct walker *w, struct cgroup_dir *d, unsigned depth);
+
+static int walk_one(struct walker *w, int parent_fd, int parent_shadow_fd, const char *name, unsigned depth)
 {
 	struct cgroup_dir d = {
-		.fd = fd,
-		.shadow_fd = shadow_fd,
 		.path = w->path_len ? w->path : "/",
 		.depth = depth,
-		.ino = ino,
+		.parent_fd = parent_fd,
+		.parent_shadow_fd = parent_shadow_fd,
+		.name = name,
+		.fd = -1,
+		.shadow_fd = -1,
 	};
-	struct dirent *de;
-	DIR *dir;
+	struct stat st;
 	int r;
 
+	if (fstatat(parent_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (fatal_error(errno))
+			return -errno;
+		if (errno == ENOENT)
+			w->stats->vanished++; /* removed since readdir listed it: normal churn */
+		return 0;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return 0; /* a file or a symlink that DT_UNKNOWN hid */
 	if (w->stats->visited >= w->opts->max_cgroups) {
 		w->stats->truncated = true;
-		r = 0;
-		goto out;
+		return 0;
 	}
+	d.ino = (uint64_t)st.st_ino;
 	w->stats->visited++;
 	r = w->fn(&d, w->userdata);
-	if (r != 0 || depth >= w->opts->max_depth) {
-		r = r > 0 ? 0 : r;
-		goto out;
-	}
+	if (r == 0 && depth < w->opts->max_depth && st.st_nlink != 2)
+		r = walk_children(w, &d, depth);
+	if (d.fd >= 0)
+		close(d.fd);
+	if (d.shadow_fd >= 0)
+		close(d.shadow_fd);
+	return r > 0 ? 0 : r;
+}
+
+static int walk_children(struct walker *w, struct cgroup_dir *d, unsigned depth)
+{
+	struct dirent *de;
+	DIR *dir;
+	int fd, sfd, r = 0;
+
+	fd = cgroup_dir_fd(d);
+	if (fd < 0)
+		return fatal_error(-fd) ? fd : 0;
+	sfd = cgroup_dir_shadow_fd(d);
+	if (sfd < 0 && sfd != -ENOENT)
+		return sfd;
+	/* The callback is done with d->fd, which has not been read from: readdir may have it. */
 	dir = fdopendir(fd);
-	if (!dir) {
-		r = fatal_open_error(errno) ? -errno : 0;
-		goto out;
-	}
-	fd = -1; /* the DIR owns it now */
+	if (!dir)
+		return fatal_error(errno) ? -errno : 0;
+	d->fd = -1;
+	w->stats->listed++;
 	while ((de = readdir(dir))) {
 		size_t saved = w->path_len, name_len;
-		int cfd, sfd = -1;
 
 		if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
 			continue; /* files, and symlinks, which are never followed */
@@ -146,46 +205,19 @@ static int walk_dir(struct walker *w, int fd, int shadow_fd, unsigned depth, uin
 			w->stats->truncated = true;
 			break;
 		}
-		cfd = openat(dirfd(dir), de->d_name, DIR_FLAGS);
-		if (cfd < 0) {
-			if (fatal_open_error(errno)) {
-				r = -errno;
-				break;
-			}
-			/* Removed since readdir listed it: normal churn. ENOTDIR and
-			 * ELOOP are files and symlinks that DT_UNKNOWN hid. */
-			if (errno == ENOENT)
-				w->stats->vanished++;
-			continue;
-		}
 		name_len = strlen(de->d_name);
-		if (saved + 1 + name_len >= sizeof(w->path)) {
-			close(cfd);
+		if (saved + 1 + name_len >= sizeof(w->path))
 			continue; /* deeper than PATH_MAX: cannot be named in a label anyway */
-		}
-		if (shadow_fd >= 0) {
-			sfd = openat(shadow_fd, de->d_name, DIR_FLAGS);
-			if (sfd < 0 && fatal_open_error(errno)) {
-				r = -errno;
-				close(cfd);
-				break;
-			}
-		}
 		w->path[saved] = '/';
 		memcpy(w->path + saved + 1, de->d_name, name_len + 1);
 		w->path_len = saved + 1 + name_len;
-		r = walk_dir(w, cfd, sfd, depth + 1, (uint64_t)de->d_ino);
+		r = walk_one(w, dirfd(dir), sfd >= 0 ? sfd : -1, de->d_name, depth + 1);
 		w->path_len = saved;
 		w->path[saved] = '\0';
 		if (r < 0)
 			break;
 	}
 	closedir(dir);
-out:
-	if (fd >= 0)
-		close(fd);
-	if (shadow_fd >= 0)
-		close(shadow_fd);
 	return r;
 }
 
@@ -193,45 +225,65 @@ int cgroup_walk(int root_fd, int shadow_root_fd, const struct cgroup_walk_opts *
 		void *userdata, struct cgroup_walk_stats *stats)
 {
 	struct walker w = { .opts = opts, .fn = fn, .userdata = userdata, .stats = stats };
-	struct stat st;
-	int fd, sfd = -1;
 
 	*stats = (struct cgroup_walk_stats){ .visited = 0 };
-	/* A fresh open file description: readdir must not move the caller's offset. */
-	fd = openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
-		int r = -errno;
-
-		close(fd);
-		return r;
-	}
-	if (shadow_root_fd >= 0)
-		sfd = openat(shadow_root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	return walk_dir(&w, fd, sfd, 0, (uint64_t)st.st_ino);
+	w.path[0] = '\0';
+	/* The root is "." of root_fd; its twin is "." of shadow_root_fd. */
+	return walk_one(&w, root_fd, shadow_root_fd, ".", 0);
 }
 
 /* ---- reading ---- */
 
-int cgroup_read_at(int dfd, const char *name, char *buf, size_t cap, size_t *len)
+void cgroup_files_init(struct cgroup_files *f)
+{
+	for (size_t i = 0; i < CGROUP_FILES; i++)
+		f->fd[i] = -1;
+}
+
+unsigned cgroup_files_close(struct cgroup_files *f)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < CGROUP_FILES; i++)
+		if (f->fd[i] >= 0) {
+			close(f->fd[i]);
+			f->fd[i] = -1;
+			n++;
+		}
+	return n;
+}
+
+unsigned cgroup_files_count(const struct cgroup_files *f)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < CGROUP_FILES; i++)
+		n += f->fd[i] >= 0;
+	return n;
+}
+
+bool cgroup_files_complete(const struct cgroup_files *f)
+{
+	for (size_t i = 0; i < CGROUP_FILE_PRESSURE; i++)
+		if (f->fd[i] < 0)
+			return false;
+	return true;
+}
+
+/* Reads from offset 0 with pread, so that a kept-open fd needs no lseek. */
+static int read_fd(int fd, char *buf, size_t cap, size_t *len)
 {
 	size_t got = 0;
-	int fd, r = 0;
 
 	if (cap < 2)
 		return -EINVAL;
-	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
 	for (;;) {
-		ssize_t n = read(fd, buf + got, cap - 1 - got);
+		ssize_t n = pread(fd, buf + got, cap - 1 - got, (off_t)got);
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			r = -errno;
-			break;
+			return -errno;
 		}
 		if (n == 0)
 			break;
@@ -241,9 +293,12 @@ int cgroup_read_at(int dfd, const char *name, char *buf, size_t cap, size_t *len
 
 			/* Full: it fits only if nothing follows. */
 			do
-				n = read(fd, &extra, 1);
+				n = pread(fd, &extra, 1, (off_t)got);
 			while (n < 0 && errno == EINTR);
-			r = n < 0 ? -errno : n > 0 ? -EFBIG : 0;
+			if (n < 0)
+				return -errno;
+			if (n > 0)
+				return -EFBIG;
 			break;
 		}
 		/* cgroup files are one seq_file record: a read that stopped short
@@ -252,20 +307,48 @@ int cgroup_read_at(int dfd, const char *name, char *buf, size_t cap, size_t *len
 		if (buf[got - 1] == '\n')
 			break;
 	}
-	close(fd);
-	if (r < 0)
-		return r;
 	buf[got] = '\0';
 	*len = got;
 	return 0;
 }
 
-static int read_value(int dfd, const char *name, char *buf, uint64_t *v, bool *is_max)
+int cgroup_read_at(int dfd, const char *name, char *buf, size_t cap, size_t *len)
+{
+	int fd, r;
+
+	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	r = read_fd(fd, buf, cap, len);
+	close(fd);
+	return r;
+}
+
+/* One file, through f's slot when there is an f. */
+static int read_file(int dfd, struct cgroup_files *f, unsigned slot, const char *name, char *buf, size_t *len)
+{
+	int fd;
+
+	if (!f)
+		return dfd >= 0 ? cgroup_read_at(dfd, name, buf, CGROUP_READ_BUF_SIZE, len) : -EBADF;
+	if (f->fd[slot] < 0) {
+		if (dfd < 0)
+			return -EBADF;
+		fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+		if (fd < 0)
+			return -errno;
+		f->fd[slot] = fd;
+	}
+	return read_fd(f->fd[slot], buf, CGROUP_READ_BUF_SIZE, len);
+}
+
+static int read_value(int dfd, struct cgroup_files *f, unsigned slot, const char *name, char *buf,
+		      uint64_t *v, bool *is_max)
 {
 	size_t len;
 	int r;
 
-	r = cgroup_read_at(dfd, name, buf, CGROUP_READ_BUF_SIZE, &len);
+	r = read_file(dfd, f, slot, name, buf, &len);
 	if (r < 0)
 		return r;
 	return cgroup_parse_u64_or_max(buf, len, v, is_max);
@@ -273,23 +356,24 @@ static int read_value(int dfd, const char *name, char *buf, uint64_t *v, bool *i
 
 #define KV_MAX 32
 
-static int read_kv(int dfd, const char *name, char *buf, struct cgroup_kv *kv, size_t *n)
+static int read_kv(int dfd, struct cgroup_files *f, unsigned slot, const char *name, char *buf,
+		   struct cgroup_kv *kv, size_t *n)
 {
 	size_t len;
 	int r;
 
-	r = cgroup_read_at(dfd, name, buf, CGROUP_READ_BUF_SIZE, &len);
+	r = read_file(dfd, f, slot, name, buf, &len);
 	if (r < 0)
 		return r;
 	return cgroup_parse_flat_keyed(buf, len, kv, KV_MAX, n);
 }
 
-static int read_memstat(int dfd, char *buf, struct cgroup_memstat *ms)
+static int read_memstat(int dfd, struct cgroup_files *f, unsigned slot, char *buf, struct cgroup_memstat *ms)
 {
 	size_t len;
 	int r;
 
-	r = cgroup_read_at(dfd, "memory.stat", buf, CGROUP_READ_BUF_SIZE, &len);
+	r = read_file(dfd, f, slot, "memory.stat", buf, &len);
 	if (r < 0)
 		return r;
 	return cgroup_parse_memstat(buf, len, ms);
@@ -316,7 +400,7 @@ static void set_event(struct cgroup_mem *m, enum cgroup_event e, uint64_t v)
 	m->events_present |= 1u << e;
 }
 
-int cgroup_read_v1(int dfd, char *buf, struct cgroup_mem *out)
+int cgroup_read_v1(int dfd, struct cgroup_files *f, char *buf, struct cgroup_mem *out)
 {
 	struct cgroup_mem m = { .v1 = true };
 	struct cgroup_kv kv[KV_MAX];
@@ -327,22 +411,22 @@ int cgroup_read_v1(int dfd, char *buf, struct cgroup_mem *out)
 	size_t n;
 	int r;
 
-	r = read_value(dfd, "memory.usage_in_bytes", buf, &m.usage, &is_max);
+	r = read_value(dfd, f, 0, "memory.usage_in_bytes", buf, &m.usage, &is_max);
 	if (r < 0)
 		return r;
 	if (is_max)
 		return -EINVAL; /* v1 prints numbers only */
-	r = read_value(dfd, "memory.limit_in_bytes", buf, &m.limit, &is_max);
+	r = read_value(dfd, f, 1, "memory.limit_in_bytes", buf, &m.limit, &is_max);
 	if (r < 0)
 		return r;
 	m.has_limit = !is_max && !cgroup_v1_limit_is_unlimited(m.limit);
-	r = read_value(dfd, "memory.failcnt", buf, &v, &is_max);
+	r = read_value(dfd, f, 2, "memory.failcnt", buf, &v, &is_max);
 	if (r < 0)
 		return r;
 	if (is_max)
 		return -EINVAL;
 	set_event(&m, CGROUP_EVENT_FAILCNT, v);
-	r = read_kv(dfd, "memory.oom_control", buf, kv, &n);
+	r = read_kv(dfd, f, 3, "memory.oom_control", buf, kv, &n);
 	if (r < 0)
 		return r;
 	k = cgroup_kv_find(kv, n, "oom_kill");
@@ -353,7 +437,7 @@ int cgroup_read_v1(int dfd, char *buf, struct cgroup_mem *out)
 		m.has_under_oom = true;
 		m.under_oom = k->value != 0;
 	}
-	r = read_memstat(dfd, buf, &ms);
+	r = read_memstat(dfd, f, 4, buf, &ms);
 	if (r < 0)
 		return r;
 	/* total_ includes the children, as usage_in_bytes does with use_hierarchy. */
@@ -368,7 +452,7 @@ int cgroup_read_v1(int dfd, char *buf, struct cgroup_mem *out)
 	return 0;
 }
 
-int cgroup_read_v2(int dfd, char *buf, struct cgroup_mem *out)
+int cgroup_read_v2(int dfd, struct cgroup_files *f, char *buf, struct cgroup_mem *out)
 {
 	static const enum cgroup_event keyed[] = {
 		CGROUP_EVENT_LOW, CGROUP_EVENT_HIGH, CGROUP_EVENT_MAX,
@@ -381,20 +465,20 @@ int cgroup_read_v2(int dfd, char *buf, struct cgroup_mem *out)
 	size_t n, i;
 	int r;
 
-	r = read_value(dfd, "memory.current", buf, &m.usage, &is_max);
+	r = read_value(dfd, f, 0, "memory.current", buf, &m.usage, &is_max);
 	if (r < 0)
 		return r;
 	if (is_max)
 		return -EINVAL;
-	r = read_value(dfd, "memory.max", buf, &m.limit, &is_max);
+	r = read_value(dfd, f, 1, "memory.max", buf, &m.limit, &is_max);
 	if (r < 0)
 		return r;
 	m.has_limit = !is_max;
-	r = read_value(dfd, "memory.high", buf, &m.high, &is_max);
+	r = read_value(dfd, f, 2, "memory.high", buf, &m.high, &is_max);
 	if (r < 0)
 		return r;
 	m.has_high = !is_max;
-	r = read_kv(dfd, "memory.events", buf, kv, &n);
+	r = read_kv(dfd, f, 3, "memory.events", buf, kv, &n);
 	if (r < 0)
 		return r;
 	for (i = 0; i < ARRAY_SIZE(keyed); i++) {
@@ -403,7 +487,7 @@ int cgroup_read_v2(int dfd, char *buf, struct cgroup_mem *out)
 		if (k)
 			set_event(&m, keyed[i], k->value);
 	}
-	r = read_memstat(dfd, buf, &ms);
+	r = read_memstat(dfd, f, 4, buf, &ms);
 	if (r < 0)
 		return r;
 	if (ms.present & CGROUP_MEMSTAT_HAS_INACTIVE_FILE) {
@@ -414,13 +498,13 @@ int cgroup_read_v2(int dfd, char *buf, struct cgroup_mem *out)
 	return 0;
 }
 
-int cgroup_read_pressure(int dfd, char *buf, struct cgroup_mem *out)
+int cgroup_read_pressure(int dfd, struct cgroup_files *f, char *buf, struct cgroup_mem *out)
 {
 	struct psi_stats ps;
 	size_t len;
 	int r;
 
-	r = cgroup_read_at(dfd, "memory.pressure", buf, CGROUP_READ_BUF_SIZE, &len);
+	r = read_file(dfd, f, CGROUP_FILE_PRESSURE, "memory.pressure", buf, &len);
 	if (r < 0)
 		return r;
 	r = psi_parse(buf, len, &ps);

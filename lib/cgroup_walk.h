@@ -39,18 +39,28 @@ bool cgroup_path_selected(const struct cgroup_globs *include, const struct cgrou
 
 /* ---- the walk ---- */
 
-/* One cgroup, as the walk hands it to the callback. The fds belong to the
- * walk and are valid during the call only. */
+/* One cgroup, as the walk hands it to the callback. Its directory is only
+ * opened when asked for (cgroup_dir_fd): a cgroup whose files are kept open
+ * costs one fstatat() per walk. Everything is valid during the call only. */
 struct cgroup_dir {
-	int fd;           /* the cgroup's directory */
-	int shadow_fd;    /* the same relative path in the shadow tree, or -1 */
 	const char *path; /* "/" for the root, "/a/b" below it */
 	unsigned depth;   /* 0 for the root */
 	uint64_t ino;     /* inode number: the kernfs id, stable while the cgroup exists */
+	/* The walk's own: */
+	int parent_fd, parent_shadow_fd;
+	const char *name;
+	int fd, shadow_fd;
+	bool shadow_tried;
 };
 
+/* The cgroup's directory (O_NOFOLLOW), opened on first use and checked to be
+ * the one the walk saw; owned by the walk. -errno when it is gone. */
+int cgroup_dir_fd(struct cgroup_dir *d);
+/* The directory of the same relative path in the shadow tree, or -ENOENT. */
+int cgroup_dir_shadow_fd(struct cgroup_dir *d);
+
 /* Return 0 to go on, > 0 to skip this cgroup's children, < 0 to stop the walk. */
-typedef int (*cgroup_walk_fn)(const struct cgroup_dir *d, void *userdata);
+typedef int (*cgroup_walk_fn)(struct cgroup_dir *d, void *userdata);
 
 struct cgroup_walk_opts {
 	unsigned max_depth; /* children deeper than this are not visited; 0 = the root only */
@@ -59,17 +69,20 @@ struct cgroup_walk_opts {
 
 struct cgroup_walk_stats {
 	size_t visited;  /* callbacks made */
-	size_t vanished; /* listed by readdir, but gone before they could be opened */
+	size_t vanished; /* listed by readdir, but gone before they could be looked at */
+	size_t listed;   /* directories read with readdir */
 	bool truncated;  /* stopped at max_cgroups */
 };
 
 /* Pre-order, depth-first walk from root_fd (not consumed; may be a cached
  * fd). shadow_root_fd (or -1) is a second tree walked in step: each cgroup
- * gets the directory of the same relative path there, when there is one
- * (the cgroup2 tree of a hybrid host, whose memory.pressure goes with the v1
- * memory cgroup). Symlinks are never followed. Returns 0 (also when cut
- * short by max_cgroups), the callback's negative value, or -EMFILE, -ENFILE,
- * -ENOMEM, -ENAMETOOLONG when the walk itself cannot go on. */
+ * can open the directory of the same relative path there (the cgroup2 tree
+ * of a hybrid host, whose memory.pressure goes with the v1 memory cgroup).
+ * Symlinks are never followed. A directory whose link count is 2 has no
+ * subdirectories (kernfs, ext4 and tmpfs keep that count exact) and is not
+ * read. Returns 0 (also when cut short by max_cgroups), the callback's
+ * negative value, or -EMFILE, -ENFILE, -ENOMEM when the walk itself cannot
+ * go on. */
 int cgroup_walk(int root_fd, int shadow_root_fd, const struct cgroup_walk_opts *opts, cgroup_walk_fn fn,
 		void *userdata, struct cgroup_walk_stats *stats);
 
@@ -103,6 +116,20 @@ struct cgroup_mem {
 	bool v1;
 };
 
+/* One cgroup's files, kept open between walks and re-read with pread() from
+ * offset 0 (seq_file regenerates the text): saves an open and a close per
+ * file and window. Slots: the five memory files, then memory.pressure. */
+#define CGROUP_FILES 6
+#define CGROUP_FILE_PRESSURE 5
+struct cgroup_files {
+	int fd[CGROUP_FILES]; /* -1: not open */
+};
+
+void cgroup_files_init(struct cgroup_files *f);
+/* Closes every open file; returns how many were open. */
+unsigned cgroup_files_close(struct cgroup_files *f);
+unsigned cgroup_files_count(const struct cgroup_files *f);
+
 /* A scratch buffer for file contents, reused across reads. */
 #define CGROUP_READ_BUF_SIZE 65536
 
@@ -111,20 +138,29 @@ struct cgroup_mem {
  * gone), or -EFBIG when the file does not fit. */
 int cgroup_read_at(int dfd, const char *name, char *buf, size_t cap, size_t *len);
 
-/* Reads every memory file of a v1 cgroup: memory.usage_in_bytes,
- * .limit_in_bytes ("unlimited" sentinel: no limit), .failcnt, .oom_control,
- * .stat (total_inactive_file, else inactive_file). All or nothing: out is
- * written only when every file was read and parsed. Returns 0 or the first
- * error. buf: CGROUP_READ_BUF_SIZE bytes. */
-int cgroup_read_v1(int dfd, char *buf, struct cgroup_mem *out);
+/* The readers below take the cgroup's directory fd and, optionally, f: then
+ * files already open in f are re-read and the others are opened relative to
+ * dfd (which may be -1 when f has them all) and left open in f. Without f
+ * every file is opened and closed. All or nothing: out is written only when
+ * every file was read and parsed; otherwise the first error is returned and
+ * f may hold some files (the caller closes them when the cgroup is gone).
+ * buf: CGROUP_READ_BUF_SIZE bytes. */
 
-/* Same for v2: memory.current, .max, .high ("max": none), .events, .stat
+/* v1: memory.usage_in_bytes, .limit_in_bytes ("unlimited" sentinel: no
+ * limit), .failcnt, .oom_control, .stat (total_inactive_file, else
+ * inactive_file). */
+int cgroup_read_v1(int dfd, struct cgroup_files *f, char *buf, struct cgroup_mem *out);
+
+/* v2: memory.current, .max, .high ("max": none), .events, .stat
  * (inactive_file). Not for the root cgroup, which has no memory.current. */
-int cgroup_read_v2(int dfd, char *buf, struct cgroup_mem *out);
+int cgroup_read_v2(int dfd, struct cgroup_files *f, char *buf, struct cgroup_mem *out);
 
 /* memory.pressure (v2, or the cgroup2 twin of a v1 cgroup on a hybrid host):
  * sets the pressure fields of out only on success. */
-int cgroup_read_pressure(int dfd, char *buf, struct cgroup_mem *out);
+int cgroup_read_pressure(int dfd, struct cgroup_files *f, char *buf, struct cgroup_mem *out);
+
+/* True when f has every file cgroup_read_v1/v2 needs (pressure aside). */
+bool cgroup_files_complete(const struct cgroup_files *f);
 
 /* Does the directory list "memory" in cgroup.controllers? false also when
  * there is no such file. */

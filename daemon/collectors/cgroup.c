@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 #include "cgroup_paths.h"
 #include "cgroup_walk.h"
@@ -50,6 +52,13 @@ struct entry {
 	struct cgroup_mem mem;
 };
 
+/* A cgroup's files kept open between windows, by key. */
+struct cached {
+	uint64_t key; /* 0: empty slot */
+	uint64_t seen; /* the window it was last walked in */
+	struct cgroup_files files;
+};
+
 struct cgroup_state {
 	bool initialized;
 	struct cgroup_config cfg;
@@ -68,6 +77,12 @@ struct cgroup_state {
 	struct tracker trackers[N_TRACKERS];
 	unsigned seen; /* bit per counter: some cgroup had it, so "other" exports it */
 	uint64_t skipped_total;
+
+	/* Open-addressing table of kept-open files, rebuilt when cgroups go. */
+	struct cached *cache;
+	size_t cache_cap, cache_n, cache_seen;
+	uint64_t window;
+	size_t open_files, open_files_max;
 };
 
 static const struct metric_desc desc_usage = {
@@ -127,6 +142,15 @@ static const struct metric_desc desc_truncated = {
 	"memwatch_cgroup_walk_truncated", "1 when the last walk stopped at max_cgroups.", METRIC_GAUGE,
 };
 
+static const struct metric_desc desc_walk_cpu = {
+	"memwatch_cgroup_walk_cpu_seconds",
+	"CPU time (user and system) the last walk took; the rest of memwatch_cgroup_walk_seconds was waiting for a CPU.",
+	METRIC_GAUGE,
+};
+static const struct metric_desc desc_open_files = {
+	"memwatch_cgroup_open_files", "cgroup files the collector keeps open between windows.", METRIC_GAUGE,
+};
+
 static void cgroup_config_defaults(void *cfg)
 {
 	struct cgroup_config *c = cfg;
@@ -160,8 +184,8 @@ static int parse_globs(const char *value, char *dst, size_t len, char *errmsg, s
 	r = cgroup_globs_parse(value, NULL);
 	if (r < 0) {
 		snprintf(errmsg, errlen,
-			 "'%s' is not a list of at most %d glob patterns (separated by blanks or commas), each "
-			 "matching paths like /system.slice/app.service",
+			 "'%s' is not a list of at most %d glob patterns separated by blanks or commas, each "
+			 "starting with '/', '*', '?' or '[' (paths look like /system.slice/app.service)",
 			 value, CGROUP_GLOBS_MAX);
 		return -EINVAL;
 	}
@@ -258,6 +282,11 @@ static int roots_resolve(const struct cgroup_config *c, char *buf, struct roots 
 	/* A configured root that does not exist is no root: the other one may do. */
 	if (r.v1[0]) {
 		r.v1_fd = open_root(r.v1);
+		/* Not a v1 memory hierarchy (a typo, the cgroup2 tree): every read would fail. */
+		if (r.v1_fd >= 0 && faccessat(r.v1_fd, "memory.usage_in_bytes", F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
+			close(r.v1_fd);
+			r.v1_fd = -1;
+		}
 		if (r.v1_fd < 0)
 			r.v1[0] = '\0';
 	}
@@ -268,7 +297,12 @@ static int roots_resolve(const struct cgroup_config *c, char *buf, struct roots 
 	}
 	if (r.v2_fd >= 0) {
 		r.v2_memory = cgroup_dir_has_memory_controller(r.v2_fd, buf);
-		r.pressure = cgroup_read_pressure(r.v2_fd, buf, &probe) == 0;
+		r.pressure = cgroup_read_pressure(r.v2_fd, NULL, buf, &probe) == 0;
+		if (!r.v2_memory && !r.pressure) {
+			close(r.v2_fd);
+			r.v2_fd = -1;
+			r.v2[0] = '\0';
+		}
 	}
 	if (r.v1_fd < 0 && !r.v2_memory) {
 		collector_status_set_reason(st, "no memory cgroup hierarchy found (v1_root=%s, v2_root=%s)", c->v1_root,
@@ -338,13 +372,128 @@ static int add_entry(struct cgroup_state *s, uint64_t key, const char *path, con
 	return 0;
 }
 
+/* ---- kept-open files ---- */
+
+static size_t slot_of(uint64_t key, size_t cap)
+{
+	key ^= key >> 33;
+	key *= 0xff51afd7ed558ccdULL;
+	key ^= key >> 33;
+	return (size_t)(key & (cap - 1));
+}
+
+static struct cached *cache_insert(struct cached *table, size_t cap, uint64_t key, bool *added)
+{
+	size_t i;
+
+	for (i = slot_of(key, cap); table[i].key; i = (i + 1) & (cap - 1))
+		if (table[i].key == key) {
+			*added = false;
+			return &table[i];
+		}
+	table[i].key = key;
+	cgroup_files_init(&table[i].files);
+	*added = true;
+	return &table[i];
+}
+
+/* Moves the entries seen in the current window (all, when !only_seen) to a
+ * table of new_cap slots; the others' files are closed. */
+static int cache_rebuild(struct cgroup_state *s, size_t new_cap, bool only_seen)
+{
+	struct cached *t = calloc(new_cap, sizeof(*t));
+	size_t i, n = 0;
+
+	if (!t)
+		return -ENOMEM;
+	for (i = 0; i < s->cache_cap; i++) {
+		struct cached *c = &s->cache[i], *to;
+		bool added;
+
+		if (!c->key)
+			continue;
+		if (only_seen && c->seen != s->window) {
+			s->open_files -= cgroup_files_close(&c->files);
+			continue;
+		}
+		to = cache_insert(t, new_cap, c->key, &added);
+		*to = *c;
+		n++;
+	}
+	free(s->cache);
+	s->cache = t;
+	s->cache_cap = new_cap;
+	s->cache_n = n;
+	return 0;
+}
+
+/* The entry of key, created if needed; NULL without memory (then the
+ * cgroup is read without keeping files). */
+static struct cached *cache_get(struct cgroup_state *s, uint64_t key)
+{
+	struct cached *c;
+	bool added;
+
+	if ((s->cache_n + 1) * 2 > s->cache_cap && cache_rebuild(s, s->cache_cap ? s->cache_cap * 2 : 256, false) < 0)
+		return NULL;
+	c = cache_insert(s->cache, s->cache_cap, key, &added);
+	if (added)
+		s->cache_n++;
+	if (c->seen != s->window) {
+		c->seen = s->window;
+		s->cache_seen++;
+	}
+	return c;
+}
+
+static void cache_sweep(struct cgroup_state *s)
+{
+	if (s->cache_seen < s->cache_n)
+		(void)cache_rebuild(s, s->cache_cap, true); /* without memory, the closing waits */
+}
+
+static void cache_free(struct cgroup_state *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->cache_cap; i++)
+		if (s->cache[i].key)
+			cgroup_files_close(&s->cache[i].files);
+	free(s->cache);
+	s->cache = NULL;
+	s->cache_cap = s->cache_n = s->cache_seen = 0;
+	s->open_files = 0;
+}
+
+/* The files to read through: the entry's, unless that would open more than
+ * open_files_max; NULL then (opened and closed each window). */
+static struct cgroup_files *files_for(struct cgroup_state *s, struct cached *c)
+{
+	if (!c)
+		return NULL;
+	if (cgroup_files_count(&c->files) == 0 && s->open_files + CGROUP_FILES > s->open_files_max)
+		return NULL;
+	return &c->files;
+}
+
+static void count_opened(struct cgroup_state *s, const struct cgroup_files *f, unsigned before)
+{
+	if (f)
+		s->open_files += cgroup_files_count(f) - before;
+}
+
+/* ---- reading one cgroup ---- */
+
 /* memory.pressure is required where the cgroup2 tree has it, except that
  * writing 0 to cgroup.pressure hides it in a cgroup that still exists. */
-static int read_pressure(struct cgroup_state *s, int fd, struct cgroup_mem *m)
+static int read_pressure(struct cgroup_state *s, int dfd, struct cgroup_files *f, struct cgroup_mem *m)
 {
-	int r = cgroup_read_pressure(fd, s->buf, m);
+	unsigned before = f ? cgroup_files_count(f) : 0;
+	int r;
 
-	if (r == -ENOENT && faccessat(fd, "cgroup.procs", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+	r = cgroup_read_pressure(f && f->fd[CGROUP_FILE_PRESSURE] >= 0 ? -1 : dfd, f, s->buf, m);
+	count_opened(s, f, before);
+	if (r == -ENOENT && dfd >= 0 && faccessat(dfd, "cgroup.procs", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
 		return 0;
 	return r;
 }
@@ -354,46 +503,95 @@ static bool fatal(int r)
 	return r == -ENOMEM || r == -EMFILE || r == -ENFILE;
 }
 
-static int on_v1(const struct cgroup_dir *d, void *userdata)
+/* A cgroup that failed this window: its kept files may be stale. */
+static int skip_cgroup(struct cgroup_state *s, struct cached *c, uint64_t key, int r)
+{
+	if (c)
+		s->open_files -= cgroup_files_close(&c->files);
+	if (fatal(r))
+		return r;
+	return remember_failed(s, key);
+}
+
+static int read_memory(struct cgroup_state *s, struct cgroup_dir *d, struct cgroup_files *f, bool v1,
+		       struct cgroup_mem *m)
+{
+	unsigned before = f ? cgroup_files_count(f) : 0;
+	int dfd = -1, r;
+
+	if (!f || !cgroup_files_complete(f)) {
+		dfd = cgroup_dir_fd(d);
+		if (dfd < 0)
+			return dfd;
+	}
+	r = v1 ? cgroup_read_v1(dfd, f, s->buf, m) : cgroup_read_v2(dfd, f, s->buf, m);
+	count_opened(s, f, before);
+	return r;
+}
+
+static int on_v1(struct cgroup_dir *d, void *userdata)
 {
 	struct cgroup_state *s = userdata;
 	uint64_t key = d->ino | KEY_V1;
+	struct cgroup_files *f;
 	struct cgroup_mem m;
+	struct cached *c;
 	int r;
 
 	if (!cgroup_path_selected(&s->include, &s->exclude, d->path))
 		return 0;
+	c = cache_get(s, key);
+	f = files_for(s, c);
 	/* Everything first, then one entry: a cgroup removed half-way is skipped whole. */
-	r = cgroup_read_v1(d->fd, s->buf, &m);
-	if (r == 0 && d->shadow_fd >= 0 && s->roots.pressure)
-		r = read_pressure(s, d->shadow_fd, &m);
+	r = read_memory(s, d, f, true, &m);
+	if (r == 0 && s->roots.pressure) {
+		if (f && f->fd[CGROUP_FILE_PRESSURE] >= 0) {
+			r = read_pressure(s, -1, f, &m);
+		} else {
+			int sfd = cgroup_dir_shadow_fd(d);
+
+			if (sfd >= 0)
+				r = read_pressure(s, sfd, f, &m);
+			else if (sfd != -ENOENT)
+				r = sfd;
+			/* else no cgroup2 twin: no pressure for this one */
+		}
+	}
 	if (r < 0)
-		return fatal(r) ? r : remember_failed(s, key);
+		return skip_cgroup(s, c, key, r);
 	return add_entry(s, key, d->path, &m);
 }
 
-static int on_v2(const struct cgroup_dir *d, void *userdata)
+static int on_v2(struct cgroup_dir *d, void *userdata)
 {
 	struct cgroup_state *s = userdata;
+	struct cgroup_files *f;
 	struct cgroup_mem m;
+	struct cached *c;
 	int r;
 
 	/* The root has no memory.current; its numbers are the host's (meminfo, psi). */
 	if (d->depth == 0)
 		return 0;
 	/* Also in the v1 tree: read there already, v1 wins. */
-	if (d->shadow_fd >= 0)
+	if (cgroup_dir_shadow_fd(d) >= 0)
 		return 0;
 	if (!cgroup_path_selected(&s->include, &s->exclude, d->path))
 		return 0;
-	r = cgroup_read_v2(d->fd, s->buf, &m);
-	if (r == -ENOENT && faccessat(d->fd, "cgroup.controllers", F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    !cgroup_dir_has_memory_controller(d->fd, s->buf))
-		return 1; /* memory not enabled here, so not below either */
+	c = cache_get(s, d->ino);
+	f = files_for(s, c);
+	r = read_memory(s, d, f, false, &m);
+	if (r == -ENOENT) {
+		int dfd = cgroup_dir_fd(d);
+
+		if (dfd >= 0 && faccessat(dfd, "cgroup.controllers", F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    !cgroup_dir_has_memory_controller(dfd, s->buf))
+			return 1; /* memory not enabled here, so not below either */
+	}
 	if (r == 0 && s->roots.pressure)
-		r = read_pressure(s, d->fd, &m);
+		r = read_pressure(s, f && f->fd[CGROUP_FILE_PRESSURE] >= 0 ? -1 : cgroup_dir_fd(d), f, &m);
 	if (r < 0)
-		return fatal(r) ? r : remember_failed(s, d->ino);
+		return skip_cgroup(s, c, d->ino, r);
 	return add_entry(s, d->ino, d->path, &m);
 }
 
@@ -407,6 +605,8 @@ static int walk(struct cgroup_state *s, bool *truncated)
 	int r = 0;
 
 	s->n_entries = s->n_failed = s->skipped = 0;
+	s->window++;
+	s->cache_seen = 0;
 	strbuf_reset(&s->paths);
 	if (s->roots.v1_fd >= 0)
 		r = cgroup_walk(s->roots.v1_fd, s->roots.pressure ? s->roots.v2_fd : -1, &opts, on_v1, s, &st1);
@@ -416,6 +616,8 @@ static int walk(struct cgroup_state *s, bool *truncated)
 		r = cgroup_walk(s->roots.v2_fd, s->roots.v1_fd, &opts, on_v2, s, &st2);
 	s->skipped += st1.vanished + st2.vanished;
 	*truncated = st1.truncated || st2.truncated;
+	if (r >= 0)
+		cache_sweep(s);
 	return r;
 }
 
@@ -444,6 +646,8 @@ static int cmp_row_key(const void *k, const void *row)
 
 static const struct tracked_row *find_row(const struct tracker *t, uint64_t key)
 {
+	if (t->n_rows == 0)
+		return NULL;
 	return bsearch(&key, t->rows, t->n_rows, sizeof(*t->rows), cmp_row_key);
 }
 
@@ -584,15 +788,25 @@ static int emit(struct cgroup_state *s, struct snapshot *snap)
 	return 0;
 }
 
+static uint64_t thread_cpu_usec(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
+}
+
 static int cgroup_collect(void *priv, struct snapshot *snap)
 {
 	struct cgroup_state *s = priv;
-	uint64_t t0 = now_mono_usec(), now;
+	uint64_t t0 = now_mono_usec(), cpu0 = thread_cpu_usec(), now, cpu;
 	bool truncated = false;
 	int r;
 
 	r = walk(s, &truncated);
 	now = now_mono_usec();
+	cpu = thread_cpu_usec();
 	if (r < 0)
 		return r;
 	s->skipped_total += s->skipped;
@@ -604,8 +818,10 @@ static int cgroup_collect(void *priv, struct snapshot *snap)
 		return r;
 	snapshot_add(snap, &desc_discovered, NULL, (double)s->n_entries);
 	snapshot_add(snap, &desc_walk_seconds, NULL, (double)(now - t0) / 1e6);
+	snapshot_add(snap, &desc_walk_cpu, NULL, (double)(cpu - cpu0) / 1e6);
 	snapshot_add(snap, &desc_skipped, NULL, (double)s->skipped_total);
 	snapshot_add(snap, &desc_truncated, NULL, truncated ? 1 : 0);
+	snapshot_add(snap, &desc_open_files, NULL, (double)s->open_files);
 	return 0;
 }
 
@@ -643,6 +859,26 @@ static int apply_config(struct cgroup_state *s, const struct cgroup_config *c, s
 	return 0;
 }
 
+/* How many files may stay open. systemd leaves the soft RLIMIT_NOFILE at
+ * 1024 and advises programs that need more (and do not use select(), which
+ * this one does not) to raise it to the hard limit themselves. */
+static size_t open_files_budget(void)
+{
+	const rlim_t want = 65536;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 0;
+	if (rl.rlim_cur < want && rl.rlim_max > rl.rlim_cur) {
+		struct rlimit raised = { rl.rlim_max < want ? rl.rlim_max : want, rl.rlim_max };
+
+		if (setrlimit(RLIMIT_NOFILE, &raised) == 0)
+			rl = raised;
+	}
+	/* Half for us, the rest for HTTP connections, BPF and the other collectors. */
+	return rl.rlim_cur > 2048 ? (size_t)(rl.rlim_cur / 2) : (size_t)(rl.rlim_cur / 4);
+}
+
 static int cgroup_start(void *priv, const void *cfg, struct collector_status *st)
 {
 	struct cgroup_state *s = priv;
@@ -653,6 +889,7 @@ static int cgroup_start(void *priv, const void *cfg, struct collector_status *st
 	for (k = 0; k < N_TRACKERS; k++)
 		tracker_init(&s->trackers[k], TRACKER_MAX_COUNTERS, 0, 0);
 	s->initialized = true;
+	s->open_files_max = open_files_budget();
 	snprintf(st->mode, sizeof(st->mode), "cgroupfs");
 	s->buf = malloc(CGROUP_READ_BUF_SIZE);
 	if (!s->buf)
@@ -675,6 +912,7 @@ static void cgroup_stop(void *priv)
 
 	if (!s->initialized)
 		return;
+	cache_free(s);
 	roots_close(&s->roots);
 	cgroup_globs_free(&s->include);
 	cgroup_globs_free(&s->exclude);

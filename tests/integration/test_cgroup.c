@@ -1,0 +1,577 @@
+// SPDX-License-Identifier: GPL-2.0
+/* End-to-end tests of the cgroup collector: the real daemon on the fixture
+ * trees (exact values), and on a real memory cgroup with a 64 MiB limit and
+ * a workload in it. Needs root. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "helpers.h"
+
+#ifndef FIXTURES_DIR
+#error "FIXTURES_DIR must point at tests/fixtures"
+#endif
+
+#define FIX_V1 FIXTURES_DIR "/cgroup/v1"
+#define FIX_V2 FIXTURES_DIR "/cgroup/v2"
+#define NO_ROOT "/nonexistent/memwatch-cgroup-root"
+#define ODD "/my \\\"odd\\\" cgroup" /* as a matcher: escaped like the exposition */
+
+#define TEST_TIMEOUT_SEC 120
+#define POLL_TIMEOUT_MS 15000
+#define MIB (1024.0 * 1024.0)
+
+static void teardown(void)
+{
+	int killed = mw_cleanup_all();
+
+	ck_assert_msg(killed == 0, "%d daemon(s) ignored SIGTERM and had to be killed", killed);
+}
+
+static char *temp_config(const char *text)
+{
+	char *path = mw_write_temp_file("memwatchd.conf", text);
+
+	ck_assert_msg(path != NULL, "cannot write a temporary config");
+	return path;
+}
+
+static struct mw_daemon *start_or_fail(const char *config)
+{
+	struct mw_daemon *d = mw_start(config, NULL, false);
+
+	ck_assert_msg(d != NULL, "memwatchd with %s did not start serving /metrics (log above)", config);
+	return d;
+}
+
+static void assert_clean_stop(struct mw_daemon *d)
+{
+	int st = mw_stop(d);
+	char *log = mw_log(d);
+	const char *report = mw_sanitizer_report(log);
+
+	if (d->killed || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || report)
+		mw_dump_log(d, "after SIGTERM");
+	ck_assert_msg(!d->killed && WIFEXITED(st) && WEXITSTATUS(st) == 0, "memwatchd did not exit 0 on SIGTERM");
+	ck_assert_msg(!report, "sanitizer report in the daemon's log: %.300s", report);
+	free(log);
+}
+
+static double metric_or_fail(const char *body, const char *name, const char *matcher)
+{
+	double v = NAN;
+
+	ck_assert_msg(mw_metric(body, name, matcher, &v, NULL, 0), "no sample %s{%s} in:\n%s", name,
+		      matcher ? matcher : "", body);
+	return v;
+}
+
+static void expect(const char *body, const char *name, const char *matcher, double want)
+{
+	double v = metric_or_fail(body, name, matcher);
+
+	ck_assert_msg(v == want, "%s{%s} is %.17g, want %.17g", name, matcher ? matcher : "", v, want);
+}
+
+static void expect_absent(const char *body, const char *name, const char *matcher)
+{
+	ck_assert_msg(!mw_metric(body, name, matcher, NULL, NULL, 0), "%s{%s} present, want absent:\n%s", name,
+		      matcher ? matcher : "", body);
+}
+
+static void expect_promtool_ok(const char *body)
+{
+	char *out = NULL;
+	int rc = mw_promtool_check(body, strlen(body), &out);
+
+	ck_assert_msg(rc == 0, "promtool check metrics exited %d:\n%s\non:\n%s", rc, out ? out : "", body);
+	free(out);
+}
+
+static size_t count_lines_starting(const char *body, const char *prefix)
+{
+	size_t n = 0, len = strlen(prefix);
+	const char *p;
+
+	for (p = body; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (strncmp(p, prefix, len) == 0)
+			n++;
+	return n;
+}
+
+/* Starts on a config for the fixture trees and waits until a window has walked them. */
+static struct mw_daemon *start_fixtures(const char *v1, const char *v2, unsigned top_k, double discovered,
+					char **body)
+{
+	char text[1024], *conf;
+	struct mw_daemon *d;
+	double v = NAN;
+
+	snprintf(text, sizeof(text),
+		 "[daemon]\nwindow = 500ms\n\n[collector.cgroup]\nv1_root = %s\nv2_root = %s\ntop_k = %u\n", v1, v2,
+		 top_k);
+	conf = temp_config(text);
+	d = start_or_fail(conf);
+	free(conf);
+	ck_assert_msg(mw_poll_metric(d->port, "memwatch_cgroups_discovered", NULL, POLL_TIMEOUT_MS, mw_pred_eq,
+				     discovered, &v),
+		      "memwatch_cgroups_discovered is %g, want %g", v, discovered);
+	*body = mw_scrape(d->port);
+	ck_assert_ptr_nonnull(*body);
+	expect(*body, "memwatch_collector_info", "collector=\"cgroup\",state=\"active\",mode=\"cgroupfs\"", 1);
+	expect(*body, "memwatch_collector_up", "collector=\"cgroup\"", 1);
+	expect_promtool_ok(*body);
+	return d;
+}
+
+START_TEST(test_fixture_v1)
+{
+	char *body;
+	struct mw_daemon *d = start_fixtures(FIX_V1, NO_ROOT, 50, 3, &body);
+
+	expect(body, "memwatch_cgroup_memory_usage_bytes", "cgroup=\"/\"", 361836544);
+	expect(body, "memwatch_cgroup_memory_usage_bytes", "cgroup=\"/fixture-rec\"", 28344320);
+	expect(body, "memwatch_cgroup_memory_usage_bytes", "cgroup=\"" ODD "\"", 0);
+	/* The v1 "no limit" sentinel: no limit series. */
+	expect_absent(body, "memwatch_cgroup_memory_limit_bytes", "cgroup=\"/\"");
+	expect_absent(body, "memwatch_cgroup_memory_limit_bytes", "cgroup=\"" ODD "\"");
+	expect(body, "memwatch_cgroup_memory_limit_bytes", "cgroup=\"/fixture-rec\"", 67108864);
+	expect(body, "memwatch_cgroup_memory_usage_ratio", "cgroup=\"/fixture-rec\"", 28344320.0 / 67108864.0);
+	expect_absent(body, "memwatch_cgroup_memory_high_bytes", NULL);
+	/* usage - total_inactive_file */
+	expect(body, "memwatch_cgroup_memory_working_set_bytes", "cgroup=\"/\"", 361836544 - 122859520);
+	expect(body, "memwatch_cgroup_memory_working_set_bytes", "cgroup=\"/fixture-rec\"", 28344320);
+	expect(body, "memwatch_cgroup_memory_events_total", "cgroup=\"/fixture-rec\",event=\"failcnt\"", 140);
+	expect(body, "memwatch_cgroup_memory_events_total", "cgroup=\"/fixture-rec\",event=\"oom_kill\"", 1);
+	expect(body, "memwatch_cgroup_memory_events_total", "cgroup=\"/\",event=\"failcnt\"", 0);
+	expect_absent(body, "memwatch_cgroup_memory_events_total", "cgroup=\"/fixture-rec\",event=\"max\"");
+	expect(body, "memwatch_cgroup_memory_under_oom", "cgroup=\"/fixture-rec\"", 0);
+	/* No cgroup2 tree: no pressure. */
+	expect_absent(body, "memwatch_cgroup_pressure_memory_some_seconds_total", NULL);
+	/* Missing memory.usage_in_bytes: skipped whole, every window. */
+	expect_absent(body, "memwatch_cgroup_memory_usage_bytes", "cgroup=\"/broken\"");
+	expect_absent(body, "memwatch_cgroup_memory_events_total", "cgroup=\"/broken\"");
+	ck_assert(metric_or_fail(body, "memwatch_cgroup_walk_skipped_total", NULL) >= 1);
+	expect(body, "memwatch_cgroup_walk_truncated", NULL, 0);
+	ck_assert(metric_or_fail(body, "memwatch_cgroup_walk_seconds", NULL) >= 0);
+	/* Nothing folded. */
+	expect(body, "memwatch_cgroup_memory_usage_bytes", "cgroup=\"other\"", 0);
+	expect(body, "memwatch_cgroup_memory_events_total", "cgroup=\"other\",event=\"failcnt\"", 0);
+	/* The label as written: quotes escaped. */
+	ck_assert_msg(strstr(body, "memwatch_cgroup_memory_usage_bytes{cgroup=\"/my \\\"odd\\\" cgroup\"} 0\n"),
+		      "odd cgroup name not escaped as expected:\n%s", body);
+	free(body);
+	assert_clean_stop(d);
+}
+END_TEST
+
+START_TEST(test_fixture_v2)
+{
+	char *body;
+	struct mw_daemon *d = start_fixtures(NO_ROOT, FIX_V2, 50, 4, &body);
+
+	expect(body, "memwatch_cgroup_memory_usage_bytes", "cgroup=\"/workload\"", 66891776);
+	expect(body, "memwatch_cgroup_memory_limit_bytes", "cgroup=\"/workload\"", 67108864);
+	expect_absent(body, "memwatch_cgroup_memory_high_bytes", "cgroup=\"/workload\""); /* "max" */
+	expect(body, "memwatch_cgroup_memory_working_set_bytes", "cgroup=\"/workload\"", 66891776 - 8654848);
+	expect(body, "memwatch_cgroup_memory_events_total", "cgroup=\"/workload\",event=\"low\"", 0);
+	expect(body, "memwatch_cgroup_memory_events_total", "cgroup=\"/workload\",event=\"max\"", 12);
+	expect(body, "memwatch_cgroup_memory_events_total", "cgroup=\"/workload\",event=\"oom\"", 1);
+	expect(body, "memwatch_cgroup_memory_events_total", "cgroup=\"/workload\",event=\"oom_kill\"", 1);
+	expect(body, "memwatch_cgroup_memory_events_total", "cgroup=\"/workload\",event=\"oom_group_kill\"", 0);
+	expect_absent(body, "memwatch_cgroup_memory_events_total", "cgroup=\"/workload\",event=\"failcnt\"");
+	expect_absent(body, "memwatch_cgroup_memory_under_oom", NULL);
+	expect(body, "memwatch_cgroup_pressure_memory_some_seconds_total", "cgroup=\"/workload\"", 1.843212);
+	expect(body, "memwatch_cgroup_pressure_memory_full_seconds_total", "cgroup=\"/workload\"", 1.620931);
+
+	expect(body, "memwatch_cgroup_memory_usage_bytes", "cgroup=\"" ODD "\"", 8716288);
+	expect_absent(body, "memwatch_cgroup_memory_limit_bytes", "cgroup=\"" ODD "\"");
+	expect_absent(body, "memwatch_cgroup_memory_usage_ratio", "cgroup=\"" ODD "\"");
+	expect(body, "memwatch_cgroup_memory_high_bytes", "cgroup=\"" ODD "\"", 536870912);
+
+	expect(body, "memwatch_cgroup_memory_usage_bytes", "cgroup=\"/system.slice\"", 209715200);
+	expect(body, "memwatch_cgroup_memory_high_bytes", "cgroup=\"/system.slice\"", 268435456);
+	expect(body, "memwatch_cgroup_memory_usage_bytes", "cgroup=\"/system.slice/app.service\"", 104857600);
+	expect(body, "memwatch_cgroup_memory_usage_ratio", "cgroup=\"/system.slice/app.service\"", 0.78125);
+	expect(body, "memwatch_cgroup_memory_working_set_bytes", "cgroup=\"/system.slice/app.service\"", 0);
+	expect_absent(body, "memwatch_cgroup_memory_events_total",
+		      "cgroup=\"/system.slice/app.service\",event=\"oom_group_kill\"");
+
+	/* The root has no memory.current; the rest are broken, not memory
+	 * cgroups, or a symlink. */
+	expect_absent(body, "memwatch_cgroup_memory_usage_bytes", "cgroup=\"/\"");
+	expect_absent(body, "memwatch_cgroup_memory_usage_bytes", "cgroup=\"/broken\"");
+	expect_absent(body, "memwatch_cgroup_memory_usage_bytes", "cgroup=\"/nomemory\"");
+	expect_absent(body, "memwatch_cgroup_memory_usage_bytes", "cgroup=\"/link-to-workload\"");
+	ck_assert(metric_or_fail(body, "memwatch_cgroup_walk_skipped_total", NULL) >= 1);
+	free(body);
+	assert_clean_stop(d);
+}
+END_TEST
+
+START_TEST(test_fixture_top_k_other)
+{
+	char *body;
+	struct mw_daemon *d = start_fixtures(NO_ROOT, FIX_V2, 2, 4, &body);
+
+	/* With a limit, by usage/limit: workload (0.997), app.service (0.78). */
+	ck_assert(mw_metric(body, "memwatch_cgroup_memory_usage_bytes", "cgroup=\"/workload\"", NULL, NULL, 0));
+	ck_assert(mw_metric(body, "memwatch_cgroup_memory_usage_bytes", "cgroup=\"/system.slice/app.service\"", NULL,
+			    NULL, 0));
+	expect_absent(body, "memwatch_cgroup_memory_usage_bytes", "cgroup=\"/system.slice\"");
+	expect_absent(body, "memwatch_cgroup_memory_usage_bytes", "cgroup=\"" ODD "\"");
+	expect_absent(body, "memwatch_cgroup_pressure_memory_some_seconds_total", "cgroup=\"/system.slice\"");
+	/* Folded: system.slice and the odd one. */
+	expect(body, "memwatch_cgroup_memory_usage_bytes", "cgroup=\"other\"", 209715200 + 8716288);
+	expect(body, "memwatch_cgroup_memory_working_set_bytes", "cgroup=\"other\"",
+	       (209715200 - 52428800) + (8716288 - 1576960));
+	expect(body, "memwatch_cgroup_memory_events_total", "cgroup=\"other\",event=\"high\"", 3);
+	expect(body, "memwatch_cgroup_memory_events_total", "cgroup=\"other\",event=\"max\"", 0);
+	expect_absent(body, "memwatch_cgroup_memory_events_total", "cgroup=\"other\",event=\"failcnt\"");
+	expect(body, "memwatch_cgroup_pressure_memory_some_seconds_total", "cgroup=\"other\"", 5);
+	expect(body, "memwatch_cgroup_pressure_memory_full_seconds_total", "cgroup=\"other\"", 2.5);
+	expect_absent(body, "memwatch_cgroup_memory_limit_bytes", "cgroup=\"other\"");
+	free(body);
+	/* Counters of "other" add window deltas: unchanged files, same values. */
+	mw_sleep_ms(1200);
+	body = mw_scrape(d->port);
+	ck_assert_ptr_nonnull(body);
+	expect(body, "memwatch_cgroup_memory_events_total", "cgroup=\"other\",event=\"high\"", 3);
+	expect(body, "memwatch_cgroup_pressure_memory_some_seconds_total", "cgroup=\"other\"", 5);
+	free(body);
+	assert_clean_stop(d);
+}
+END_TEST
+
+START_TEST(test_fixture_hybrid)
+{
+	char *body;
+	/* v1: /, fixture-rec, odd (broken skipped); v2: workload, system.slice, app.service. */
+	struct mw_daemon *d = start_fixtures(FIX_V1, FIX_V2, 50, 6, &body);
+
+	/* v1 memory data wins, pressure comes from the cgroup2 twin. */
+	expect(body, "memwatch_cgroup_memory_usage_bytes", "cgroup=\"/\"", 361836544);
+	expect(body, "memwatch_cgroup_pressure_memory_some_seconds_total", "cgroup=\"/\"", 19.187712);
+	expect(body, "memwatch_cgroup_pressure_memory_full_seconds_total", "cgroup=\"/\"", 15.441023);
+	expect(body, "memwatch_cgroup_memory_usage_bytes", "cgroup=\"" ODD "\"", 0);
+	expect_absent(body, "memwatch_cgroup_memory_high_bytes", "cgroup=\"" ODD "\"");
+	expect(body, "memwatch_cgroup_pressure_memory_some_seconds_total", "cgroup=\"" ODD "\"", 0);
+	expect_absent(body, "memwatch_cgroup_pressure_memory_some_seconds_total", "cgroup=\"/fixture-rec\"");
+	expect(body, "memwatch_cgroup_memory_usage_bytes", "cgroup=\"/workload\"", 66891776);
+	ck_assert_uint_eq(count_lines_starting(body, "memwatch_cgroup_memory_usage_bytes{cgroup=\"/my \\\"odd\\\""), 1);
+	ck_assert_uint_eq(count_lines_starting(body, "memwatch_cgroup_memory_usage_bytes{cgroup=\"/\"}"), 1);
+	free(body);
+	assert_clean_stop(d);
+}
+END_TEST
+
+/* ---- a real memory cgroup ---- */
+
+static char live_root[256];   /* where the memory controller is */
+static bool live_v1;
+static char live_path[512];   /* our cgroup */
+static char live_name[64];    /* "/memwatch-cgtest-PID" */
+static char sparse_path[512];
+
+static bool find_live_root(void)
+{
+	char *ctl;
+
+	if (access("/sys/fs/cgroup/memory/memory.limit_in_bytes", F_OK) == 0) {
+		snprintf(live_root, sizeof(live_root), "/sys/fs/cgroup/memory");
+		live_v1 = true;
+		return true;
+	}
+	ctl = mw_read_file("/sys/fs/cgroup/cgroup.subtree_control", NULL);
+	if (ctl && strstr(ctl, "memory")) {
+		snprintf(live_root, sizeof(live_root), "/sys/fs/cgroup");
+		live_v1 = false;
+		free(ctl);
+		return true;
+	}
+	free(ctl);
+	return false;
+}
+
+/* Kills whatever is left in our cgroup and removes it; also after a failed
+ * test (an unchecked fixture runs in the parent process). */
+static void live_cleanup(void)
+{
+	char procs[600], *text;
+	int i;
+
+	if (!live_path[0])
+		return;
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", live_path);
+	for (i = 0; i < 50; i++) {
+		text = mw_read_file(procs, NULL);
+		if (!text)
+			break; /* gone */
+		for (char *p = strtok(text, "\n"); p; p = strtok(NULL, "\n"))
+			kill((pid_t)atoi(p), SIGKILL);
+		free(text);
+		if (rmdir(live_path) == 0 || errno == ENOENT)
+			break;
+		mw_sleep_ms(100);
+	}
+	if (sparse_path[0])
+		unlink(sparse_path);
+}
+
+/* cgroupfs files take one write(2); no temp file and rename as mw_write_file does. */
+static int write_cgroup_file(const char *path, const char *text)
+{
+	size_t len = strlen(text);
+	int fd = open(path, O_WRONLY | O_CLOEXEC), r = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, len) != (ssize_t)len)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+static void join_cgroup(void)
+{
+	char procs[600], pid[32];
+
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", live_path);
+	snprintf(pid, sizeof(pid), "%d\n", getpid());
+	if (write_cgroup_file(procs, pid) < 0)
+		_exit(3);
+}
+
+/* A child in the cgroup holding 48 MiB of touched anonymous memory until killed. */
+static pid_t spawn_anon_holder(void)
+{
+	int fds[2];
+	pid_t pid;
+	char c;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		size_t len = 48u << 20;
+		char *p;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(fds[0]);
+		join_cgroup();
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			_exit(4);
+		memset(p, 0x5a, len);
+		(void)!write(fds[1], "x", 1);
+		for (;;)
+			pause();
+	}
+	close(fds[1]);
+	ck_assert_msg(read(fds[0], &c, 1) == 1, "the 48 MiB child died before touching its memory");
+	close(fds[0]);
+	return pid;
+}
+
+/* A child in the cgroup reading a 1 GiB sparse file: page cache far over the limit. */
+static void run_reader(void)
+{
+	int status, fd;
+	pid_t pid;
+
+	snprintf(sparse_path, sizeof(sparse_path), "%s/sparse-1g", mw_tmp_root());
+	fd = open(sparse_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, 1LL << 30), 0);
+	close(fd);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		static char chunk[1 << 20];
+		ssize_t n;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		join_cgroup();
+		fd = open(sparse_path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			_exit(5);
+		while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+			;
+		_exit(n < 0 ? 6 : 0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the reader failed: status 0x%x", status);
+}
+
+/* Wall clock, as memwatch_window_end_timestamp_seconds. */
+static double now_real_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+START_TEST(test_live_cgroup)
+{
+	char text[1024], matcher[256], limit_file[600], *conf, *body;
+	const char *event;
+	struct mw_daemon *d;
+	double v = NAN, window, t0;
+	pid_t holder;
+	int status;
+
+	if (!find_live_root()) {
+		fprintf(stderr, "no writable memory cgroup hierarchy: live test skipped\n");
+		return;
+	}
+	snprintf(live_path, sizeof(live_path), "%s%s", live_root, live_name);
+	ck_assert_msg(mkdir(live_path, 0755) == 0, "mkdir %s: %m", live_path);
+	snprintf(limit_file, sizeof(limit_file), "%s/%s", live_path, live_v1 ? "memory.limit_in_bytes" : "memory.max");
+	ck_assert_int_eq(write_cgroup_file(limit_file, "67108864\n"), 0);
+
+	/* Only ours: other tests may run cgroups of their own meanwhile. */
+	snprintf(text, sizeof(text), "[daemon]\nwindow = 1s\n\n[collector.cgroup]\ninclude = %s\n", live_name);
+	conf = temp_config(text);
+	d = start_or_fail(conf);
+	free(conf);
+	snprintf(matcher, sizeof(matcher), "cgroup=\"%s\"", live_name);
+
+	holder = spawn_anon_holder();
+	ck_assert_msg(mw_poll_metric(d->port, "memwatch_cgroup_memory_usage_bytes", matcher, POLL_TIMEOUT_MS,
+				     mw_pred_gt, 46 * MIB, &v),
+		      "usage of %s is %g, want > 46 MiB", live_name, v);
+	run_reader();
+
+	event = live_v1 ? "failcnt" : "max";
+	snprintf(text, sizeof(text), "cgroup=\"%s\",event=\"%s\"", live_name, event);
+	ck_assert_msg(mw_poll_metric(d->port, "memwatch_cgroup_memory_events_total", text, POLL_TIMEOUT_MS, mw_pred_gt,
+				     0, &v),
+		      "memwatch_cgroup_memory_events_total{%s} is %g, want > 0", text, v);
+	body = mw_scrape(d->port);
+	ck_assert_ptr_nonnull(body);
+	expect(body, "memwatch_cgroup_memory_limit_bytes", matcher, 67108864);
+	v = metric_or_fail(body, "memwatch_cgroup_memory_usage_bytes", matcher);
+	ck_assert_msg(v > 46 * MIB && v <= 64 * MIB, "usage %g not between 46 and 64 MiB", v);
+	v = metric_or_fail(body, "memwatch_cgroup_memory_working_set_bytes", matcher);
+	ck_assert_msg(v > 40 * MIB && v <= 64 * MIB, "working set %g not between 40 and 64 MiB", v);
+	ck_assert(metric_or_fail(body, "memwatch_cgroup_memory_usage_ratio", matcher) > 0.7);
+	/* Only our cgroup is included. */
+	expect(body, "memwatch_cgroups_discovered", NULL, 1);
+	expect_absent(body, "memwatch_cgroup_memory_usage_bytes", "cgroup=\"/\"");
+	expect_promtool_ok(body);
+	window = metric_or_fail(body, "memwatch_window_seconds", NULL);
+	if (mw_metric(body, "memwatch_collector_up", "collector=\"reclaim\"", &v, NULL, 0) && v == 1) {
+		free(body);
+		ck_assert_msg(mw_poll_metric(d->port, "memwatch_cgroup_reclaims_total", matcher, POLL_TIMEOUT_MS,
+					     mw_pred_gt, 0, &v),
+			      "memwatch_cgroup_reclaims_total{%s} is %g, want > 0", matcher, v);
+	} else {
+		fprintf(stderr, "reclaim collector not up: memwatch_cgroup_reclaims_total not checked\n");
+		free(body);
+	}
+
+	/* Remove it: its series go within two windows. */
+	kill(holder, SIGKILL);
+	ck_assert_int_eq(waitpid(holder, &status, 0), holder);
+	live_cleanup();
+	ck_assert_msg(access(live_path, F_OK) < 0, "cannot remove %s", live_path);
+	/* Judged by the windows' own end times, not by when a scrape came
+	 * back: on a loaded machine scrapes lag, windows do not move. */
+	t0 = now_real_sec();
+	for (;;) {
+		double end;
+		bool present;
+
+		body = mw_scrape(d->port);
+		ck_assert_ptr_nonnull(body);
+		present = mw_metric(body, "memwatch_cgroup_memory_usage_bytes", matcher, NULL, NULL, 0);
+		end = metric_or_fail(body, "memwatch_window_end_timestamp_seconds", NULL);
+		if (!present) {
+			ck_assert_msg(end - t0 <= 2 * window, "%s was still in the window that ended %.2f s after rmdir",
+				      live_name, end - t0);
+			expect(body, "memwatch_cgroups_discovered", NULL, 0);
+			expect_promtool_ok(body);
+		} else {
+			ck_assert_msg(end - t0 <= 2 * window, "%s still exported in the window that ended %.2f s after rmdir",
+				      live_name, end - t0);
+		}
+		free(body);
+		if (!present)
+			break;
+		mw_sleep_ms(50);
+	}
+	assert_clean_stop(d);
+}
+END_TEST
+
+static TCase *tcase(const char *name)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_set_timeout(tc, TEST_TIMEOUT_SEC);
+	return tc;
+}
+
+static Suite *cgroup_suite(void)
+{
+	Suite *s = suite_create("cgroup");
+	TCase *tc;
+
+	tc = tcase("fixtures");
+	tcase_add_test(tc, test_fixture_v1);
+	tcase_add_test(tc, test_fixture_v2);
+	tcase_add_test(tc, test_fixture_top_k_other);
+	tcase_add_test(tc, test_fixture_hybrid);
+	suite_add_tcase(s, tc);
+
+	tc = tcase("live");
+	tcase_add_unchecked_fixture(tc, NULL, live_cleanup);
+	tcase_add_test(tc, test_live_cgroup);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "the cgroup integration tests need root: skipping\n");
+		return 77;
+	}
+	if (access(MEMWATCHD_PATH, X_OK) < 0) {
+		fprintf(stderr, "%s: %m\n", MEMWATCHD_PATH);
+		return 99;
+	}
+	if (mw_init_tmp_root() < 0) {
+		fprintf(stderr, "cannot create a temporary directory: %m\n");
+		return 99;
+	}
+	/* Known to the parent, so that its unchecked teardown can clean up after a failed child. */
+	snprintf(live_name, sizeof(live_name), "/memwatch-cgtest-%d", (int)getpid());
+	if (find_live_root())
+		snprintf(live_path, sizeof(live_path), "%s%s", live_root, live_name);
+	sr = srunner_create(cgroup_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	live_cleanup();
+	if (failed)
+		fprintf(stderr, "daemon logs and configs kept in %s\n", mw_tmp_root());
+	else
+		mw_remove_tmp_root();
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
