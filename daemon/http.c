@@ -229,7 +229,9 @@ static bool authorized(struct http_server *srv, struct MHD_Connection *conn)
 		if (u->last_good && equal_constant_time(u->last_good, password)) {
 			ok = true;
 		} else if ((cd = calloc(1, sizeof(*cd)))) {
-			h = crypt_r(password, u->hash, cd);
+			/* crypt_rn, not crypt_r: sanitizers intercept crypt_r and then
+			 * --as-needed drops libcrypt from the link. */
+			h = crypt_rn(password, u->hash, cd, (int)sizeof(*cd));
 			ok = h && h[0] != '*' && equal_constant_time(h, u->hash);
 			free(cd);
 			if (ok) {

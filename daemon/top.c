@@ -15,6 +15,7 @@
 #include "macro.h"
 #include "strbuf.h"
 #include "top.h"
+#include "utf8.h"
 
 #define SCREEN_ROWS 24
 #define SPARK_WIDTH 60
@@ -34,11 +35,23 @@ struct url {
 	char port[8];
 };
 
+static bool host_char(char c, bool bracketed)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+	       c == '_' || (bracketed && (c == ':' || c == '%'));
+}
+
 static int parse_url(const char *text, struct url *u)
 {
-	const char *p = text, *colon, *slash;
-	size_t hlen;
+	const char *p = text, *colon, *slash, *c;
+	unsigned long port;
+	size_t hlen, i;
+	char *rest;
 
+	/* No blanks, control characters or non-ASCII bytes anywhere. */
+	for (c = text; *c; c++)
+		if ((unsigned char)*c <= 0x20 || (unsigned char)*c >= 0x7f)
+			return -EINVAL;
 	if (strncmp(p, "http://", 7) == 0)
 		p += 7;
 	slash = strchr(p, '/');
@@ -52,6 +65,8 @@ static int parse_url(const char *text, struct url *u)
 			return -EINVAL;
 		memcpy(u->host, p + 1, hlen);
 		u->host[hlen] = '\0';
+		if (end[1] != '\0' && end[1] != ':' && end[1] != '/')
+			return -EINVAL;
 		colon = end[1] == ':' ? end + 1 : NULL;
 	} else {
 		colon = strchr(p, ':');
@@ -63,6 +78,9 @@ static int parse_url(const char *text, struct url *u)
 		memcpy(u->host, p, hlen);
 		u->host[hlen] = '\0';
 	}
+	for (i = 0; u->host[i]; i++)
+		if (!host_char(u->host[i], *p == '['))
+			return -EINVAL;
 	if (colon) {
 		size_t plen = slash ? (size_t)(slash - colon - 1) : strlen(colon + 1);
 
@@ -70,6 +88,11 @@ static int parse_url(const char *text, struct url *u)
 			return -EINVAL;
 		memcpy(u->port, colon + 1, plen);
 		u->port[plen] = '\0';
+		if (u->port[0] < '0' || u->port[0] > '9')
+			return -EINVAL;
+		port = strtoul(u->port, &rest, 10);
+		if (*rest || port == 0 || port > 65535)
+			return -EINVAL;
 	} else {
 		snprintf(u->port, sizeof(u->port), "9577");
 	}
@@ -157,6 +180,32 @@ static int fetch_json(const struct url *u, const char *path, struct json_value *
 	r = json_parse(body, len, ret, NULL);
 	free(body);
 	return r;
+}
+
+/* Text from the daemon (process names, cgroup paths) is shown, never obeyed by
+ * the terminal: control characters (C0, DEL, C1) and invalid UTF-8 become '?'.
+ * At most len - 1 bytes, cut between characters. */
+static const char *term_safe(char *buf, size_t len, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t o = 0;
+
+	while (*p && o + 1 < len) {
+		size_t n = utf8_valid_len(p);
+
+		if (n == 0 || *p < 0x20 || *p == 0x7f || (n == 2 && p[0] == 0xc2 && p[1] < 0xa0)) {
+			buf[o++] = '?';
+			p += n ? n : 1;
+			continue;
+		}
+		if (o + n >= len)
+			break;
+		memcpy(buf + o, p, n);
+		o += n;
+		p += n;
+	}
+	buf[o] = '\0';
+	return buf;
 }
 
 static void fmt_bytes(char *buf, size_t len, double v)
@@ -249,14 +298,15 @@ static size_t top_of(const struct json_value *window, const char *name, const ch
 		const struct json_value *labels = json_get(&f->items[i], "labels");
 		const char *k = json_string(json_get(labels, key));
 		double d = json_number(json_get(&f->items[i], "delta"));
+		char a[24], b[48];
 
 		if (strcmp(k, "other") == 0 || !(d > 0))
 			continue;
 		if (strcmp(key, "pid") == 0)
-			snprintf(all[n].label, sizeof(all[n].label), "%-7s %.15s", k,
-				 json_string(json_get(labels, "comm")));
+			snprintf(all[n].label, sizeof(all[n].label), "%-7s %s", term_safe(a, 8, k),
+				 term_safe(b, 16, json_string(json_get(labels, "comm"))));
 		else
-			snprintf(all[n].label, sizeof(all[n].label), "%.40s", k);
+			snprintf(all[n].label, sizeof(all[n].label), "%s", term_safe(b, 27, k));
 		all[n++].delta = d;
 	}
 	qsort(all, n, sizeof(all[0]), cmp_row);
@@ -272,7 +322,7 @@ static void draw(struct strbuf *out, const char *url_text, const struct json_val
 	const struct json_value *last = windows && windows->type == JSON_ARRAY && windows->n ?
 						&windows->items[windows->n - 1] : NULL;
 	struct top_row procs[TOP_ROWS], cgs[TOP_ROWS];
-	char a[32], b[32], c[32], d[32];
+	char a[32], b[32], c[32], d[32], safe[3][48];
 	size_t np, nc, i, rows = 0;
 	time_t now = time(NULL);
 	struct tm tm;
@@ -281,10 +331,11 @@ static void draw(struct strbuf *out, const char *url_text, const struct json_val
 	gmtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%H:%M:%S", &tm);
 	strbuf_puts(out, "\x1b[H\x1b[2J");
-	strbuf_printf(out, "\x1b[1mmemwatchd top\x1b[0m  %-40.40s  %s UTC  q: quit\r\n", url_text, when);
+	strbuf_printf(out, "\x1b[1mmemwatchd top\x1b[0m  %-40s  %s UTC  q: quit\r\n", term_safe(safe[0], 41, url_text),
+		      when);
 	rows++;
 	if (error || !last) {
-		strbuf_printf(out, "\r\n\x1b[31mCannot reach the daemon: %s\x1b[0m\r\n", error ? error : "no window yet");
+		strbuf_printf(out, "\r\n\x1b[31mCannot reach the daemon: %.55s\x1b[0m\r\n", error ? error : "no window yet");
 		strbuf_puts(out, "Retrying every second.\r\n");
 		return;
 	}
@@ -307,9 +358,9 @@ static void draw(struct strbuf *out, const char *url_text, const struct json_val
 	fmt_seconds(b, sizeof(b), metric(last, "memwatch_memcg_reclaim_seconds", "sum_delta"));
 	snprintf(c, sizeof(c), "%.0f", metric(last, "memwatch_kswapd_wakeups_total", "delta"));
 	snprintf(d, sizeof(d), "%.0f", metric(last, "memwatch_oom_kills_total", "value"));
-	strbuf_printf(out, "\r\nStall in last window: direct %s  memcg %s   kswapd wakes %s   OOM kills %s\r\n", a, b, c,
-		      d);
-	strbuf_printf(out, "PSI avg10: some %.1f%%  full %.1f%%\r\n",
+	/* Two lines of at most 80 columns, also when every number is large. */
+	strbuf_printf(out, "\r\nReclaim stall in last window: direct %s  memcg %s\r\n", a, b);
+	strbuf_printf(out, "kswapd wakes %s  OOM kills %s  PSI avg10: some %.1f%%  full %.1f%%\r\n", c, d,
 		      metric(last, "memwatch_pressure_memory_some_avg10_ratio", "value") * 100,
 		      metric(last, "memwatch_pressure_memory_full_avg10_ratio", "value") * 100);
 	rows += 8;
@@ -348,9 +399,11 @@ static void draw(struct strbuf *out, const char *url_text, const struct json_val
 
 			if (strcmp(json_string(json_get(e, "kind")), "oom_kill") != 0)
 				continue;
-			strbuf_printf(out, "  %.19s  %-7.0f %-16.16s %.30s\r\n", json_string(json_get(e, "time")),
-				      json_number(json_get(e, "pid")), json_string(json_get(e, "comm")),
-				      json_string(json_get(e, "cgroup")));
+			strbuf_printf(out, "  %-19s  %-7.0f %-16s %s\r\n",
+				      term_safe(safe[0], 20, json_string(json_get(e, "time"))),
+				      json_number(json_get(e, "pid")),
+				      term_safe(safe[1], 17, json_string(json_get(e, "comm"))),
+				      term_safe(safe[2], 31, json_string(json_get(e, "cgroup"))));
 			shown++;
 		}
 		if (!shown)
@@ -367,8 +420,9 @@ static void draw(struct strbuf *out, const char *url_text, const struct json_val
 			char item[64];
 			const char *state = json_string(json_get(l, "state"));
 
-			snprintf(item, sizeof(item), "%s:%s%s ", json_string(json_get(l, "collector")),
-				 json_string(json_get(l, "mode")),
+			snprintf(item, sizeof(item), "%s:%s%s ",
+				 term_safe(safe[0], 24, json_string(json_get(l, "collector"))),
+				 term_safe(safe[1], 24, json_string(json_get(l, "mode"))),
 				 strcmp(state, "active") == 0 ? "" : strcmp(state, "degraded") == 0 ? "(degraded)" : "(!)");
 			if (col + strlen(item) > 79) {
 				strbuf_puts(out, "\r\n  ");

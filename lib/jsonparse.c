@@ -169,12 +169,20 @@ static int parse_number(struct parser *ps, double *ret)
 			s++;
 	}
 	n = (size_t)(s - ps->p);
-	if (n >= sizeof(buf))
-		return fail(ps, -EINVAL);
-	memcpy(buf, ps->p, n);
-	buf[n] = '\0';
 	/* The grammar above admits only '.' as separator; strtod's locale is "C" unless someone set it. */
-	*ret = strtod(buf, NULL);
+	if (n < sizeof(buf)) {
+		memcpy(buf, ps->p, n);
+		buf[n] = '\0';
+		*ret = strtod(buf, NULL);
+	} else {
+		/* RFC 8259 sets no length limit: a long number is valid, just rare. */
+		char *copy = strndup(ps->p, n);
+
+		if (!copy)
+			return fail(ps, -ENOMEM);
+		*ret = strtod(copy, NULL);
+		free(copy);
+	}
 	ps->p = s;
 	return 0;
 }

@@ -48,7 +48,7 @@ static char *hash_password(const char *password)
 
 	ck_assert_ptr_nonnull(setting);
 	memset(&cd, 0, sizeof(cd));
-	h = crypt_r(password, setting, &cd);
+	h = crypt_rn(password, setting, &cd, (int)sizeof(cd));
 	free(setting);
 	ck_assert_ptr_nonnull(h);
 	return strdup(h);

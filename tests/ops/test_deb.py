@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""packaging/build-deb.sh builds a .deb with everything in its place.
+
+Builds the package from a copy of the source tree (DEB_BUILD_OPTIONS=nocheck:
+the unit tests run in this suite already), then inspects it with dpkg-deb:
+  - /usr/sbin/memwatchd, which runs and prints the version of meson.build;
+  - /lib/systemd/system/memwatchd.service and .socket, identical to systemd/;
+  - /etc/memwatchd/memwatchd.conf, a conffile, identical to conf/;
+  - the man pages memwatchd(8) and memwatchd.conf(5);
+  - control: package memwatchd, the version of meson.build, shared library
+    dependencies filled in; maintainer scripts that enable the service and
+    leave the socket disabled.
+
+usage: test_deb.py SOURCE_ROOT
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import opslib  # noqa: E402
+
+EXPECTED_FILES = [
+    "./usr/sbin/memwatchd",
+    "./lib/systemd/system/memwatchd.service",
+    "./lib/systemd/system/memwatchd.socket",
+    "./etc/memwatchd/memwatchd.conf",
+    "./usr/share/man/man8/memwatchd.8.gz",
+    "./usr/share/man/man5/memwatchd.conf.5.gz",
+]
+
+
+def run(argv, **kw):
+    return subprocess.run(argv, capture_output=True, text=True, **kw)
+
+
+def main():
+    if len(sys.argv) != 2:
+        opslib.fail(__doc__)
+    source_root = os.path.abspath(sys.argv[1])
+    for tool in ("dpkg-buildpackage", "dpkg-deb", "dh"):
+        if not shutil.which(tool):
+            opslib.skip("%s not found (packages dpkg-dev and debhelper)" % tool)
+    with open(os.path.join(source_root, "meson.build"), encoding="utf-8") as f:
+        version = re.search(r"version\s*:\s*'([^']+)'", f.read()).group(1)
+
+    # What the package must contain, read now: the tree may change while it builds.
+    sources = {}
+    for source in ("systemd/memwatchd.service", "systemd/memwatchd.socket", "conf/memwatchd.conf"):
+        with open(os.path.join(source_root, source), "rb") as f:
+            sources[source] = f.read()
+
+    tmp = opslib.tempdir("mw-deb-")
+    try:
+        out = os.path.join(tmp, "out")
+        env = dict(os.environ, DEB_BUILD_OPTIONS="nocheck")
+        build = run([os.path.join(source_root, "packaging", "build-deb.sh"), out], env=env, timeout=1500)
+        if build.returncode != 0:
+            opslib.fail("packaging/build-deb.sh failed (%d):\n%s\n%s" % (build.returncode, build.stdout[-6000:],
+                                                                         build.stderr[-6000:]))
+        debs = [os.path.join(out, f) for f in os.listdir(out) if f.endswith(".deb") and "-dbgsym" not in f]
+        if len(debs) != 1:
+            opslib.fail("expected one .deb in %s, found %s" % (out, os.listdir(out)))
+        deb = debs[0]
+        print("built " + os.path.basename(deb))
+        problems = []
+
+        contents = run(["dpkg-deb", "-c", deb]).stdout
+        files = {line.split()[-1] if " -> " not in line else line.split(" -> ")[0].split()[-1]
+                 for line in contents.splitlines() if line.strip()}
+        for f in EXPECTED_FILES:
+            if f not in files:
+                problems.append("%s is not in the package" % f)
+        for line in contents.splitlines():
+            if line.endswith("./usr/sbin/memwatchd") and not line.startswith("-rwxr-xr-x"):
+                problems.append("/usr/sbin/memwatchd is not mode 0755: " + line)
+        for f in sorted(files):
+            if f.startswith("./usr/lib/systemd/system/") and f.endswith((".service", ".socket")):
+                problems.append("unit left in /usr/lib: %s" % f)
+
+        info = run(["dpkg-deb", "-I", deb]).stdout
+        print(info)
+        field = lambda name: (re.search(r'^ %s: (.*)$' % name, info, re.M) or [None, ""])[1]
+        if field("Package") != "memwatchd":
+            problems.append("Package: %s" % field("Package"))
+        if not field("Version").startswith(version):
+            problems.append("Version %s does not start with meson.build's %s" % (field("Version"), version))
+        for lib in ("libbpf", "libmicrohttpd", "libsystemd", "libinih", "libcrypt"):
+            if lib not in field("Depends"):
+                problems.append("Depends lacks %s (shlibs): %s" % (lib, field("Depends")))
+        conffiles = run(["dpkg-deb", "-I", deb, "conffiles"]).stdout.split()
+        if "/etc/memwatchd/memwatchd.conf" not in conffiles:
+            problems.append("/etc/memwatchd/memwatchd.conf is not a conffile: %s" % conffiles)
+        postinst = run(["dpkg-deb", "-I", deb, "postinst"]).stdout
+        # dh_installsystemd's snippets: the service is enabled on a first
+        # install and started; the socket is enabled again only if the admin
+        # had enabled it (debian-installed guard), and never started.
+        if "was-enabled 'memwatchd.service'" not in postinst or "debian-installed 'memwatchd.service'" in postinst:
+            problems.append("postinst does not enable memwatchd.service on installation")
+        if not re.search(r"deb-systemd-invoke \S+ 'memwatchd\.service'", postinst):
+            problems.append("postinst does not start memwatchd.service")
+        if "debian-installed 'memwatchd.socket'" not in postinst:
+            problems.append("postinst enables memwatchd.socket on installation (it should ship disabled)")
+        if re.search(r"deb-systemd-invoke \S+ 'memwatchd\.socket'", postinst):
+            problems.append("postinst starts memwatchd.socket")
+
+        root = os.path.join(tmp, "root")
+        x = run(["dpkg-deb", "-x", deb, root])
+        if x.returncode != 0:
+            problems.append("dpkg-deb -x failed: " + x.stderr)
+        else:
+            for packaged, source in (("lib/systemd/system/memwatchd.service", "systemd/memwatchd.service"),
+                                     ("lib/systemd/system/memwatchd.socket", "systemd/memwatchd.socket"),
+                                     ("etc/memwatchd/memwatchd.conf", "conf/memwatchd.conf")):
+                a = os.path.join(root, packaged)
+                if os.path.exists(a) and open(a, "rb").read() != sources[source]:
+                    problems.append("/%s differs from %s" % (packaged, source))
+            v = run([os.path.join(root, "usr/sbin/memwatchd"), "--version"])
+            if v.returncode != 0 or v.stdout.strip() != "memwatchd " + version:
+                problems.append("the packaged memwatchd --version says %r (exit %d)" % (v.stdout.strip(), v.returncode))
+            else:
+                print("packaged binary: " + v.stdout.strip())
+
+        if problems:
+            opslib.fail("\n  ".join(["the .deb:"] + problems))
+        print("ok: the .deb installs the binary, units, conffile and man pages")
+    finally:
+        opslib.rmtree(tmp)
+
+
+if __name__ == "__main__":
+    main()

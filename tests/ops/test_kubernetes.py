@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""packaging/kubernetes: the DaemonSet has what memwatchd needs and nothing
+more, its configuration parses, and the Prometheus scrape example is valid and
+matches the DaemonSet.
+
+- DaemonSet: hostPID; not privileged; capabilities drop ALL and add BPF and
+  PERFMON (SYS_RESOURCE at most besides); read-only mounts of the node's BTF,
+  tracefs, cgroup tree and /proc; readiness (and liveness) on /healthz on the
+  metrics port;
+- the ConfigMap's memwatchd.conf is accepted by the real daemon's parser
+  (`memwatchd --check` exits 0 or 1, never 2) and its paths lie below mounts;
+- prometheus-scrape.yml passes `promtool check config` (Debian's Prometheus is
+  built without Kubernetes discovery, so kubernetes_sd_configs is swapped for a
+  static target in a copy; rule_files point at packaging/prometheus), its job
+  is "memwatchd" as the rules expect, and its relabelling keeps the pods of
+  the DaemonSet by their label and port name.
+
+usage: test_kubernetes.py SOURCE_ROOT PROMTOOL MEMWATCHD
+"""
+import os
+import re
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import opslib  # noqa: E402
+
+
+def main():
+    if len(sys.argv) != 4:
+        opslib.fail(__doc__)
+    source_root, promtool, exe = sys.argv[1:]
+    try:
+        import yaml
+    except ImportError:
+        opslib.skip("PyYAML not found (package python3-yaml)")
+    kdir = os.path.join(source_root, "packaging", "kubernetes")
+    problems = []
+
+    with open(os.path.join(kdir, "memwatchd-daemonset.yml"), encoding="utf-8") as f:
+        docs = [d for d in yaml.safe_load_all(f) if d]
+    by_kind = {}
+    for d in docs:
+        by_kind.setdefault(d["kind"], []).append(d)
+    if len(by_kind.get("DaemonSet", [])) != 1 or len(by_kind.get("ConfigMap", [])) != 1:
+        opslib.fail("memwatchd-daemonset.yml needs one DaemonSet and one ConfigMap, has %s"
+                    % {k: len(v) for k, v in by_kind.items()})
+    ds = by_kind["DaemonSet"][0]
+    pod = ds["spec"]["template"]["spec"]
+    pod_labels = ds["spec"]["template"]["metadata"]["labels"]
+    if pod.get("hostPID") is not True:
+        problems.append("the DaemonSet does not set hostPID: true")
+    if pod.get("hostNetwork"):
+        problems.append("the DaemonSet uses hostNetwork, which memwatchd does not need")
+    containers = pod["containers"]
+    c = [c for c in containers if c["name"] == "memwatchd"]
+    if not c:
+        opslib.fail("no container named memwatchd")
+    c = c[0]
+    sc = c.get("securityContext", {})
+    if sc.get("privileged"):
+        problems.append("the container is privileged")
+    if sc.get("allowPrivilegeEscalation") is not False:
+        problems.append("allowPrivilegeEscalation is not false")
+    if sc.get("readOnlyRootFilesystem") is not True:
+        problems.append("readOnlyRootFilesystem is not true")
+    caps = sc.get("capabilities", {})
+    if caps.get("drop") != ["ALL"]:
+        problems.append("capabilities do not drop ALL: %s" % caps.get("drop"))
+    added = set(caps.get("add", []))
+    if not {"BPF", "PERFMON"} <= added:
+        problems.append("capabilities do not add BPF and PERFMON: %s" % sorted(added))
+    if added - {"BPF", "PERFMON", "SYS_RESOURCE"}:
+        problems.append("capabilities beyond BPF, PERFMON (and SYS_RESOURCE): %s" % sorted(added))
+
+    port_names = {p.get("name"): p.get("containerPort") for p in c.get("ports", [])}
+    if port_names.get("metrics") != 9577:
+        problems.append("no container port named metrics on 9577: %s" % port_names)
+    for probe in ("readinessProbe", "livenessProbe"):
+        get = c.get(probe, {}).get("httpGet", {})
+        if get.get("path") != "/healthz" or get.get("port") not in ("metrics", 9577):
+            problems.append("%s is not an HTTP GET of /healthz on the metrics port: %s" % (probe, c.get(probe)))
+
+    volumes = {v["name"]: v for v in pod.get("volumes", [])}
+    mounts = {}
+    for m in c.get("volumeMounts", []):
+        v = volumes.get(m["name"], {})
+        mounts[m["mountPath"]] = (v.get("hostPath", {}).get("path"), m.get("readOnly"), v)
+    needed = {"/sys/kernel/btf": "BTF", "/sys/kernel/tracing": "tracefs", "/sys/fs/cgroup": "the cgroup tree",
+              "/proc": "/proc"}
+    for host_path, what in needed.items():
+        hits = [mp for mp, (hp, _, _) in mounts.items() if hp == host_path]
+        if not hits:
+            problems.append("the node's %s (%s) is not mounted" % (host_path, what))
+        for mp in hits:
+            if mounts[mp][1] is not True:
+                problems.append("%s is mounted writable at %s" % (host_path, mp))
+    for mp, (hp, ro, v) in mounts.items():
+        if hp and not ro:
+            problems.append("hostPath %s is mounted writable" % hp)
+
+    # The configuration: the daemon's own parser, and paths below the mounts.
+    cm = by_kind["ConfigMap"][0]
+    conf_text = cm["data"].get("memwatchd.conf")
+    if not conf_text:
+        opslib.fail("the ConfigMap has no memwatchd.conf")
+    args = c.get("args", [])
+    conf_mount = [mp for mp, (_, _, v) in mounts.items() if "configMap" in v]
+    if "--config" in args:
+        cpath = args[args.index("--config") + 1]
+        if not conf_mount or os.path.dirname(cpath) != conf_mount[0]:
+            problems.append("--config %s is not in the ConfigMap's mount %s" % (cpath, conf_mount))
+    tmp = opslib.tempdir("mw-k8s-")
+    try:
+        conf = os.path.join(tmp, "memwatchd.conf")
+        with open(conf, "w", encoding="utf-8") as f:
+            f.write(conf_text)
+        out = subprocess.run([exe, "--check", "--config", conf], capture_output=True, text=True, timeout=120,
+                             env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0"))
+        if out.returncode == 2:
+            problems.append("memwatchd rejects the ConfigMap's memwatchd.conf: %s" % out.stderr.strip()[-500:])
+        else:
+            print("memwatchd --check with the ConfigMap's configuration exits %d (0 or 1: it parses)" % out.returncode)
+        for m in re.finditer(r'^\s*(path|vmstat_path|proc_root|cgroup_root|v1_root|v2_root)\s*=\s*(/\S*)', conf_text, re.M):
+            p = m.group(2)
+            if not any(p == mp or p.startswith(mp.rstrip("/") + "/") for mp in mounts):
+                problems.append("%s = %s is not below a mount of the DaemonSet" % (m.group(1), p))
+
+        # The scrape example.
+        with open(os.path.join(kdir, "prometheus-scrape.yml"), encoding="utf-8") as f:
+            prom = yaml.safe_load(f)
+        jobs = {j["job_name"]: j for j in prom.get("scrape_configs", [])}
+        if "memwatchd" not in jobs:
+            problems.append("prometheus-scrape.yml has no job \"memwatchd\" (the rules select job=\"memwatchd\")")
+        else:
+            job = jobs["memwatchd"]
+            sd = job.get("kubernetes_sd_configs", [])
+            if not sd or sd[0].get("role") != "pod":
+                problems.append("the memwatchd job does not discover pods (kubernetes_sd_configs role: pod)")
+            keeps = {tuple(r.get("source_labels", [])): r.get("regex") for r in job.get("relabel_configs", [])
+                     if r.get("action") == "keep"}
+            label = keeps.get(("__meta_kubernetes_pod_label_app_kubernetes_io_name",))
+            if label is None or not re.fullmatch(label, pod_labels.get("app.kubernetes.io/name", "")):
+                problems.append("the relabelling does not keep pods labelled app.kubernetes.io/name=%s"
+                                % pod_labels.get("app.kubernetes.io/name"))
+            port = keeps.get(("__meta_kubernetes_pod_container_port_name",))
+            if port is None or not re.fullmatch(port, "metrics"):
+                problems.append("the relabelling does not keep the container port named metrics")
+        for j in prom.get("scrape_configs", []):
+            if "kubernetes_sd_configs" in j:
+                del j["kubernetes_sd_configs"]
+                j["static_configs"] = [{"targets": ["127.0.0.1:9577"]}]
+        prom["rule_files"] = [os.path.abspath(os.path.join(source_root, "packaging", "prometheus", "memwatchd-rules.yml"))]
+        checked = os.path.join(tmp, "prometheus.yml")
+        with open(checked, "w", encoding="utf-8") as f:
+            yaml.safe_dump(prom, f)
+        if promtool and os.access(promtool, os.X_OK):
+            out = subprocess.run([promtool, "check", "config", checked], capture_output=True, text=True, timeout=60)
+            print((out.stdout + out.stderr).strip())
+            if out.returncode != 0:
+                problems.append("promtool check config fails on prometheus-scrape.yml: %s" % (out.stdout + out.stderr).strip()[-800:])
+        else:
+            print("note: promtool not found (package prometheus): prometheus-scrape.yml not checked")
+    finally:
+        opslib.rmtree(tmp)
+
+    if problems:
+        opslib.fail("\n  ".join(["packaging/kubernetes:"] + problems))
+    print("ok: DaemonSet, its configuration and the scrape example hold together")
+
+
+if __name__ == "__main__":
+    main()
