@@ -183,6 +183,16 @@ int config_parse_log_level(const char *s, int *ret)
 	return -EINVAL;
 }
 
+int config_parse_path(const char *s, char *buf, size_t len, char *errmsg, size_t errlen)
+{
+	if (s[0] != '/' || strlen(s) >= len) {
+		snprintf(errmsg, errlen, "'%s' is not an absolute path shorter than %zu bytes", s, len);
+		return -EINVAL;
+	}
+	snprintf(buf, len, "%s", s);
+	return 0;
+}
+
 const char *log_level_name(int level)
 {
 	if (level >= 3 && level < (int)ARRAY_SIZE(log_level_names))

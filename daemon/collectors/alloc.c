@@ -14,6 +14,7 @@
 #include "alloc.skel.h"
 #include "bpf_attach.h"
 #include "collector.h"
+#include "config.h"
 #include "event_channel.h"
 #include "fileio.h"
 #include "vmstat.h"
@@ -77,12 +78,7 @@ static int alloc_configure(void *cfg, const char *key, const char *value, char *
 	if (strcmp(key, "attach") == 0)
 		return bpf_parse_attach_key(value, &c->flavour, errmsg, errlen);
 	if (strcmp(key, "vmstat_path") == 0) {
-		if (value[0] != '/' || strlen(value) >= sizeof(c->vmstat_path)) {
-			snprintf(errmsg, errlen, "'%s' is not an absolute path", value);
-			return -EINVAL;
-		}
-		snprintf(c->vmstat_path, sizeof(c->vmstat_path), "%s", value);
-		return 0;
+		return config_parse_path(value, c->vmstat_path, sizeof(c->vmstat_path), errmsg, errlen);
 	}
 	return -ENOENT;
 }

@@ -105,12 +105,7 @@ static int faults_configure(void *cfg, const char *key, const char *value, char 
 		return 0;
 	}
 	if (strcmp(key, "proc_root") == 0) {
-		if (value[0] != '/' || strlen(value) >= sizeof(c->proc_root)) {
-			snprintf(errmsg, errlen, "'%s' is not an absolute path", value);
-			return -EINVAL;
-		}
-		snprintf(c->proc_root, sizeof(c->proc_root), "%s", value);
-		return 0;
+		return config_parse_path(value, c->proc_root, sizeof(c->proc_root), errmsg, errlen);
 	}
 	return -ENOENT;
 }

@@ -117,13 +117,7 @@ static int meminfo_configure(void *cfg, const char *key, const char *value, char
 	}
 	if (strcmp(key, "path") != 0)
 		return -ENOENT;
-	if (value[0] != '/' || strlen(value) >= sizeof(c->path)) {
-		snprintf(errmsg, errlen, "'%s' is not an absolute path shorter than %zu bytes", value,
-			 sizeof(c->path));
-		return -EINVAL;
-	}
-	snprintf(c->path, sizeof(c->path), "%s", value);
-	return 0;
+	return config_parse_path(value, c->path, sizeof(c->path), errmsg, errlen);
 }
 
 static int meminfo_read(struct meminfo_state *s, struct meminfo *m)

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "collector.h"
+#include "config.h"
 #include "fileio.h"
 #include "psi.h"
 
@@ -50,13 +51,7 @@ static int psi_configure(void *cfg, const char *key, const char *value, char *er
 
 	if (strcmp(key, "path") != 0)
 		return -ENOENT;
-	if (value[0] != '/' || strlen(value) >= sizeof(c->path)) {
-		snprintf(errmsg, errlen, "'%s' is not an absolute path shorter than %zu bytes", value,
-			 sizeof(c->path));
-		return -EINVAL;
-	}
-	snprintf(c->path, sizeof(c->path), "%s", value);
-	return 0;
+	return config_parse_path(value, c->path, sizeof(c->path), errmsg, errlen);
 }
 
 static int psi_read(struct psi_state *s, struct psi_stats *out)

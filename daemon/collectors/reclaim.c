@@ -150,12 +150,7 @@ static int reclaim_configure(void *cfg, const char *key, const char *value, char
 		return r;
 	}
 	if (strcmp(key, "cgroup_root") == 0) {
-		if (value[0] != '/' || strlen(value) >= sizeof(c->cgroup_root)) {
-			snprintf(errmsg, errlen, "'%s' is not an absolute path", value);
-			return -EINVAL;
-		}
-		snprintf(c->cgroup_root, sizeof(c->cgroup_root), "%s", value);
-		return 0;
+		return config_parse_path(value, c->cgroup_root, sizeof(c->cgroup_root), errmsg, errlen);
 	}
 	return -ENOENT;
 }
