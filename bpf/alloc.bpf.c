@@ -5,6 +5,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include "memwatch.bpf.h"
 #include "alloc.h"
 #include "core_fixes.bpf.h"
 #include "events.bpf.h"
@@ -67,7 +68,8 @@ int BPF_PROG(page_alloc_raw, struct page *page, unsigned int order)
 SEC("?tracepoint/kmem/mm_page_alloc")
 int page_alloc_tp(struct trace_event_raw_mm_page_alloc *ctx)
 {
-	return handle_page_alloc(ctx, ctx->pfn == -1UL, ctx->order);
+	handle_page_alloc(ctx, ctx->pfn == -1UL, ctx->order);
+	return TP_KEEP_EVENT;
 }
 
 char LICENSE[] SEC("license") = "GPL";

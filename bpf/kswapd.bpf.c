@@ -65,7 +65,8 @@ int BPF_PROG(kswapd_wake_raw, int nid)
 SEC("?tracepoint/vmscan/mm_vmscan_kswapd_wake")
 int kswapd_wake_tp(struct trace_event_raw_mm_vmscan_kswapd_wake *ctx)
 {
-	return handle_kswapd_wake(ctx->nid);
+	handle_kswapd_wake(ctx->nid);
+	return TP_KEEP_EVENT;
 }
 
 SEC("?tp_btf/mm_vmscan_kswapd_sleep")
@@ -83,7 +84,8 @@ int BPF_PROG(kswapd_sleep_raw, int nid)
 SEC("?tracepoint/vmscan/mm_vmscan_kswapd_sleep")
 int kswapd_sleep_tp(struct trace_event_raw_mm_vmscan_kswapd_sleep *ctx)
 {
-	return handle_kswapd_sleep(ctx->nid);
+	handle_kswapd_sleep(ctx->nid);
+	return TP_KEEP_EVENT;
 }
 
 SEC("?tp_btf/mm_vmscan_wakeup_kswapd")
@@ -101,7 +103,8 @@ int BPF_PROG(wakeup_kswapd_raw)
 SEC("?tracepoint/vmscan/mm_vmscan_wakeup_kswapd")
 int wakeup_kswapd_tp(void *ctx)
 {
-	return handle_wakeup_request();
+	handle_wakeup_request();
+	return TP_KEEP_EVENT;
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -62,7 +62,8 @@ SEC("?tracepoint/oom/mark_victim")
 int mark_victim_tp(struct trace_event_raw_mark_victim *ctx)
 {
 	/* The classic format has carried the pid field on every kernel. */
-	return report_victim(ctx, NULL, ctx->pid);
+	report_victim(ctx, NULL, ctx->pid);
+	return TP_KEEP_EVENT;
 }
 
 char LICENSE[] SEC("license") = "GPL";

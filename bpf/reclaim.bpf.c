@@ -162,7 +162,7 @@ static __always_inline int handle_end(enum reclaim_kind kind, __u64 nr_reclaimed
 	int BPF_PROG(name##_begin_raw, int order) { return handle_begin(ctx, kind, order); } \
 	SEC("?tracepoint/vmscan/" tp "_begin")                                               \
 	int name##_begin_tp(struct trace_event_raw_mm_vmscan_direct_reclaim_begin_template *ctx) \
-	{ return handle_begin(ctx, kind, ctx->order); }                                      \
+	{ handle_begin(ctx, kind, ctx->order); return TP_KEEP_EVENT; }                       \
 	SEC("?tp_btf/" tp "_end")                                                            \
 	int BPF_PROG(name##_end_btf, unsigned long nr_reclaimed)                             \
 	{ return handle_end(kind, nr_reclaimed); }                                           \
@@ -171,7 +171,7 @@ static __always_inline int handle_end(enum reclaim_kind kind, __u64 nr_reclaimed
 	{ return handle_end(kind, nr_reclaimed); }                                           \
 	SEC("?tracepoint/vmscan/" tp "_end")                                                 \
 	int name##_end_tp(struct trace_event_raw_mm_vmscan_direct_reclaim_end_template *ctx) \
-	{ return handle_end(kind, ctx->nr_reclaimed); }
+	{ handle_end(kind, ctx->nr_reclaimed); return TP_KEEP_EVENT; }
 
 RECLAIM_HOOKS(direct, "mm_vmscan_direct_reclaim", RECLAIM_DIRECT)
 RECLAIM_HOOKS(memcg, "mm_vmscan_memcg_reclaim", RECLAIM_MEMCG)
