@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Page allocations and allocation failures per order (BPF on kmem:mm_page_alloc),
  * and page frees from /proc/vmstat pgfree: the same count the kernel keeps,
- * without a second program on the free path (see docs/benchmarks.md). */
+ * without a second program on the free path (see docs/metrics.md). */
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
