@@ -263,7 +263,7 @@ static int create_shared_maps(struct event_channel *ch, size_t buffer_bytes)
 		if (ch->fd < 0)
 			return -errno;
 	}
-	ch->memavail_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "memwatch_avail", sizeof(__u32),
+	ch->memavail_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "memavail_latest", sizeof(__u32),
 					 sizeof(struct memavail_latest), 1, &opts);
 	if (ch->memavail_fd < 0)
 		return -errno;
