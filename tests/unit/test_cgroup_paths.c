@@ -2,7 +2,6 @@
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -14,10 +13,7 @@
 
 #include "cgroup_paths.h"
 #include "fileio.h"
-
-#ifndef FIXTURES_DIR
-#error "FIXTURES_DIR must be defined by the build"
-#endif
+#include "fixture.h"
 
 /* ---- cgroup_find_memory_root ---------------------------------------- */
 
@@ -292,27 +288,14 @@ END_TEST
  * Each test builds its own tree below it. */
 static char tmpdir[256];
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
 static void tmpdir_setup(void)
 {
-	const char *base = getenv("TMPDIR");
-
-	snprintf(tmpdir, sizeof(tmpdir), "%s/test_cgroup_paths.XXXXXX", base && *base ? base : "/tmp");
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
-		abort();
-	}
+	fixture_tmpdir_make(tmpdir, sizeof(tmpdir), "test_cgroup_paths");
 }
 
 static void tmpdir_teardown(void)
 {
-	if (tmpdir[0])
-		nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-	tmpdir[0] = '\0';
+	fixture_tmpdir_remove(tmpdir);
 }
 
 /* tmpdir/<printf>, in a static buffer (one of four, so a few can be live). */

@@ -9,10 +9,7 @@
 #include <string.h>
 
 #include "cgroupfs.h"
-
-#ifndef FIXTURES_DIR
-#error "FIXTURES_DIR must be defined by the build"
-#endif
+#include "fixture.h"
 
 /* Fixtures under cgroup/:
  *  v1/  recorded on this machine (Linux 6.18, hybrid host, memory controller
@@ -33,32 +30,9 @@
 	(CGROUP_MEMSTAT_HAS_INACTIVE_FILE | CGROUP_MEMSTAT_HAS_ACTIVE_FILE | \
 	 CGROUP_MEMSTAT_HAS_TOTAL_INACTIVE_FILE)
 
-/* Exact-size heap copy without a NUL, so ASan catches any read past len. */
-static char *dup_exact(const void *p, size_t len)
-{
-	char *b = malloc(len > 0 ? len : 1);
-
-	ck_assert_ptr_nonnull(b);
-	if (len > 0)
-		memcpy(b, p, len);
-	return b;
-}
-
 static char *read_fixture(const char *name, size_t *ret_len)
 {
-	char path[4096], tmp[65536];
-	size_t len;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/cgroup/%s", FIXTURES_DIR, name);
-	f = fopen(path, "rb");
-	ck_assert_msg(f != NULL, "cannot open fixture %s", path);
-	len = fread(tmp, 1, sizeof(tmp), f);
-	ck_assert_msg(!ferror(f) && feof(f), "cannot read fixture %s", path);
-	fclose(f);
-
-	*ret_len = len;
-	return dup_exact(tmp, len);
+	return fixture_read("cgroup", name, ret_len);
 }
 
 /* --- cgroup_parse_u64_or_max() --- */
@@ -470,14 +444,7 @@ END_TEST
 
 /* --- cgroup_parse_memstat() --- */
 
-static int memstat_mem(const void *s, size_t len, struct cgroup_memstat *ms)
-{
-	char *buf = dup_exact(s, len);
-	int r = cgroup_parse_memstat(buf, len, ms);
-
-	free(buf);
-	return r;
-}
+FIXTURE_PARSE_MEM(memstat_mem, cgroup_parse_memstat, struct cgroup_memstat)
 
 #define memstat_str(s, ms) memstat_mem((s), strlen(s), (ms))
 

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 #include <check.h>
 #include <errno.h>
-#include <ftw.h>
 #include <ini.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,6 +10,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "fixture.h"
 
 #define NAME "test.conf"
 #define UNKNOWN_SECTION "unknown section (expected [daemon] or [collector.NAME])"
@@ -20,27 +20,14 @@
  * process (an unchecked fixture), so it goes away even when a test fails. */
 static char tmpdir[256];
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
 static void tmpdir_setup(void)
 {
-	const char *base = getenv("TMPDIR");
-
-	snprintf(tmpdir, sizeof(tmpdir), "%s/test_config.XXXXXX", base && *base ? base : "/tmp");
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
-		abort();
-	}
+	fixture_tmpdir_make(tmpdir, sizeof(tmpdir), "test_config");
 }
 
 static void tmpdir_teardown(void)
 {
-	if (tmpdir[0])
-		nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-	tmpdir[0] = '\0';
+	fixture_tmpdir_remove(tmpdir);
 }
 
 /* Writes text to tmpdir/name; returns the path in a static buffer. */

@@ -7,61 +7,14 @@
 #include <string.h>
 
 #include "meminfo.h"
-
-#ifndef FIXTURES_DIR
-#error "FIXTURES_DIR must be defined by the build"
-#endif
+#include "fixture.h"
 
 #define KB(x) ((uint64_t) (x) * UINT64_C(1024))
 
 #define MEMINFO_HAS_ALL ((MEMINFO_HAS_COMMIT_LIMIT << 1) - 1u)
 
-/* Exact-size heap copy without a NUL, so ASan catches any read past len. */
-static char *dup_exact(const void *p, size_t len)
-{
-	char *b = malloc(len > 0 ? len : 1);
-
-	ck_assert_ptr_nonnull(b);
-	if (len > 0)
-		memcpy(b, p, len);
-	return b;
-}
-
-static char *read_fixture(const char *name, size_t *ret_len)
-{
-	char path[4096], tmp[65536];
-	size_t len;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/meminfo/%s", FIXTURES_DIR, name);
-	f = fopen(path, "rb");
-	ck_assert_msg(f != NULL, "cannot open fixture %s", path);
-	len = fread(tmp, 1, sizeof(tmp), f);
-	ck_assert_msg(!ferror(f) && feof(f), "cannot read fixture %s", path);
-	fclose(f);
-
-	*ret_len = len;
-	return dup_exact(tmp, len);
-}
-
-static int parse_fixture(const char *name, struct meminfo *mi)
-{
-	size_t len;
-	char *buf = read_fixture(name, &len);
-	int r = meminfo_parse(buf, len, mi);
-
-	free(buf);
-	return r;
-}
-
-static int parse_mem(const void *s, size_t len, struct meminfo *mi)
-{
-	char *buf = dup_exact(s, len);
-	int r = meminfo_parse(buf, len, mi);
-
-	free(buf);
-	return r;
-}
+FIXTURE_PARSE_FILE(parse_fixture, "meminfo", meminfo_parse, struct meminfo)
+FIXTURE_PARSE_MEM(parse_mem, meminfo_parse, struct meminfo)
 
 #define parse_str(s, mi) parse_mem((s), strlen(s), (mi))
 

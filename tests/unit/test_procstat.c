@@ -7,37 +7,11 @@
 #include <string.h>
 
 #include "procstat.h"
-
-#ifndef FIXTURES_DIR
-#error "FIXTURES_DIR must be defined by the build"
-#endif
-
-/* Exact-size heap copy without a NUL, so ASan catches any read past len. */
-static char *dup_exact(const void *p, size_t len)
-{
-	char *b = malloc(len > 0 ? len : 1);
-
-	ck_assert_ptr_nonnull(b);
-	if (len > 0)
-		memcpy(b, p, len);
-	return b;
-}
+#include "fixture.h"
 
 static char *read_fixture(const char *name, size_t *ret_len)
 {
-	char path[4096], tmp[65536];
-	size_t len;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/procstat/%s", FIXTURES_DIR, name);
-	f = fopen(path, "rb");
-	ck_assert_msg(f != NULL, "cannot open fixture %s", path);
-	len = fread(tmp, 1, sizeof(tmp), f);
-	ck_assert_msg(!ferror(f) && feof(f), "cannot read fixture %s", path);
-	fclose(f);
-
-	*ret_len = len;
-	return dup_exact(tmp, len);
+	return fixture_read("procstat", name, ret_len);
 }
 
 static int parse_fixture(const char *name, struct procstat *ps)
@@ -52,14 +26,7 @@ static int parse_fixture(const char *name, struct procstat *ps)
 	return r;
 }
 
-static int parse_mem(const void *s, size_t len, struct procstat *ps)
-{
-	char *buf = dup_exact(s, len);
-	int r = procstat_parse(buf, len, ps);
-
-	free(buf);
-	return r;
-}
+FIXTURE_PARSE_MEM(parse_mem, procstat_parse, struct procstat)
 
 #define parse_str(s, ps) parse_mem((s), strlen(s), (ps))
 
@@ -90,60 +57,32 @@ static void assert_procstat(const struct procstat *ps, const struct expect *e)
 /* Fixtures named real-6.18-* were recorded on this machine (Linux 6.18,
  * x86_64); the odd comms were set with prctl(PR_SET_NAME). */
 
-START_TEST(test_real_self)
-{
-	static const struct expect e = { 18367, "cat", 'R', 122, 0, 0, 0, 0, 0, 175637, 394 };
-	struct procstat ps;
-
-	ck_assert_int_eq(parse_fixture("real-6.18-self.txt", &ps), 0);
-	assert_procstat(&ps, &e);
-}
-END_TEST
-
-/* priority 10 and nice -10 (fields 18, 19) are negative-capable and skipped */
-START_TEST(test_real_init)
-{
-	static const struct expect e = { 1, "process_api", 'S', 26319, 10855988, 0, 1255,
-					 242, 511, 20, 2756 };
-	struct procstat ps;
-
-	ck_assert_int_eq(parse_fixture("real-6.18-init.txt", &ps), 0);
-	assert_procstat(&ps, &e);
-}
-END_TEST
-
-START_TEST(test_real_kthreads)
-{
-	static const struct expect kthreadd = { 2, "kthreadd", 'S', 0, 0, 0, 0, 0, 0, 20, 0 };
-	static const struct expect kworker = { 11329, "kworker/1:0-cgroup_pidlist_destroy", 'I',
-					       0, 0, 0, 0, 0, 0, 108996, 0 };
-	struct procstat ps;
-
-	ck_assert_int_eq(parse_fixture("real-6.18-kthreadd.txt", &ps), 0);
-	assert_procstat(&ps, &kthreadd);
+/* One fixture, one expected line each. */
+static const struct {
+	const char *fixture;
+	struct expect e;
+} real_fixtures[] = {
+	{ "real-6.18-self.txt", { 18367, "cat", 'R', 122, 0, 0, 0, 0, 0, 175637, 394 } },
+	/* priority 10 and nice -10 (fields 18, 19) are negative-capable and skipped */
+	{ "real-6.18-init.txt", { 1, "process_api", 'S', 26319, 10855988, 0, 1255, 242, 511, 20, 2756 } },
+	{ "real-6.18-kthreadd.txt", { 2, "kthreadd", 'S', 0, 0, 0, 0, 0, 0, 20, 0 } },
 	/* 6.x prints kworker names longer than TASK_COMM_LEN */
-	ck_assert_int_eq(parse_fixture("real-6.18-kworker-long.txt", &ps), 0);
-	assert_procstat(&ps, &kworker);
-}
-END_TEST
+	{ "real-6.18-kworker-long.txt",
+	  { 11329, "kworker/1:0-cgroup_pidlist_destroy", 'I', 0, 0, 0, 0, 0, 0, 108996, 0 } },
+	{ "real-6.18-zombie.txt", { 18507, "python3", 'Z', 228, 0, 0, 0, 0, 0, 176403, 0 } },
+	{ "real-6.18-comm-spaces.txt", { 18503, "my prog name", 'S', 2331, 0, 0, 0, 2, 1, 176383, 3736 } },
+	{ "real-6.18-comm-newline.txt", { 18505, "two\nlines) S", 'S', 2331, 0, 0, 0, 2, 1, 176393, 3741 } },
+	{ "real-6.18-comm-empty.txt", { 18506, "", 'S', 2330, 0, 0, 0, 3, 1, 176398, 3741 } },
+};
 
-START_TEST(test_real_zombie)
+/* loop test over real_fixtures[] */
+START_TEST(test_real_fixture)
 {
-	static const struct expect e = { 18507, "python3", 'Z', 228, 0, 0, 0, 0, 0, 176403, 0 };
 	struct procstat ps;
 
-	ck_assert_int_eq(parse_fixture("real-6.18-zombie.txt", &ps), 0);
-	assert_procstat(&ps, &e);
-}
-END_TEST
-
-START_TEST(test_comm_spaces)
-{
-	static const struct expect e = { 18503, "my prog name", 'S', 2331, 0, 0, 0, 2, 1, 176383, 3736 };
-	struct procstat ps;
-
-	ck_assert_int_eq(parse_fixture("real-6.18-comm-spaces.txt", &ps), 0);
-	assert_procstat(&ps, &e);
+	ck_assert_msg(parse_fixture(real_fixtures[_i].fixture, &ps) == 0, "parsing %s",
+		      real_fixtures[_i].fixture);
+	assert_procstat(&ps, &real_fixtures[_i].e);
 }
 END_TEST
 
@@ -167,26 +106,6 @@ START_TEST(test_comm_parens)
 	ck_assert_int_eq(parse_str("7 (() S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21\n", &ps),
 			 0);
 	ck_assert_str_eq(ps.comm, "(");
-}
-END_TEST
-
-START_TEST(test_comm_newline)
-{
-	static const struct expect e = { 18505, "two\nlines) S", 'S', 2331, 0, 0, 0, 2, 1, 176393, 3741 };
-	struct procstat ps;
-
-	ck_assert_int_eq(parse_fixture("real-6.18-comm-newline.txt", &ps), 0);
-	assert_procstat(&ps, &e);
-}
-END_TEST
-
-START_TEST(test_comm_empty)
-{
-	static const struct expect e = { 18506, "", 'S', 2330, 0, 0, 0, 3, 1, 176398, 3741 };
-	struct procstat ps;
-
-	ck_assert_int_eq(parse_fixture("real-6.18-comm-empty.txt", &ps), 0);
-	assert_procstat(&ps, &e);
 }
 END_TEST
 
@@ -431,14 +350,8 @@ static Suite *procstat_suite(void)
 	Suite *s = suite_create("procstat");
 	TCase *tc = tcase_create("parse");
 
-	tcase_add_test(tc, test_real_self);
-	tcase_add_test(tc, test_real_init);
-	tcase_add_test(tc, test_real_kthreads);
-	tcase_add_test(tc, test_real_zombie);
-	tcase_add_test(tc, test_comm_spaces);
+	tcase_add_loop_test(tc, test_real_fixture, 0, (int) (sizeof(real_fixtures) / sizeof(real_fixtures[0])));
 	tcase_add_test(tc, test_comm_parens);
-	tcase_add_test(tc, test_comm_newline);
-	tcase_add_test(tc, test_comm_empty);
 	tcase_add_test(tc, test_comm_truncated);
 	tcase_add_test(tc, test_comm_binary);
 	tcase_add_test(tc, test_old_kernel);

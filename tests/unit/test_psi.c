@@ -8,57 +8,10 @@
 #include <string.h>
 
 #include "psi.h"
+#include "fixture.h"
 
-#ifndef FIXTURES_DIR
-#error "FIXTURES_DIR must be defined by the build"
-#endif
-
-/* Exact-size heap copy without a NUL, so ASan catches any read past len. */
-static char *dup_exact(const void *p, size_t len)
-{
-	char *b = malloc(len > 0 ? len : 1);
-
-	ck_assert_ptr_nonnull(b);
-	if (len > 0)
-		memcpy(b, p, len);
-	return b;
-}
-
-static char *read_fixture(const char *name, size_t *ret_len)
-{
-	char path[4096], tmp[65536];
-	size_t len;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/psi/%s", FIXTURES_DIR, name);
-	f = fopen(path, "rb");
-	ck_assert_msg(f != NULL, "cannot open fixture %s", path);
-	len = fread(tmp, 1, sizeof(tmp), f);
-	ck_assert_msg(!ferror(f) && feof(f), "cannot read fixture %s", path);
-	fclose(f);
-
-	*ret_len = len;
-	return dup_exact(tmp, len);
-}
-
-static int parse_fixture(const char *name, struct psi_stats *st)
-{
-	size_t len;
-	char *buf = read_fixture(name, &len);
-	int r = psi_parse(buf, len, st);
-
-	free(buf);
-	return r;
-}
-
-static int parse_mem(const void *s, size_t len, struct psi_stats *st)
-{
-	char *buf = dup_exact(s, len);
-	int r = psi_parse(buf, len, st);
-
-	free(buf);
-	return r;
-}
+FIXTURE_PARSE_FILE(parse_fixture, "psi", psi_parse, struct psi_stats)
+FIXTURE_PARSE_MEM(parse_mem, psi_parse, struct psi_stats)
 
 #define parse_str(s, st) parse_mem((s), strlen(s), (st))
 
@@ -247,6 +200,9 @@ END_TEST
 
 START_TEST(test_total_overflow)
 {
+	static const char *const bad[] = {
+		"18446744073709551620", "99999999999999999999999999", "-1", "+1", "1.5", "0x10", "",
+	};
 	struct psi_stats st;
 	int r;
 
@@ -256,20 +212,10 @@ START_TEST(test_total_overflow)
 	ck_assert_int_eq(r, 0);
 	ck_assert_uint_eq(parse_total("000000000000000000000000000042", &r), 42);
 	ck_assert_int_eq(r, 0);
-	parse_total("18446744073709551620", &r);
-	ck_assert_int_eq(r, -EINVAL);
-	parse_total("99999999999999999999999999", &r);
-	ck_assert_int_eq(r, -EINVAL);
-	parse_total("-1", &r);
-	ck_assert_int_eq(r, -EINVAL);
-	parse_total("+1", &r);
-	ck_assert_int_eq(r, -EINVAL);
-	parse_total("1.5", &r);
-	ck_assert_int_eq(r, -EINVAL);
-	parse_total("0x10", &r);
-	ck_assert_int_eq(r, -EINVAL);
-	parse_total("", &r);
-	ck_assert_int_eq(r, -EINVAL);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		parse_total(bad[i], &r);
+		ck_assert_msg(r == -EINVAL, "total=\"%s\": r = %d, want -EINVAL", bad[i], r);
+	}
 }
 END_TEST
 

@@ -7,59 +7,12 @@
 #include <string.h>
 
 #include "vmstat.h"
-
-#ifndef FIXTURES_DIR
-#error "FIXTURES_DIR must be defined by the build"
-#endif
+#include "fixture.h"
 
 #define VMSTAT_HAS_ALL ((VMSTAT_HAS_THP_FAULT_FALLBACK << 1) - 1u)
 
-/* Exact-size heap copy without a NUL, so ASan catches any read past len. */
-static char *dup_exact(const void *p, size_t len)
-{
-	char *b = malloc(len > 0 ? len : 1);
-
-	ck_assert_ptr_nonnull(b);
-	if (len > 0)
-		memcpy(b, p, len);
-	return b;
-}
-
-static char *read_fixture(const char *name, size_t *ret_len)
-{
-	char path[4096], tmp[65536];
-	size_t len;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/vmstat/%s", FIXTURES_DIR, name);
-	f = fopen(path, "rb");
-	ck_assert_msg(f != NULL, "cannot open fixture %s", path);
-	len = fread(tmp, 1, sizeof(tmp), f);
-	ck_assert_msg(!ferror(f) && feof(f), "cannot read fixture %s", path);
-	fclose(f);
-
-	*ret_len = len;
-	return dup_exact(tmp, len);
-}
-
-static int parse_fixture(const char *name, struct vmstat *vs)
-{
-	size_t len;
-	char *buf = read_fixture(name, &len);
-	int r = vmstat_parse(buf, len, vs);
-
-	free(buf);
-	return r;
-}
-
-static int parse_mem(const void *s, size_t len, struct vmstat *vs)
-{
-	char *buf = dup_exact(s, len);
-	int r = vmstat_parse(buf, len, vs);
-
-	free(buf);
-	return r;
-}
+FIXTURE_PARSE_FILE(parse_fixture, "vmstat", vmstat_parse, struct vmstat)
+FIXTURE_PARSE_MEM(parse_mem, vmstat_parse, struct vmstat)
 
 #define parse_str(s, vs) parse_mem((s), strlen(s), (vs))
 
