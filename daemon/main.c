@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -261,6 +262,7 @@ static void reload(struct core *core, const struct options *o, struct http_serve
 			*srv = fresh;
 		}
 	}
+	malloc_trim(0); /* a collector restart parsed BTF again */
 	log_info("Configuration reloaded from %s", core->config->path);
 	notify_status(core, "READY=1\n");
 }
@@ -423,6 +425,9 @@ int main(int argc, char *argv[])
 	/* Publish a first window right away so /metrics answers as soon as we are READY. */
 	core_sample(&core, now_mono_usec());
 	core_end_window(&core, now_mono_usec(), now_real_usec());
+	/* Loading BPF objects parses the kernel's BTF (megabytes, freed again):
+	 * hand that heap back instead of carrying it for the daemon's life. */
+	malloc_trim(0);
 
 	if (start_http(&core, &srv, listen_fd) < 0)
 		goto out;
