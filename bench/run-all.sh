@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Every benchmark, one after the other, then the summary table:
+#
+#   bench/run-all.sh [--quick]
+#
+# Each script rewrites its own generated section of docs/benchmarks.md
+# (between "<!-- BEGIN GENERATED: NAME" and "<!-- END GENERATED: NAME -->")
+# and the section "summary", rebuilt from the rows of every section.
+# Everything outside those markers — hand-written notes, sections other
+# people add — is kept.
+#
+# --quick: footprint with 60 s of scrapes instead of 600 s (the section says
+# so), 5 pairs/rounds instead of 10/5. About 15 minutes instead of 35.
+# Needs root. Debian packages: wrk prometheus-node-exporter stress-ng
+# linux-perf curl bpftool, and the build dependencies (packaging/install-deps.sh).
+. "$(dirname "$0")/lib.sh"
+
+QUICK=
+case "$*" in
+"") ;;
+--quick) QUICK=1 ;;
+*) die "usage: $0 [--quick]" ;;
+esac
+
+if [ -n "$QUICK" ]; then
+	HOT=(--pairs 5) SCRAPE=(--rounds 3) FOOT=(--duration 60) SCALE=()
+else
+	HOT=(--pairs 10) SCRAPE=(--rounds 5) FOOT=(--duration 600) SCALE=()
+fi
+
+failed=()
+run() {
+	local name=$1
+	shift
+	log "=== bench/$name.sh $*"
+	"$BENCH_DIR/$name.sh" "$@" || failed+=("$name")
+}
+run hotpath "${HOT[@]}"
+run scrape "${SCRAPE[@]}"
+run footprint "${FOOT[@]}"
+run scale "${SCALE[@]}"
+sed -n '/^<!-- BEGIN GENERATED: summary/,/^<!-- END GENERATED: summary/p' "$DOC"
+[ ${#failed[@]} = 0 ] || die "failed: ${failed[*]} (their sections were left as they were)"

@@ -1,0 +1,242 @@
+#!/usr/bin/env bash
+# memwatchd with many processes and memory cgroups on the machine:
+#
+#   bench/scale.sh [--processes N] [--parents P --children C] [--windows W] [--duration S] [--no-doc]
+#
+# Starts memwatchd (defaults: every collector) and measures it at rest; then
+# creates P + P*C memory cgroups (default 100 + 900 = 1,000) under
+# /sys/fs/cgroup/memory/memwatch-scale/ (the v1 memory hierarchy; a cgroup2
+# root with the memory controller when there is no v1 one), N sleeping
+# processes (default 10,000; bench/sleepers.c, 10 in each leaf cgroup, the
+# rest where the script runs), and measures it again:
+#
+# - window collect time: memwatch_collector_duration_seconds of W distinct
+#   windows (default 20), summed over the collectors; median, p90 and max,
+#   and the median per collector;
+# - scrape latency under wrk -t2 -c4 -dS --latency (default 10 s): median, p99;
+# - RSS and PSS, series and bytes of /metrics.
+#
+# Every process started here is stopped by its PID; the cgroups are removed
+# deepest first, on any exit. Writes the section "scale" of
+# docs/benchmarks.md (unless --no-doc).
+. "$(dirname "$0")/lib.sh"
+
+NPROC=10000 PARENTS=100 CHILDREN=9 WINDOWS=20 DURATION=10 WRITE_DOC=1
+while [ $# -gt 0 ]; do
+	case $1 in
+	--processes) NPROC=$2; shift ;;
+	--parents) PARENTS=$2; shift ;;
+	--children) CHILDREN=$2; shift ;;
+	--windows) WINDOWS=$2; shift ;;
+	--duration) DURATION=$2; shift ;;
+	--no-doc) WRITE_DOC= ;;
+	*) die "unknown argument $1 (see the header of $0)" ;;
+	esac
+	shift
+done
+ARGS="--processes $NPROC --parents $PARENTS --children $CHILDREN --windows $WINDOWS --duration $DURATION"
+NCG=$((PARENTS + PARENTS * CHILDREN))
+PER_LEAF=10
+
+[ "$(id -u)" = 0 ] || die "needs root (BPF, cgroups)"
+for t in cc curl wrk; do command -v $t >/dev/null || die "$t not found"; done
+
+# --- can the machine hold it? -----------------------------------------------------------
+PID_MAX=$(cat /proc/sys/kernel/pid_max)
+THREADS_MAX=$(cat /proc/sys/kernel/threads-max)
+ULIMIT_U=$(ulimit -u)
+TASKS_NOW=$( (find /proc -maxdepth 3 -path '/proc/[0-9]*/task/[0-9]*' -prune -print 2>/dev/null || true) | wc -l)
+LIMIT=$PID_MAX
+[ "$THREADS_MAX" -lt "$LIMIT" ] && LIMIT=$THREADS_MAX
+[ "$ULIMIT_U" != unlimited ] && [ "$ULIMIT_U" -lt "$LIMIT" ] && LIMIT=$ULIMIT_U
+[ $((TASKS_NOW + NPROC + 512)) -lt "$LIMIT" ] ||
+	die "$NPROC more processes do not fit: $TASKS_NOW tasks now, pid_max $PID_MAX, threads-max $THREADS_MAX, ulimit -u $ULIMIT_U"
+
+if [ -d /sys/fs/cgroup/memory ] && [ -f /sys/fs/cgroup/memory/cgroup.procs ]; then
+	CG_BASE=/sys/fs/cgroup/memory CG_KIND="v1 memory hierarchy"
+elif grep -qw memory /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
+	CG_BASE=/sys/fs/cgroup CG_KIND="cgroup2"
+else
+	die "no memory cgroup hierarchy to create cgroups in"
+fi
+CG_ROOT=$CG_BASE/memwatch-scale
+[ ! -e "$CG_ROOT" ] || die "$CG_ROOT exists (a run that did not clean up?): remove it first, deepest first"
+
+prepare_memwatchd
+cc -O2 -o "$BENCH_TMP/sleepers" "$BENCH_DIR/sleepers.c"
+
+SL_PID=
+CG_MADE=
+scale_cleanup() {
+	if [ -n "$SL_PID" ]; then
+		stop_pid "$SL_PID"
+		SL_PID=
+	fi
+	[ -n "$CG_MADE" ] && [ -d "$CG_ROOT" ] || return 0
+	local i
+	for ((i = 0; i < 50; i++)); do
+		find "$CG_ROOT" -mindepth 1 -depth -type d -exec rmdir {} \; 2>/dev/null || true
+		rmdir "$CG_ROOT" 2>/dev/null && break
+		sleep 0.2
+	done
+	[ ! -d "$CG_ROOT" ] || log "warning: could not remove $CG_ROOT"
+}
+CLEANUP_HOOKS+=(scale_cleanup)
+
+write_config "$BENCH_TMP/all.conf" all
+start_memwatchd "$BENCH_TMP/all.conf"
+URL=http://127.0.0.1:$MW_PORT/metrics
+sleep 3
+
+R=$BENCH_TMP/results.tsv
+: >"$R"
+rec() { printf '%s\t%s\t%s\t%s\n' "$@" >>"$R"; } # phase key n value
+vals() { awk -F'\t' -v p="$1" -v k="$2" '$1 == p && $2 == k {print $4}' "$R"; }
+one() { vals "$1" "$2" | tail -1; }
+gauge() { awk -v m="$2" '$1 == m {print $2}' "$1"; }
+
+to_ms() { awk '{ v = $1; u = v; sub(/[0-9.]+/, "", u); sub(/[a-z]+$/, "", v)
+	if (u == "us") v /= 1000; else if (u == "s") v *= 1000; else if (u == "m") v *= 60000; printf "%.4f\n", v }'; }
+
+measure() {
+	local phase=$1 body=$BENCH_TMP/body last="" ts n=0 tries=0 out=$BENCH_TMP/wrk.out
+	while [ "$n" -lt "$WINDOWS" ] && [ "$tries" -lt $((WINDOWS * 10)) ]; do
+		tries=$((tries + 1))
+		curl -sf -o "$body" "$URL" || { sleep 0.3; continue; }
+		ts=$(gauge "$body" memwatch_window_end_timestamp_seconds)
+		if [ -n "$ts" ] && [ "$ts" != "$last" ]; then
+			last=$ts
+			n=$((n + 1))
+			awk -v p="$phase" -v n="$n" -F'[{}" ]+' '/^memwatch_collector_duration_seconds\{/ {
+				printf "%s\tcollector:%s\t%d\t%s\n", p, $3, n, $NF * 1000; s += $NF * 1000 }
+				END { printf "%s\twindow_ms\t%d\t%.4f\n", p, n, s }' "$body" >>"$R"
+		fi
+		sleep 0.4
+	done
+	rec "$phase" series 0 "$(grep -vc '^#' "$body")"
+	rec "$phase" bytes 0 "$(wc -c <"$body")"
+	rec "$phase" tracked 0 "$(gauge "$body" memwatch_fault_tracked_processes)"
+	rec "$phase" cgroups 0 "$(gauge "$body" memwatch_cgroups_discovered)"
+	rec "$phase" dropped 0 "$(gauge "$body" memwatch_series_dropped_total)"
+	wrk -t2 -c4 -d"${DURATION}s" --latency "$URL" >"$out" 2>&1
+	cat "$out" >>"$BENCH_TMP/wrk.log"
+	rec "$phase" p50 0 "$(awk '$1 == "50%" {print $2}' "$out" | to_ms)"
+	rec "$phase" p99 0 "$(awk '$1 == "99%" {print $2}' "$out" | to_ms)"
+	rec "$phase" rps 0 "$(awk '$1 == "Requests/sec:" {print $2}' "$out")"
+	read -r rss pss anon file hwm < <(mem_kib "$MW_PID")
+	rec "$phase" rss 0 "$rss"
+	rec "$phase" pss 0 "$pss"
+	rec "$phase" hwm 0 "$hwm"
+	log "$phase: window median $(vals "$phase" window_ms | median) ms over $n windows, wrk p99 $(one "$phase" p99) ms, rss $rss KiB"
+}
+
+measure base
+
+# --- the load ------------------------------------------------------------------------------
+log "creating $NCG cgroups under $CG_ROOT"
+CG_MADE=1
+mkdir "$CG_ROOT"
+LEAVES=$BENCH_TMP/leaves
+: >"$LEAVES"
+for ((p = 0; p < PARENTS; p++)); do
+	mkdir "$CG_ROOT/p$p"
+	for ((c = 0; c < CHILDREN; c++)); do
+		mkdir "$CG_ROOT/p$p/c$c"
+		echo "$CG_ROOT/p$p/c$c" >>"$LEAVES"
+	done
+done
+log "starting $NPROC sleeping processes ($PER_LEAF in each leaf cgroup)"
+t0=$(date +%s.%N)
+"$BENCH_TMP/sleepers" "$NPROC" "$LEAVES" "$PER_LEAF" >"$BENCH_TMP/sleepers.out" 2>"$BENCH_TMP/sleepers.err" &
+SL_PID=$!
+STARTED_PIDS+=("$SL_PID")
+for ((i = 0; i < 1800; i++)); do
+	grep -q '^ready' "$BENCH_TMP/sleepers.out" && break
+	kill -0 "$SL_PID" 2>/dev/null || { cat "$BENCH_TMP/sleepers.err" >&2; die "sleepers failed"; }
+	sleep 0.1
+done
+grep -q '^ready' "$BENCH_TMP/sleepers.out" || die "sleepers not ready after 180 s"
+SPAWN_S=$(calc "$(date +%s.%N) - $t0")
+TASKS_LOADED=$( (find /proc -maxdepth 1 -name '[0-9]*' 2>/dev/null || true) | wc -l)
+log "$NPROC processes ready in $SPAWN_S s; $TASKS_LOADED processes on the machine"
+sleep 5
+
+measure scale
+
+# The busiest collector under load, profiled (flat, user and kernel) for 20 s.
+perf record -q -e cpu-clock -F 997 -g -p "$MW_PID" -o "$BENCH_TMP/perf.data" -- sleep 20 >/dev/null 2>&1 || true
+perf report -i "$BENCH_TMP/perf.data" --no-children --sort dso,symbol --stdio 2>/dev/null |
+	grep -E '^ +[0-9.]+%' | head -20 >"$BENCH_TMP/profile.txt" || true
+perf report -i "$BENCH_TMP/perf.data" --children --sort symbol --stdio -g none 2>/dev/null |
+	grep -E '^ +[0-9.]+%' | head -30 >"$BENCH_TMP/profile-children.txt" || true
+DAEMON_CPU=$(
+	n0=$(cpu_ns "$MW_PID")
+	sleep 10
+	n1=$(cpu_ns "$MW_PID")
+	calc "($n1 - $n0) / 1e9 / 10 * 100"
+)
+read -r RSS_END PSS_END _ _ HWM_END < <(mem_kib "$MW_PID")
+stop_pid "$MW_PID"
+scale_cleanup
+log "load removed"
+
+# --- report -------------------------------------------------------------------------------
+COLLECTOR_KEYS=$(awk -F'\t' '$1 == "scale" && $2 ~ /^collector:/ {print $2}' "$R" | sort -u)
+W_MED=$(vals scale window_ms | median)
+P99=$(one scale p99)
+RSS_MIB=$(awk -v k="$(one scale rss)" 'BEGIN {printf "%.1f", k / 1024}')
+mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k / 1024}'; }
+S=$BENCH_TMP/section.md
+{
+	echo "## Scale: 10,000 processes and 1,000 memory cgroups"
+	echo
+	machine_md
+	echo "- command: \`bench/scale.sh $ARGS\`: $NPROC sleeping processes (\`bench/sleepers.c\`, $PER_LEAF in each leaf cgroup) and $NCG cgroups in the $CG_KIND ($PARENTS under \`$CG_ROOT\`, $CHILDREN below each); pid_max $PID_MAX, threads-max $THREADS_MAX, \`ulimit -u\` $ULIMIT_U; $TASKS_LOADED processes on the machine under load; forking them took $(fmt 1 "$SPAWN_S") s"
+	echo "- memwatchd: \`memwatchd --config EMPTY --listen 127.0.0.1:PORT\` (defaults: every collector), one process measured at rest and then under the load"
+	echo
+	echo "| | at rest | 10,000 processes + 1,000 cgroups | target |"
+	echo "|---|---|---|---|"
+	echo "| window collect time, ms: median of $WINDOWS windows (sum over collectors) | $(fmt 2 "$(vals base window_ms | median)") | $(fmt 2 "$W_MED") | ≤ 50 ms — $(verdict "$W_MED" '<=' 50) |"
+	echo "| window collect time, ms: p90 / max | $(fmt 2 "$(vals base window_ms | percentile 90)") / $(fmt 2 "$(vals base window_ms | minmax | cut -d' ' -f2)") | $(fmt 2 "$(vals scale window_ms | percentile 90)") / $(fmt 2 "$(vals scale window_ms | minmax | cut -d' ' -f2)") | |"
+	echo "| scrape latency under wrk -t2 -c4 -d${DURATION}s: median / p99, ms | $(fmt 3 "$(one base p50)") / $(fmt 3 "$(one base p99)") | $(fmt 3 "$(one scale p50)") / $(fmt 3 "$P99") | p99 ≤ 10 ms — $(verdict "$P99" '<=' 10) |"
+	echo "| scrapes/s under wrk | $(fmt 0 "$(one base rps)") | $(fmt 0 "$(one scale rps)") | |"
+	echo "| RSS / PSS, MiB | $(mib "$(one base rss)") / $(mib "$(one base pss)") | $RSS_MIB / $(mib "$(one scale pss)") | RSS ≤ 16 MiB — $(verdict "$RSS_MIB" '<=' 16) |"
+	echo "| peak RSS (VmHWM), MiB | $(mib "$(one base hwm)") | $(mib "$HWM_END") | |"
+	echo "| series / bytes of /metrics | $(one base series) / $(one base bytes) | $(one scale series) / $(one scale bytes) | |"
+	echo "| processes read by the faults collector (\`memwatch_fault_tracked_processes\`) | $(one base tracked) | $(one scale tracked) | |"
+	echo "| cgroups read (\`memwatch_cgroups_discovered\`) | $(one base cgroups) | $(one scale cgroups) | |"
+	echo "| series dropped (\`memwatch_series_dropped_total\`) | $(one base dropped) | $(one scale dropped) | |"
+	echo "| daemon CPU under load, no scrapes (10 s), % of one core | | $(fmt 2 "$DAEMON_CPU") | |"
+	echo
+	echo "Per collector, \`memwatch_collector_duration_seconds\` (sampling and collecting in the window), median of $WINDOWS windows, ms:"
+	echo
+	echo "| collector | at rest | under load | max under load |"
+	echo "|---|---|---|---|"
+	for k in $COLLECTOR_KEYS; do
+		echo "| ${k#collector:} | $(fmt 3 "$(vals base "$k" | median)") | $(fmt 3 "$(vals scale "$k" | median)") | $(fmt 3 "$(vals scale "$k" | minmax | cut -d' ' -f2)") |"
+	done
+	echo
+	echo "Where the daemon's time went under load (\`perf record -e cpu-clock -F 997 -g -p PID -- sleep 20\`, flat, top 20):"
+	echo
+	echo '```'
+	cat "$BENCH_TMP/profile.txt"
+	echo '```'
+	echo
+	echo "The same profile with callees included (\`--children\`; kernel call chains are complete, user-space"
+	echo "ones stop early in a release build without frame pointers), top 30:"
+	echo
+	echo '```'
+	cat "$BENCH_TMP/profile-children.txt"
+	echo '```'
+	echo
+	echo "Commands: \`curl -sf URL\` until $WINDOWS distinct \`memwatch_window_end_timestamp_seconds\` were seen,"
+	echo "summing \`memwatch_collector_duration_seconds\` of each; \`wrk -t2 -c4 -d${DURATION}s --latency URL\`;"
+	echo "RSS/PSS from \`/proc/PID/status\` and \`/proc/PID/smaps_rollup\`; cgroups: \`mkdir\`, removed with"
+	echo "\`find ROOT -mindepth 1 -depth -type d -exec rmdir {} \\;\` after the sleepers were killed and reaped."
+	echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)."
+} >"$S"
+cat "$S"
+summary_row "window collect time, 10k processes + 1k cgroups (median)" "≤ 50 ms" "$(fmt 2 "$W_MED") ms (at rest $(fmt 2 "$(vals base window_ms | median)") ms)" "$(verdict "$W_MED" '<=' 50)"
+summary_row "scrape p99 under wrk, 10k processes + 1k cgroups" "≤ 10 ms" "$(fmt 3 "$P99") ms" "$(verdict "$P99" '<=' 10)"
+summary_row "RSS, 10k processes + 1k cgroups" "≤ 16 MiB" "$RSS_MIB MiB" "$(verdict "$RSS_MIB" '<=' 16)"
+[ -z "$WRITE_DOC" ] || update_doc_section scale "$S"
