@@ -267,7 +267,7 @@ ci() { # PHASE METRIC NUM DEN -> "lo hi"
 }
 read -r FLO FHI < <(ci loop fault_cpu on off)
 read -r MLO MHI < <(vals mixed x geo | median_ci | cut -d' ' -f1-2)
-BPF_SHARE=$(awk -F'|' '/all programs/ {print $5 " / " $8}' "$BENCH_TMP/stats.md" | sed 's/  */ /g')
+BPF_SHARE=$(awk -F'|' '/all programs/ {print $5 " / " $8}' "$BENCH_TMP/stats.md" | sed -e 's/  */ /g' -e 's/^ //' -e 's/ $//')
 summary_row "fault loop overhead, default config (CPU ns/page; median of pair ratios, CI)" "≤ 3 %" "$(pct "$FAULT_R") ($(pct "$FLO") … $(pct "$FHI"))" "$(verdict_ci "$FLO" "$FHI" '<=' 1.03)"
 summary_row "pipe loop overhead (allocations without page faults)" "—" "$(pct "$PIPE_R") ($(ci loop pipe_cpu on off | awk '{printf "%+.2f %% … %+.2f %%", ($1 - 1) * 100, ($2 - 1) * 100}'))" ""
 summary_row "BPF run time per page, share of the loop's CPU (fault; pipe loop)" "—" "$BPF_SHARE ns" ""

@@ -10,7 +10,7 @@
 # people add — is kept.
 #
 # --quick: footprint with 60 s of scrapes instead of 600 s (the section says
-# so), 5 pairs/rounds instead of 10/5. About 15 minutes instead of 35.
+# so), 5 pairs/rounds instead of 10/5. About 15 minutes instead of 30.
 # Needs root. Debian packages: wrk prometheus-node-exporter stress-ng
 # linux-perf curl bpftool, and the build dependencies (packaging/install-deps.sh).
 . "$(dirname "$0")/lib.sh"
