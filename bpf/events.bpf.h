@@ -7,6 +7,7 @@
 
 #include <bpf/bpf_helpers.h>
 #include "events.h"
+#include "memavail_counters.bpf.h"
 
 /* Read-only after load so the verifier drops the branch for the other buffer kind. */
 const volatile bool events_use_ringbuf = true;
@@ -47,10 +48,20 @@ static __always_inline void event_fill_memavail(struct memwatch_event *e)
 	__u32 zero = 0;
 	struct memavail_latest *m = bpf_map_lookup_elem(&memavail, &zero);
 
-	if (m) {
-		e->avail_pages = m->pages;
-		e->avail_ts_ns = m->ts_ns;
+	if (!m)
+		return;
+	if (m->compute) {
+		__s64 pages = memavail_compute(m->totalreserve_pages, m->wmark_low_pages);
+
+		/* Computed at the event, so it carries the event's own time. */
+		if (pages >= 0) {
+			e->avail_pages = pages;
+			e->avail_ts_ns = e->ts_ns;
+		}
+		return;
 	}
+	e->avail_pages = m->pages;
+	e->avail_ts_ns = m->ts_ns;
 }
 
 static __always_inline void event_emit(void *ctx, struct memwatch_event *e)

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The kernel's own MemAvailable: catch every return of si_mem_available()
  * (fexit, or kretprobe where fexit is missing) and keep the latest value
- * where the pressure-event programs read it. */
+ * where the pressure-event programs read it. Where neither attaches, the
+ * pressure programs compute it from the kernel's counters
+ * (memavail_counters.bpf.h); the programs below let user space run that
+ * computation on demand and learn when the watermarks change. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include "memwatch.bpf.h"
 #include "events.bpf.h"
 
 static __always_inline int record(long pages)
@@ -30,6 +34,51 @@ SEC("?kretprobe/si_mem_available")
 int BPF_KRETPROBE(si_mem_available_ret, long ret)
 {
 	return record(ret);
+}
+
+/* Run by user space (BPF_PROG_TEST_RUN) to validate and monitor the counters method. */
+struct memavail_calc calc_now = {};
+
+SEC("?raw_tp")
+int memavail_compute_now(void *ctx)
+{
+	__u32 zero = 0;
+	struct memavail_latest *m = bpf_map_lookup_elem(&memavail, &zero);
+
+	struct memavail_calc *c;
+
+	if (!m)
+		return 0;
+	memavail_compute(m->totalreserve_pages, m->wmark_low_pages);
+	c = bpf_map_lookup_elem(&memavail_scratch, &zero);
+	if (c)
+		calc_now = *c;
+	return 0;
+}
+
+/* The watermarks, and with them totalreserve_pages, were set up again
+ * (min_free_kbytes, watermark_scale_factor, memory hotplug). */
+__u64 wmark_setups = 0;
+
+SEC("?tp_btf/mm_setup_per_zone_wmarks")
+int BPF_PROG(wmarks_setup_btf)
+{
+	__sync_fetch_and_add(&wmark_setups, 1);
+	return 0;
+}
+
+SEC("?raw_tp/mm_setup_per_zone_wmarks")
+int BPF_PROG(wmarks_setup_raw)
+{
+	__sync_fetch_and_add(&wmark_setups, 1);
+	return 0;
+}
+
+SEC("?tracepoint/kmem/mm_setup_per_zone_wmarks")
+int wmarks_setup_tp(void *ctx)
+{
+	__sync_fetch_and_add(&wmark_setups, 1);
+	return TP_KEEP_EVENT;
 }
 
 char LICENSE[] SEC("license") = "GPL";

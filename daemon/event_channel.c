@@ -94,6 +94,8 @@ const char *memavail_source_name(enum memavail_source s)
 		return "fexit";
 	case MEMAVAIL_KPROBE:
 		return "kprobe";
+	case MEMAVAIL_COUNTERS:
+		return "counters";
 	case MEMAVAIL_PROCFS:
 		return "procfs";
 	case MEMAVAIL_NONE:
@@ -136,8 +138,10 @@ static void fill_available(struct event_channel *ch, const struct memwatch_event
 
 	rec->avail_bytes = NAN;
 	rec->avail_source = MEMAVAIL_NONE;
-	/* The kernel's own figure, if it was computed close to the event. */
-	if ((src == MEMAVAIL_FEXIT || src == MEMAVAIL_KPROBE) && e->avail_ts_ns &&
+	/* The kernel's own figure, if it was computed close to the event; or
+	 * the one computed at the event. Without either (counters that could not
+	 * be read this time), /proc/meminfo now is the next best. */
+	if ((src == MEMAVAIL_FEXIT || src == MEMAVAIL_KPROBE || src == MEMAVAIL_COUNTERS) && e->avail_ts_ns &&
 	    e->ts_ns >= e->avail_ts_ns && e->ts_ns - e->avail_ts_ns <= 2 * NSEC_PER_SEC) {
 		rec->avail_bytes = (double)e->avail_pages * (double)ch->page_size;
 		rec->avail_source = src;

@@ -18,6 +18,7 @@ enum memavail_source {
 	MEMAVAIL_NONE,
 	MEMAVAIL_FEXIT,   /* si_mem_available's own return, via fexit */
 	MEMAVAIL_KPROBE,  /* same, via kretprobe */
+	MEMAVAIL_COUNTERS, /* computed at the instant in BPF from zone and node counters */
 	MEMAVAIL_PROCFS,  /* /proc/meminfo read as the event arrives */
 };
 

@@ -5,32 +5,64 @@
  *           the kernel computes it (our own meminfo sampler makes it do so at
  *           least every sample interval), stamped into each event;
  *  kprobe   the same through a kretprobe, where fexit cannot attach;
- *  procfs   /proc/meminfo read by the consumer as soon as the event arrives.
- * Computing it in BPF from zone counters is not implemented: on hosts with
- * deferred struct page init it disagrees with /proc/meminfo (docs/metrics.md). */
+ *  counters the pressure programs compute it at the instant from the zone and
+ *           node counters (bpf/memavail_counters.bpf.h), with the total reserve
+ *           from /proc/zoneinfo; used only when a computation at start-up
+ *           agrees with /proc/meminfo within 2% (hosts with deferred struct page
+ *           init or free page reporting can disagree);
+ *  procfs   /proc/meminfo read by the consumer as soon as the event arrives. */
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "bpf_attach.h"
 #include "collector.h"
 #include "event_channel.h"
 #include "events.h"
+#include "fileio.h"
 #include "log.h"
+#include "meminfo.h"
 #include "memavail.skel.h"
+#include "zoneinfo.h"
 
-enum method { METHOD_AUTO, METHOD_FEXIT, METHOD_KPROBE, METHOD_PROCFS };
+enum method { METHOD_AUTO, METHOD_FEXIT, METHOD_KPROBE, METHOD_COUNTERS, METHOD_PROCFS };
+
+/* How far the counters method may be from /proc/meminfo's MemAvailable at start-up, by default. */
+#define COUNTERS_TOLERANCE_DEFAULT 0.02
+#define COUNTERS_VALIDATION_TRIES 3
+#define PROCFILE_MAX (256 * 1024)
 
 struct memavail_config {
 	enum method method;
+	double counters_tolerance; /* a ratio */
 };
 
 struct memavail_state {
-	struct memavail_bpf *skel;
+	struct memavail_bpf *skel; /* fexit or kprobe */
 	struct bpf_link *link;
 	enum memavail_source source;
 	long page_size;
+
+	/* Counters method: loaded whenever it was tried, so its figure and its
+	 * distance from /proc/meminfo stay visible even when it was not chosen. */
+	struct bpf_attachment counters;
+	bool wmark_hook;      /* kmem:mm_setup_per_zone_wmarks attached */
+	char hook_why[160];   /* why not */
+	uint64_t wmark_seen;  /* its count at the last look */
+	bool wmark_pending;   /* changed: re-read once the count has settled for a window */
+	uint64_t reserve_refreshes;
+	struct zoneinfo zone;
+	struct procfile zoneinfo_file, meminfo_file;
+};
+
+DEFINE_BPF_SKEL_OPS(memavail_bpf);
+
+static const struct bpf_hook wmark_hooks[] = {
+	{ "kmem", "mm_setup_per_zone_wmarks", { "wmarks_setup_btf", "wmarks_setup_raw", "wmarks_setup_tp" }, true },
 };
 
 static const struct metric_desc desc_at_pressure = {
@@ -46,17 +78,63 @@ static const struct metric_desc desc_kernel = {
 	"memwatch_memory_available_kernel_bytes",
 	"The last value si_mem_available() returned, caught by fexit or kretprobe.", METRIC_GAUGE,
 };
+static const struct metric_desc desc_computed = {
+	"memwatch_memory_available_computed_bytes",
+	"Available memory computed in BPF from zone and node counters at the end of the window (counters method).",
+	METRIC_GAUGE,
+};
+static const struct metric_desc desc_error = {
+	"memwatch_memavail_counters_error_ratio",
+	"|computed - MemAvailable| / MemAvailable at the end of the window; above 0.02 at start-up the counters method is not used.",
+	METRIC_GAUGE,
+};
+static const struct metric_desc desc_reserve = {
+	"memwatch_memavail_total_reserve_bytes",
+	"The kernel's total reserve (high watermarks and lowmem reserves) from /proc/zoneinfo, used by the counters method.",
+	METRIC_GAUGE,
+};
+static const struct metric_desc desc_reserve_refreshes = {
+	"memwatch_memavail_reserve_refreshes_total",
+	"Times /proc/zoneinfo was re-read because the kernel set up its watermarks again (kmem:mm_setup_per_zone_wmarks).",
+	METRIC_COUNTER,
+};
 
 static void memavail_config_defaults(void *cfg)
 {
 	((struct memavail_config *)cfg)->method = METHOD_AUTO;
+	((struct memavail_config *)cfg)->counters_tolerance = COUNTERS_TOLERANCE_DEFAULT;
+}
+
+/* "2", "2%", "0.5%": a percentage from 0 to 100. */
+static int parse_percent(const char *value, double *ratio)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(value, &end);
+	if (end == value || errno || !isfinite(v))
+		return -EINVAL;
+	if (*end == '%')
+		end++;
+	if (*end || v < 0 || v > 100)
+		return -EINVAL;
+	*ratio = v / 100;
+	return 0;
 }
 
 static int memavail_configure(void *cfg, const char *key, const char *value, char *errmsg, size_t errlen)
 {
-	static const char *const names[] = { "auto", "fexit", "kprobe", "procfs" };
+	static const char *const names[] = { "auto", "fexit", "kprobe", "counters", "procfs" };
 	size_t i;
 
+	if (strcmp(key, "counters_tolerance") == 0) {
+		if (parse_percent(value, &((struct memavail_config *)cfg)->counters_tolerance) < 0) {
+			snprintf(errmsg, errlen, "'%s' is not a percentage from 0 to 100 (e.g. 2%%)", value);
+			return -EINVAL;
+		}
+		return 0;
+	}
 	if (strcmp(key, "method") != 0)
 		return -ENOENT;
 	for (i = 0; i < ARRAY_SIZE(names); i++)
@@ -64,7 +142,7 @@ static int memavail_configure(void *cfg, const char *key, const char *value, cha
 			((struct memavail_config *)cfg)->method = (enum method)i;
 			return 0;
 		}
-	snprintf(errmsg, errlen, "'%s' is not one of auto, fexit, kprobe, procfs", value);
+	snprintf(errmsg, errlen, "'%s' is not one of auto, fexit, kprobe, counters, procfs", value);
 	return -EINVAL;
 }
 
@@ -93,13 +171,258 @@ static int try_program(struct memavail_state *s, bool fexit)
 	return r;
 }
 
+
+static int read_zoneinfo(struct memavail_state *s, struct zoneinfo *z)
+{
+	const char *data;
+	size_t len;
+	int r;
+
+	r = procfile_read(&s->zoneinfo_file, &data, &len);
+	if (r < 0)
+		return r;
+	return zoneinfo_parse(data, len, z);
+}
+
+static int read_memavailable(struct memavail_state *s, double *bytes)
+{
+	struct meminfo m;
+	const char *data;
+	size_t len;
+	int r;
+
+	r = procfile_read(&s->meminfo_file, &data, &len);
+	if (r < 0)
+		return r;
+	r = meminfo_parse(data, len, &m);
+	if (r < 0)
+		return r;
+	if (!(m.present & MEMINFO_HAS_AVAILABLE))
+		return -ENODATA;
+	*bytes = (double)m.available;
+	return 0;
+}
+
+/* What the pressure programs read: whether to compute, and the reserve. */
+static int counters_write_params(struct memavail_state *s, bool compute)
+{
+	struct memavail_latest m = {
+		.compute = compute,
+		.totalreserve_pages = s->zone.totalreserve_pages,
+		.wmark_low_pages = s->zone.wmark_low_pages,
+	};
+	struct memavail_bpf *skel = s->counters.skel;
+	__u32 zero = 0;
+
+	/* The shared map when there is an event channel (bpf_map__reuse_fd), else the object's own. */
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.memavail), &zero, &m, BPF_ANY) < 0)
+		return -errno;
+	return 0;
+}
+
+static const char *calc_error_name(int e)
+{
+	switch (e) {
+	case MEMAVAIL_CALC_NO_NODE:
+		return "no node reachable through the task's memory cgroup";
+	case MEMAVAIL_CALC_TOO_MANY:
+		return "more nodes or zones than the program walks";
+	case MEMAVAIL_CALC_NO_LAYOUT:
+		return "the kernel lacks a field or counter it reads";
+	default:
+		return "unknown";
+	}
+}
+
+/* Runs the computation once, now, in the kernel (BPF_PROG_TEST_RUN). */
+static int counters_compute(struct memavail_state *s, struct memavail_calc *c)
+{
+	struct memavail_bpf *skel = s->counters.skel;
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+
+	if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.memavail_compute_now), &opts) < 0)
+		return -errno;
+	*c = skel->bss->calc_now;
+	return c->error ? -ENODATA : 0;
+}
+
+static int counters_configure(void *skel_any, void *userdata)
+{
+	struct memavail_bpf *skel = skel_any;
+
+	bpf_program__set_autoload(skel->progs.memavail_compute_now, true);
+	return event_channel_prepare_object(skel->obj, &skel->rodata->events_use_ringbuf);
+}
+
+/* Loads the computation, and the watermark hook where the kernel has it.
+ * Without the hook the reserve is re-read every window instead. */
+static int counters_load(struct memavail_state *s, char *why, size_t whylen)
+{
+	struct collector_status hook_st = { 0 };
+	int r;
+
+	r = bpf_attach_hooks(&s->counters, &memavail_bpf_skel_ops, wmark_hooks, ARRAY_SIZE(wmark_hooks), -1,
+			     counters_configure, NULL, &hook_st);
+	if (r == 0) {
+		s->wmark_hook = true;
+		return 0;
+	}
+	snprintf(s->hook_why, sizeof(s->hook_why), "%.150s", hook_st.reason[0] ? hook_st.reason : strerror(-r));
+	log_debug("memavail: no watermark hook (%s): /proc/zoneinfo is re-read every window", s->hook_why);
+	s->counters = (struct bpf_attachment){ .ops = &memavail_bpf_skel_ops };
+	s->counters.skel = memavail_bpf__open();
+	if (!s->counters.skel) {
+		r = -errno;
+		snprintf(why, whylen, "cannot open the BPF object: %s", strerror(-r));
+		return r;
+	}
+	r = counters_configure(s->counters.skel, NULL);
+	if (r == 0)
+		r = memavail_bpf__load(s->counters.skel);
+	if (r < 0) {
+		snprintf(why, whylen, "the counters program did not load: %s", strerror(-r));
+		bpf_attachment_destroy(&s->counters);
+	}
+	return r;
+}
+
+/* Start-up check: the computation against /proc/meminfo, read right before
+ * and right after it; the closest of a few tries, as memory moves meanwhile.
+ * Returns 0 when within tolerance (a ratio); otherwise why is filled in. */
+static int counters_validate(struct memavail_state *s, double tolerance, char *why, size_t whylen)
+{
+	double best = INFINITY, best_calc = 0, best_meminfo = 0;
+	struct memavail_calc c = { 0 };
+	int r = 0, i;
+
+	for (i = 0; i < COUNTERS_VALIDATION_TRIES; i++) {
+		double before, after, meminfo, computed, error;
+
+		r = read_memavailable(s, &before);
+		if (r == 0)
+			r = counters_compute(s, &c);
+		if (r == 0)
+			r = read_memavailable(s, &after);
+		if (r < 0)
+			break;
+		meminfo = (before + after) / 2;
+		computed = (double)c.available_pages * (double)s->page_size;
+		error = meminfo > 0 ? fabs(computed - meminfo) / meminfo : INFINITY;
+		if (error < best)
+			best = error, best_calc = computed, best_meminfo = meminfo;
+	}
+	if (r == -ENODATA && c.error) {
+		snprintf(why, whylen, "cannot compute from the counters: %s", calc_error_name(c.error));
+		return -EOPNOTSUPP;
+	}
+	if (r < 0) {
+		snprintf(why, whylen, "cannot compute from the counters: %s", strerror(-r));
+		return r;
+	}
+	if (c.kernel_reserve_pages && c.kernel_reserve_pages != s->zone.totalreserve_pages)
+		log_info("memavail: total reserve from /proc/zoneinfo %llu pages, the nodes' own %llu",
+			 (unsigned long long)s->zone.totalreserve_pages, (unsigned long long)c.kernel_reserve_pages);
+	log_info("memavail: counters method: %.1f MiB computed, %.1f MiB in /proc/meminfo (%.3g%% apart; "
+		 "%u nodes, %u zones)", best_calc / 1048576, best_meminfo / 1048576, best * 100, c.nodes, c.zones);
+	if (best > tolerance) {
+		snprintf(why, whylen,
+			 "computed from zone and node counters %.0f MiB, /proc/meminfo MemAvailable %.0f MiB: "
+			 "%.3g%% apart (over %g%%)",
+			 best_calc / 1048576, best_meminfo / 1048576, best * 100, tolerance * 100);
+		return -ERANGE;
+	}
+	return 0;
+}
+
+/* Returns 0 when the counters method is in force; otherwise why says why not. */
+static int counters_start(struct memavail_state *s, double tolerance, char *why, size_t whylen)
+{
+	int r;
+
+	r = procfile_open(&s->zoneinfo_file, "/proc/zoneinfo", PROCFILE_MAX);
+	if (r == 0)
+		r = procfile_open(&s->meminfo_file, "/proc/meminfo", PROCFILE_MAX);
+	if (r == 0)
+		r = read_zoneinfo(s, &s->zone);
+	if (r < 0) {
+		snprintf(why, whylen, "cannot read /proc/zoneinfo or /proc/meminfo: %s", strerror(-r));
+		return r;
+	}
+	r = counters_load(s, why, whylen);
+	if (r < 0)
+		return r;
+	if (s->wmark_hook)
+		s->wmark_seen = s->counters.skel ? ((struct memavail_bpf *)s->counters.skel)->bss->wmark_setups : 0;
+	r = counters_write_params(s, false);
+	if (r < 0) {
+		snprintf(why, whylen, "cannot write the shared memavail map: %s", strerror(-r));
+		return r;
+	}
+	r = counters_validate(s, tolerance, why, whylen);
+	if (r < 0)
+		return r;
+	r = counters_write_params(s, true);
+	if (r < 0)
+		snprintf(why, whylen, "cannot write the shared memavail map: %s", strerror(-r));
+	return r;
+}
+
+/* The reserve changes when the kernel sets up its watermarks again; the
+ * tracepoint fires per zone before the reserve is recomputed, so re-read
+ * once the count has not moved for a window. */
+static void counters_refresh_reserve(struct memavail_state *s)
+{
+	struct zoneinfo z;
+
+	if (s->wmark_hook) {
+		uint64_t now = ((struct memavail_bpf *)s->counters.skel)->bss->wmark_setups;
+
+		if (now != s->wmark_seen) {
+			s->wmark_seen = now;
+			s->wmark_pending = true;
+			return;
+		}
+		if (!s->wmark_pending)
+			return;
+	}
+	if (read_zoneinfo(s, &z) < 0)
+		return; /* keep the last good one */
+	if (s->wmark_pending)
+		s->reserve_refreshes++;
+	s->wmark_pending = false;
+	if (z.totalreserve_pages == s->zone.totalreserve_pages && z.wmark_low_pages == s->zone.wmark_low_pages)
+		return;
+	s->zone = z;
+	counters_write_params(s, s->source == MEMAVAIL_COUNTERS);
+}
+
+static void counters_collect(struct memavail_state *s, struct snapshot *snap)
+{
+	struct memavail_calc c;
+	double meminfo, computed;
+
+	counters_refresh_reserve(s);
+	snapshot_add(snap, &desc_reserve, NULL, (double)s->zone.totalreserve_pages * (double)s->page_size);
+	if (s->wmark_hook)
+		snapshot_add(snap, &desc_reserve_refreshes, NULL, (double)s->reserve_refreshes);
+	if (counters_compute(s, &c) < 0)
+		return;
+	computed = (double)c.available_pages * (double)s->page_size;
+	snapshot_add(snap, &desc_computed, NULL, computed);
+	if (read_memavailable(s, &meminfo) == 0 && meminfo > 0)
+		snapshot_add(snap, &desc_error, NULL, fabs(computed - meminfo) / meminfo);
+}
+
 static int memavail_start(void *priv, const void *cfg, struct collector_status *st)
 {
-	enum method method = ((const struct memavail_config *)cfg)->method;
+	const struct memavail_config *config = cfg;
+	enum method method = config->method;
 	struct memavail_state *s = priv;
 	int r_fexit = -EOPNOTSUPP, r_kprobe = -EOPNOTSUPP;
+	char counters_why[200] = "";
 
 	s->page_size = sysconf(_SC_PAGESIZE);
+	s->zoneinfo_file.fd = s->meminfo_file.fd = -1;
 	log_set_libbpf_quiet(true);
 	if (method == METHOD_AUTO || method == METHOD_FEXIT)
 		r_fexit = try_program(s, true);
@@ -109,20 +432,30 @@ static int memavail_start(void *priv, const void *cfg, struct collector_status *
 
 	if (s->skel) {
 		s->source = r_fexit == 0 ? MEMAVAIL_FEXIT : MEMAVAIL_KPROBE;
-	} else {
-		if (method == METHOD_FEXIT || method == METHOD_KPROBE) {
-			collector_status_set_reason(st, "method = %s: cannot attach to si_mem_available (%s)",
-						    method == METHOD_FEXIT ? "fexit" : "kprobe",
-						    strerror(-(method == METHOD_FEXIT ? r_fexit : r_kprobe)));
-			return -EOPNOTSUPP;
+	} else if (method == METHOD_FEXIT || method == METHOD_KPROBE) {
+		collector_status_set_reason(st, "method = %s: cannot attach to si_mem_available (%s)",
+					    method == METHOD_FEXIT ? "fexit" : "kprobe",
+					    strerror(-(method == METHOD_FEXIT ? r_fexit : r_kprobe)));
+		return -EOPNOTSUPP;
+	} else if (method != METHOD_PROCFS && counters_start(s, config->counters_tolerance, counters_why, sizeof(counters_why)) == 0) {
+		s->source = MEMAVAIL_COUNTERS;
+		if (!s->wmark_hook) {
+			st->state = COLLECTOR_DEGRADED;
+			collector_status_set_reason(st, "kmem:mm_setup_per_zone_wmarks: %.150s: "
+						    "/proc/zoneinfo is re-read every window", s->hook_why);
 		}
+	} else {
 		s->source = MEMAVAIL_PROCFS;
 		if (method == METHOD_AUTO) {
 			st->state = COLLECTOR_DEGRADED;
 			collector_status_set_reason(st,
-						    "fexit (%s) and kretprobe (%s) on si_mem_available unavailable: "
-						    "reading /proc/meminfo as each event arrives",
-						    strerror(-r_fexit), strerror(-r_kprobe));
+						    "fexit (%s) and kretprobe (%s) on si_mem_available unavailable, "
+						    "%s: reading /proc/meminfo as each event arrives",
+						    strerror(-r_fexit), strerror(-r_kprobe), counters_why);
+		} else if (method == METHOD_COUNTERS) {
+			st->state = COLLECTOR_DEGRADED;
+			collector_status_set_reason(st, "method = counters: %s: reading /proc/meminfo as each event arrives",
+						    counters_why);
 		}
 	}
 	snprintf(st->mode, sizeof(st->mode), "%s", memavail_source_name(s->source));
@@ -149,6 +482,8 @@ static int memavail_collect(void *priv, struct snapshot *snap)
 		if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.memavail), &zero, &latest) == 0 && latest.ts_ns)
 			snapshot_add(snap, &desc_kernel, NULL, (double)latest.pages * (double)s->page_size);
 	}
+	if (s->counters.skel)
+		counters_collect(s, snap);
 	return 0;
 }
 
@@ -157,13 +492,19 @@ static void memavail_stop(void *priv)
 	struct memavail_state *s = priv;
 
 	event_channel_set_memavail_source(MEMAVAIL_NONE);
+	/* The shared map outlives us: stop the other programs computing for nobody. */
+	if (s->counters.skel && s->source == MEMAVAIL_COUNTERS)
+		(void)counters_write_params(s, false);
 	bpf_link__destroy(s->link);
 	memavail_bpf__destroy(s->skel);
+	bpf_attachment_destroy(&s->counters);
+	procfile_close(&s->zoneinfo_file);
+	procfile_close(&s->meminfo_file);
 }
 
 const struct collector_ops memavail_collector = {
 	.name = "memavail",
-	.summary = "available memory at pressure instants (fexit/kretprobe on si_mem_available, or /proc/meminfo)",
+	.summary = "available memory at pressure instants (fexit/kretprobe on si_mem_available, zone counters, or /proc/meminfo)",
 	.default_enabled = true,
 	.config_size = sizeof(struct memavail_config),
 	.config_defaults = memavail_config_defaults,

@@ -1088,18 +1088,247 @@ START_TEST(test_memavail_methods)
 	assert_promtool(d, "with memavail method = fexit");
 	assert_clean_stop(d);
 
-	/* auto falls back to procfs and says why. */
+	/* auto goes on to the counters method, which is used only when it agreed
+	 * with /proc/meminfo at start-up; otherwise procfs, saying why. */
 	d = start_or_fail(conf_auto);
 	body = scrape_or_fail(d);
 	collector_info(body, "memavail", state, mode, reason, sizeof(state));
-	ck_assert_msg(strcmp(state, "degraded") == 0 && strcmp(mode, "procfs") == 0,
-		      "memavail with method = auto: state %s, mode %s (reason '%s')", state, mode, reason);
-	ck_assert_msg(strstr(reason, "si_mem_available") != NULL, "memavail degraded, reason '%s'", reason);
+	if (strcmp(mode, "counters") == 0) {
+		ck_assert_msg(strcmp(state, "active") == 0, "memavail with method = auto: counters, %s (reason '%s')",
+			      state, reason);
+	} else {
+		ck_assert_msg(strcmp(state, "degraded") == 0 && strcmp(mode, "procfs") == 0,
+			      "memavail with method = auto: state %s, mode %s (reason '%s')", state, mode, reason);
+		ck_assert_msg(strstr(reason, "si_mem_available") != NULL && strstr(reason, "apart (over 2%)") != NULL,
+			      "memavail degraded, reason '%s'", reason);
+	}
+	fprintf(stderr, "memavail: method = auto on this host: %s, %s\n", mode, state);
 	free(body);
 	assert_serving(d, "with memavail method = auto");
 	assert_clean_stop(d);
 	free(conf_fexit);
 	free(conf_auto);
+}
+END_TEST
+
+
+/* si_mem_available() worked out here from /proc/zoneinfo and /proc/vmstat,
+ * independently of the daemon (its parser and its BPF program), in bytes. */
+static double memavail_by_hand(void)
+{
+	unsigned long long free_pages = 0, low = 0, reserve = 0, file = 0, reclaimable = 0, v;
+	unsigned long long z_free = 0, z_low = 0, z_high = 0, z_boost = 0, z_managed = 0, z_prot = 0;
+	int node = -1, prev_node = -2, zone_index = -1, zones = 0;
+	char line[512], key[64];
+	FILE *f = fopen("/proc/zoneinfo", "re");
+
+	ck_assert(f != NULL);
+	for (;;) {
+		bool eof = !fgets(line, sizeof(line), f);
+
+		if (eof || strncmp(line, "Node ", 5) == 0) {
+			if (zone_index >= 0) {
+				unsigned long long r = z_prot + (z_high - z_boost);
+
+				free_pages += z_free;
+				low += z_low;
+				reserve += r < z_managed ? r : z_managed;
+				zones++;
+			}
+			if (eof)
+				break;
+			ck_assert(sscanf(line, "Node %d,", &node) == 1);
+			zone_index = node == prev_node ? zone_index + 1 : 0;
+			prev_node = node;
+			z_free = z_low = z_high = z_boost = z_managed = z_prot = 0;
+			continue;
+		}
+		if (sscanf(line, " pages free %llu", &v) == 1)
+			z_free = v;
+		else if (sscanf(line, " %63s %llu", key, &v) == 2 && strcmp(key, "low") == 0)
+			z_low = v;
+		else if (sscanf(line, " %63s %llu", key, &v) == 2 && strcmp(key, "high") == 0 && !z_high)
+			z_high = v;
+		else if (sscanf(line, " %63s %llu", key, &v) == 2 && strcmp(key, "boost") == 0)
+			z_boost = v;
+		else if (sscanf(line, " %63s %llu", key, &v) == 2 && strcmp(key, "managed") == 0)
+			z_managed = v;
+		else if (strstr(line, "protection: (")) {
+			char *p = strchr(line, '(') + 1;
+			int j = 0;
+
+			/* The largest reserve against the zones above this one. */
+			for (; *p && *p != ')'; j++) {
+				v = strtoull(p, &p, 10);
+				if (j >= zone_index && v > z_prot)
+					z_prot = v;
+				p += strspn(p, ", ");
+			}
+		}
+	}
+	fclose(f);
+	ck_assert(zones > 0);
+
+	f = fopen("/proc/vmstat", "re");
+	ck_assert(f != NULL);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %llu", key, &v) == 2) {
+			if (strcmp(key, "nr_active_file") == 0 || strcmp(key, "nr_inactive_file") == 0)
+				file += v;
+			else if (strcmp(key, "nr_slab_reclaimable") == 0 || strcmp(key, "nr_kernel_misc_reclaimable") == 0)
+				reclaimable += v;
+		}
+	fclose(f);
+
+	{
+		long long avail = (long long)free_pages - (long long)reserve;
+
+		avail += (long long)(file - (file / 2 < low ? file / 2 : low));
+		avail += (long long)(reclaimable - (reclaimable / 2 < low ? reclaimable / 2 : low));
+		return (double)(avail > 0 ? avail : 0) * (double)sysconf(_SC_PAGESIZE);
+	}
+}
+
+/* The counters method: its figure against the same arithmetic done here, and
+ * against /proc/meminfo; whether it is used follows from the second; pressure
+ * events carry its figure when it is. */
+START_TEST(test_memavail_counters)
+{
+	char *conf = temp_config(NULL, "counters"), *body, *out = NULL, state[512], mode[512], reason[512], pid[32], src[64];
+	struct mw_daemon *d = start_or_fail(conf);
+	struct workload w = { .kind = WL_DD };
+	double computed, by_hand, meminfo, reserve, best_hand = INFINITY, best_meminfo = INFINITY;
+	bool in_use;
+	int i;
+	pid_t child;
+	struct cg cg;
+
+	body = scrape_or_fail(d);
+	collector_info(body, "memavail", state, mode, reason, sizeof(state));
+	in_use = strcmp(mode, "counters") == 0;
+	if (in_use)
+		ck_assert_msg(strcmp(state, "active") == 0, "memavail counters: %s (reason '%s')", state, reason);
+	else
+		ck_assert_msg(strcmp(state, "degraded") == 0 && strcmp(mode, "procfs") == 0 &&
+				      strstr(reason, "method = counters: computed from zone and node counters") &&
+				      strstr(reason, "apart (over 2%)"),
+			      "memavail counters not used: state %s, mode %s, reason '%s'", state, mode, reason);
+	reserve = metric_or_fail(body, "memwatch_memavail_total_reserve_bytes", NULL);
+	ck_assert_msg(reserve > 0, "total reserve %.0f", reserve);
+	metric_or_fail(body, "memwatch_memavail_reserve_refreshes_total", NULL);
+	free(body);
+
+	/* Memory moves while we read: the closest of ten windows. */
+	body = scrape_or_fail(d);
+	for (i = 0; i < 10; i++) {
+		char *next = next_window(d, body);
+
+		free(body);
+		body = next;
+		by_hand = memavail_by_hand();
+		meminfo = (double)mw_proc_meminfo_kb("MemAvailable") * 1024.0;
+		computed = metric_or_fail(body, "memwatch_memory_available_computed_bytes", NULL);
+		metric_or_fail(body, "memwatch_memavail_counters_error_ratio", NULL);
+		best_hand = fmin(best_hand, fabs(computed - by_hand) / by_hand);
+		best_meminfo = fmin(best_meminfo, fabs(computed - meminfo) / meminfo);
+	}
+	free(body);
+	fprintf(stderr, "memavail counters: %s; closest to the zoneinfo/vmstat arithmetic %.3f%%, to MemAvailable %.3f%%\n",
+		mode, best_hand * 100, best_meminfo * 100);
+	ck_assert_msg(best_hand <= 0.01, "computed in BPF is %.2f%% off the same arithmetic on /proc/zoneinfo and /proc/vmstat",
+		      best_hand * 100);
+	if (in_use)
+		ck_assert_msg(best_meminfo <= 0.02, "counters in use, but %.2f%% off MemAvailable", best_meminfo * 100);
+
+	/* Writing min_free_kbytes sets the watermarks up again, even with the same
+	 * value (which changes nothing on the host): the reserve is re-read. */
+	if (strcmp(state, "active") == 0) {
+		char *text = mw_read_file("/proc/sys/vm/min_free_kbytes", NULL);
+		double refreshes0, refreshes = 0;
+
+		ck_assert(text != NULL);
+		body = scrape_or_fail(d);
+		refreshes0 = metric_or_fail(body, "memwatch_memavail_reserve_refreshes_total", NULL);
+		free(body);
+		ck_assert_int_eq(write_str("/proc/sys/vm/min_free_kbytes", text), 0);
+		ck_assert_msg(mw_poll_metric(d->port, "memwatch_memavail_reserve_refreshes_total", NULL, POLL_TIMEOUT_MS,
+					     mw_pred_gt, refreshes0, &refreshes),
+			      "min_free_kbytes written (%s): reserve_refreshes_total stayed %g", text, refreshes0);
+		body = scrape_or_fail(d);
+		ck_assert(metric_or_fail(body, "memwatch_memavail_total_reserve_bytes", NULL) == reserve);
+		free(body);
+		free(text);
+	}
+
+	/* Memcg reclaim in a 64 MiB cgroup: its pressure instants carry the computed figure. */
+	cg_create(&cg, CG_LIMIT);
+	w.file = sparse_file();
+	child = spawn_workload(&cg, &w);
+	assert_exited_ok(wait_child(child, "dd in the 64 MiB cgroup"), "dd in the 64 MiB cgroup");
+	snprintf(pid, sizeof(pid), "%d", (int)child);
+	for (i = 0; i < 50; i++) {
+		out = json_fields(d, "/api/v1/events", py_events, (const char *const[]){ "memcg_reclaim", pid, NULL });
+		if (field_int(out, "n") > 0)
+			break;
+		free(out);
+		out = NULL;
+		mw_sleep_ms(100);
+	}
+	ck_assert_msg(out != NULL, "no memcg_reclaim event of dd (pid %s)", pid);
+	ck_assert(field(out, "source", src, sizeof(src)));
+	ck_assert_msg(strcmp(src, in_use ? "counters" : "procfs") == 0, "memcg_reclaim event: available_source %s, mode %s",
+		      src, mode);
+	ck_assert_msg(field_int(out, "available") > 0, "memcg_reclaim event: no available memory:\n%s", out);
+	free(out);
+	cg_destroy(&cg);
+	assert_promtool(d, "with memavail method = counters");
+	assert_clean_stop(d);
+	free(conf);
+}
+END_TEST
+
+
+/* A computation that does not agree is not used: with counters_tolerance = 0
+ * any difference refuses it, and the collector falls back to procfs, saying
+ * why, while the figure stays visible. A bad tolerance is a config error. */
+START_TEST(test_memavail_counters_refused)
+{
+	char *conf = temp_config(NULL, "counters\ncounters_tolerance = 0"), *body, *out = NULL, *err = NULL, *log;
+	char *bad = temp_config_full("500ms", 20, NULL, "counters\ncounters_tolerance = 120%");
+	char state[512], mode[512], reason[512];
+	struct mw_daemon *d;
+	int st;
+
+	st = mw_run((const char *const[]){ "--check", "-c", bad, NULL }, &out, &err);
+	ck_assert_msg(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 2, "counters_tolerance = 120%%: status 0x%x", st);
+	ck_assert_msg(strstr(err, bad) && strstr(err, "counters_tolerance") && strstr(err, "120%"),
+		      "counters_tolerance = 120%% not reported with file and key: %s", err);
+	free(out);
+	free(err);
+
+	d = start_or_fail(conf);
+	body = scrape_or_fail(d);
+	collector_info(body, "memavail", state, mode, reason, sizeof(state));
+	if (strcmp(mode, "counters") == 0) {
+		/* Exactly equal at start-up: possible on a still machine, and then right. */
+		log = mw_log(d);
+		ck_assert_msg(log && strstr(log, "(0% apart"), "counters in use with tolerance 0:\n%s", log);
+		fprintf(stderr, "memavail: counters agreed exactly at start-up; fallback not exercised\n");
+		free(log);
+	} else {
+		ck_assert_msg(strcmp(mode, "procfs") == 0 && strcmp(state, "degraded") == 0 &&
+				      strstr(reason, "method = counters: computed from zone and node counters") &&
+				      strstr(reason, "apart (over 0%)") && strstr(reason, "reading /proc/meminfo"),
+			      "memavail with counters_tolerance = 0: state %s, mode %s, reason '%s'", state, mode, reason);
+		metric_or_fail(body, "memwatch_memory_available_computed_bytes", NULL);
+		metric_or_fail(body, "memwatch_memavail_counters_error_ratio", NULL);
+		fprintf(stderr, "memavail: refused: %s\n", reason);
+	}
+	free(body);
+	assert_serving(d, "with the counters method refused");
+	assert_clean_stop(d);
+	free(conf);
+	free(bad);
 }
 END_TEST
 
@@ -1284,6 +1513,8 @@ static Suite *events_suite(void)
 	tc = tcase("memavail");
 	tcase_add_test(tc, test_memavail_at_pressure);
 	tcase_add_test(tc, test_memavail_methods);
+	tcase_add_test(tc, test_memavail_counters);
+	tcase_add_test(tc, test_memavail_counters_refused);
 	suite_add_tcase(s, tc);
 
 	tc = tcase("json");

@@ -10,6 +10,7 @@
 #   OOM_HOG_MIB  size of the hog that must be OOM-killed
 #   OOM_HOG_COMM comm the OOM hog's child sets (memhog -n), looked for in /api/v1/events
 #   LISTEN       address for the daemon
+#   LISTEN2      address for the second daemon (memavail forced to the counters method)
 
 /bin/busybox mkdir -p /bin /sbin /usr/bin /usr/sbin /proc /sys /dev /tmp /run
 /bin/busybox --install -s
@@ -63,7 +64,7 @@ scrape_fetch() {
 	i=0
 	while :; do
 		avail_before=$(memavailable_bytes)
-		wget -qO- "http://$LISTEN/metrics" >/tmp/metrics 2>/tmp/wget.err
+		wget -qO- "http://${SCRAPE_ADDR:-$LISTEN}/metrics" >/tmp/metrics 2>/tmp/wget.err
 		rc=$?
 		avail_after=$(memavailable_bytes)
 		end=$(awk '$1 == "memwatch_window_end_timestamp_seconds" { printf "%d", $2 }' /tmp/metrics)
@@ -127,6 +128,21 @@ mark "BEGIN check-kprobe"
 cat /tmp/check.out /tmp/check.err
 mark "END check-kprobe rc=$rc"
 
+# Scenario 6: a second daemon with memavail forced to the counters method
+# (available memory computed in BPF from zone and node counters), next to the
+# main one through the reclaim hog; judged on its mode, its figure against
+# MemAvailable, its pressure events, and the total reserve when
+# min_free_kbytes changes.
+{
+	for c in psi kswapd alloc faults oom cgroup; do
+		printf '[collector.%s]\nenabled = no\n' $c
+	done
+	printf '[collector.memavail]\nmethod = counters\n'
+} >/tmp/memavail-counters.conf
+memwatchd --listen "$LISTEN2" -c /tmp/memavail-counters.conf >/tmp/memwatchd-counters.log 2>&1 &
+counters=$!
+echo -900 >"/proc/$counters/oom_score_adj"
+
 memwatchd --listen "$LISTEN" >/tmp/memwatchd.log 2>&1 &
 daemon=$!
 # What memwatchd.service asks for (OOMScoreAdjust=-900).
@@ -177,6 +193,48 @@ mark "reclaim hog rc=$?"
 exec 3<&-
 vmstat_block reclaim
 scrape reclaim
+
+# Scenario 6, continued: the counters daemon's view of the reclaim, its figure
+# at quiescence, and the reserve followed through a min_free_kbytes change.
+wget -qO /tmp/events-counters.json "http://$LISTEN2/api/v1/events" 2>/tmp/wget.err
+mark "BEGIN events counters"
+cat /tmp/events-counters.json
+echo
+mark "END events counters"
+sleep 2
+SCRAPE_ADDR=$LISTEN2
+tries=0
+while :; do
+	scrape_fetch
+	tries=$((tries + 1))
+	d=$((avail_after - avail_before))
+	[ $d -lt 0 ] && d=$((-d))
+	[ $rc -eq 0 ] && [ $fresh = fresh ] && [ $((d * 1000)) -le "$avail_after" ] && break
+	[ $tries -ge 5 ] && break
+done
+scrape_print counters-quiet
+mark "tracepoint kmem/mm_setup_per_zone_wmarks: $(ls -d /sys/kernel/tracing/events/kmem/mm_setup_per_zone_wmarks 2>&1)"
+min_free=$(cat /proc/sys/vm/min_free_kbytes)
+echo $((min_free * 2)) >/proc/sys/vm/min_free_kbytes
+mark "min_free_kbytes $min_free -> $(cat /proc/sys/vm/min_free_kbytes)"
+sleep 3
+scrape counters-raised
+mark "BEGIN zoneinfo counters-raised"
+cat /proc/zoneinfo
+mark "END zoneinfo counters-raised"
+echo "$min_free" >/proc/sys/vm/min_free_kbytes
+sleep 3
+scrape counters-restored
+mark "BEGIN zoneinfo counters-restored"
+cat /proc/zoneinfo
+mark "END zoneinfo counters-restored"
+SCRAPE_ADDR=
+kill -TERM $counters
+wait $counters
+mark "counters daemon exit rc=$?"
+mark "BEGIN counters-log"
+cat /tmp/memwatchd-counters.log
+mark "END counters-log"
 
 # Scenario 3: a hog of twice the guest's RAM, killed by the OOM killer. Its
 # child, the victim, takes a comm of its own.

@@ -59,12 +59,15 @@ GUEST_MIB = 512
 OOM_HOG_MIB = 2 * GUEST_MIB
 DISK_MIB = 512
 LISTEN = "127.0.0.1:9577"
+LISTEN2 = "127.0.0.1:9578"
 HOG_COMM = "memhog"
 # The OOM victim's own comm (memhog -n): nothing else in the guest is called that.
 OOM_HOG_COMM = "mwvm-oomvictim"
 # Scenario 4: the kernel's MemAvailable (fexit/kretprobe on si_mem_available)
 # against /proc/meminfo's, at quiescence.
 MEMAVAIL_TOLERANCE = 0.01
+# Scenario 6: the counters method (computed in BPF) against MemAvailable.
+COUNTERS_TOLERANCE = 0.02
 
 
 class HarnessError(Exception):
@@ -267,7 +270,8 @@ def build_initramfs(args, path):
             f'CACHE_DEV=/dev/nvme0n1\n'
             f'OOM_HOG_MIB={OOM_HOG_MIB}\n'
             f'OOM_HOG_COMM={OOM_HOG_COMM}\n'
-            f'LISTEN={LISTEN}\n')
+            f'LISTEN={LISTEN}\n'
+            f'LISTEN2={LISTEN2}\n')
     cpio.file("etc/memwatchd-vm.conf", conf.encode())
     libs = set()
     for src, dst in ((args.daemon, "usr/sbin/memwatchd"), (args.memhog, "usr/bin/memhog")):
@@ -627,6 +631,7 @@ def judge(series, lines, rc, timed_out, host_release, host_fmt):
              else "; memwatch_oom_kills_total not exported yet"))
     judge_events(series, v, b, singles, child)
     judge_memavail(series, v, b, singles)
+    judge_counters(series, v, b, singles)
 
     exit_rc = single(singles, "daemon exit rc=")
     v.add("daemon exit", exit_rc == "0", f"SIGTERM -> exit {exit_rc}")
@@ -733,6 +738,112 @@ def judge_memavail(series, v, b, singles):
             problems.append(f"{text}: more than {MEMAVAIL_TOLERANCE * 100:g}% apart")
     v.add("4 memavail", not problems,
           "; ".join(problems + [kp_text]) if problems else f"mode {mode}, {state}; {text}; {kp_text}")
+
+
+def zoneinfo_reserve_pages(text_lines):
+    """calculate_totalreserve_pages() from a printed /proc/zoneinfo: per zone the
+    largest lowmem reserve against the zones above it plus the high watermark
+    (without boost), at most the managed pages."""
+    total, zone, prev_node, index = 0, None, None, -1
+
+    def close(z):
+        if z is None:
+            return 0
+        reserve = max(z["protection"][z["index"]:] or [0]) + z["high"] - z["boost"]
+        return min(reserve, z["managed"])
+
+    for line in text_lines or []:
+        m = re.match(r"^Node (\d+), zone\s+(\S+)", line)
+        if m:
+            total += close(zone)
+            node = int(m.group(1))
+            index = index + 1 if node == prev_node else 0
+            prev_node = node
+            zone = {"index": index, "high": 0, "boost": 0, "managed": 0, "protection": []}
+            continue
+        if zone is None:
+            continue
+        words = line.split()
+        if len(words) == 2 and words[0] in ("high", "boost", "managed") and words[1].isdigit():
+            zone.setdefault("seen", set())
+            if words[0] not in zone["seen"]:
+                zone[words[0]] = int(words[1])
+                zone["seen"].add(words[0])
+        elif words and words[0] == "protection:":
+            zone["protection"] = [int(x) for x in re.findall(r"\d+", line)]
+    return total + close(zone)
+
+
+def judge_counters(series, v, b, singles):
+    """(6) memavail forced to the counters method: in use (it agrees with
+    MemAvailable on a stock kernel), within COUNTERS_TOLERANCE of MemAvailable
+    at quiescence, its figure on the direct reclaim events, and the total
+    reserve equal to what /proc/zoneinfo implies, followed through a
+    min_free_kbytes change and back."""
+    problems, notes = [], []
+    quiet = parse_metrics(b.get("metrics counters-quiet"))
+    if quiet is None:
+        v.add("6 counters", False, "no scrape of the counters daemon")
+        return
+    info = labelled(quiet, "memwatch_collector_info", collector="memavail")
+    mode = info[0].get("mode") if info else None
+    state = info[0].get("state") if info else None
+    reason = info[0].get("reason") if info else None
+    # Kernels without kmem:mm_setup_per_zone_wmarks re-read the reserve every window instead.
+    hook = state == "active"
+    if mode != "counters" or not (hook or (state == "degraded" and "mm_setup_per_zone_wmarks" in reason)):
+        problems.append(f"memavail state {state} mode {mode} (reason {reason!r})")
+    elif not hook:
+        notes.append(f"degraded: {reason}")
+    computed = value(quiet, "memwatch_memory_available_computed_bytes")
+    around = scrape_meminfo(b.get("metrics counters-quiet"))
+    if computed is None or not around or not all(around):
+        problems.append("no computed figure or no MemAvailable around the scrape")
+    else:
+        diffs = [(computed - m) / m for m in around]
+        notes.append(f"computed {computed / 2**20:.1f} MiB, MemAvailable {diffs[0] * 100:+.3f}% / "
+                     f"{diffs[1] * 100:+.3f}%")
+        if min(abs(d) for d in diffs) > COUNTERS_TOLERANCE:
+            problems.append(f"computed {computed:.0f} B is more than {COUNTERS_TOLERANCE * 100:g}% off "
+                            f"MemAvailable {around}")
+    events, why = parse_events(b.get("events counters"))
+    if events is None:
+        problems.append(f"counters daemon /api/v1/events {why}")
+    else:
+        reclaim = [e for e in events if e.get("kind") == "direct_reclaim"]
+        sources = sorted({str(e.get("available_source")) for e in reclaim})
+        notes.append(f"{len(reclaim)} direct_reclaim events, available_source {', '.join(sources) or '-'}")
+        if not reclaim:
+            problems.append("no direct_reclaim event on the counters daemon")
+        elif sources != ["counters"]:
+            problems.append(f"direct_reclaim available_source {sources}, not all counters")
+    page = 4096
+    steps = {}
+    for name in ("counters-raised", "counters-restored"):
+        m = parse_metrics(b.get(f"metrics {name}"))
+        expect = zoneinfo_reserve_pages(b.get(f"zoneinfo {name}")) * page
+        got = value(m or [], "memwatch_memavail_total_reserve_bytes")
+        refreshes = value(m or [], "memwatch_memavail_reserve_refreshes_total")
+        steps[name] = (got, refreshes)
+        if got != expect:
+            problems.append(f"{name}: total reserve {got} B, /proc/zoneinfo implies {expect} B")
+    before = value(quiet, "memwatch_memavail_total_reserve_bytes")
+    before_refresh = value(quiet, "memwatch_memavail_reserve_refreshes_total") or 0
+    raised, restored = steps["counters-raised"], steps["counters-restored"]
+    if before is None or raised[0] is None or restored[0] is None:
+        problems.append("no memwatch_memavail_total_reserve_bytes")
+    else:
+        notes.append(f"reserve {before / 2**20:.2f} -> {raised[0] / 2**20:.2f} -> {restored[0] / 2**20:.2f} MiB "
+                     f"({single(singles, 'min_free_kbytes')}), refreshes {before_refresh:g} -> "
+                     f"{raised[1]} -> {restored[1]}")
+        if not raised[0] > before or restored[0] != before:
+            problems.append("the reserve did not rise with min_free_kbytes and come back")
+        if hook and ((raised[1] or 0) < before_refresh + 1 or (restored[1] or 0) < (raised[1] or 0) + 1):
+            problems.append("memwatch_memavail_reserve_refreshes_total did not count both changes")
+    exit_rc = single(singles, "counters daemon exit rc=")
+    if exit_rc != "0":
+        problems.append(f"counters daemon SIGTERM -> exit {exit_rc}")
+    v.add("6 counters", not problems, "; ".join(problems + notes))
 
 
 # ---------------------------------------------------------------- main

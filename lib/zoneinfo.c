@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "macro.h"
+#include "zoneinfo.h"
+
+#define ZONEINFO_MAX_ZONE_TYPES 8
+
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+
+enum {
+	HAS_FREE = 1u << 0,
+	HAS_LOW = 1u << 1,
+	HAS_HIGH = 1u << 2,
+	HAS_MANAGED = 1u << 3,
+	HAS_PROTECTION = 1u << 4,
+	HAS_ALL = (1u << 5) - 1,
+};
+
+struct zone_parse {
+	bool open;
+	long node;
+	unsigned index; /* the zone's type: its position within the node */
+	unsigned present;
+	uint64_t free, low, high, boost, managed;
+	uint64_t protection[ZONEINFO_MAX_ZONE_TYPES];
+	unsigned n_protection;
+};
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r';
+}
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* Unsigned decimal; advances *p. */
+static int parse_u64(const char **p, const char *end, uint64_t *ret)
+{
+	uint64_t v = 0;
+	bool any = false;
+
+	for (; *p < end && is_digit(**p); (*p)++) {
+		unsigned d = (unsigned)(**p - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return -EINVAL;
+		v = v * 10 + d;
+		any = true;
+	}
+	if (!any)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+static void skip_blanks(const char **p, const char *end)
+{
+	while (*p < end && is_blank(**p))
+		(*p)++;
+}
+
+/* The next word: up to a blank. */
+static size_t word(const char *p, const char *end)
+{
+	const char *q = p;
+
+	while (q < end && !is_blank(*q))
+		q++;
+	return (size_t)(q - p);
+}
+
+static bool word_is(const char *p, size_t n, const char *w)
+{
+	return strlen(w) == n && memcmp(p, w, n) == 0;
+}
+
+/* "<number>" and nothing else on the rest of the line. */
+static int parse_sole_value(const char *p, const char *end, uint64_t *ret)
+{
+	skip_blanks(&p, end);
+	if (parse_u64(&p, end, ret) < 0)
+		return -EINVAL;
+	skip_blanks(&p, end);
+	return p == end ? 0 : -EINVAL;
+}
+
+/* "(0, 3018, 24090)" */
+static int parse_protection(const char *p, const char *end, struct zone_parse *z)
+{
+	skip_blanks(&p, end);
+	if (p == end || *p++ != '(')
+		return -EINVAL;
+	z->n_protection = 0;
+	for (;;) {
+		uint64_t v;
+
+		skip_blanks(&p, end);
+		if (parse_u64(&p, end, &v) < 0)
+			return -EINVAL;
+		if (z->n_protection < ZONEINFO_MAX_ZONE_TYPES)
+			z->protection[z->n_protection++] = v;
+		skip_blanks(&p, end);
+		if (p < end && *p == ',') {
+			p++;
+			continue;
+		}
+		if (p < end && *p == ')') {
+			p++;
+			break;
+		}
+		return -EINVAL;
+	}
+	skip_blanks(&p, end);
+	return p == end ? 0 : -EINVAL;
+}
+
+static int zone_finish(struct zone_parse *z, struct zoneinfo *out)
+{
+	uint64_t reserve = 0, high;
+	unsigned j;
+
+	if (!z->open)
+		return 0;
+	z->open = false;
+	/* Every zone, populated or not, prints all of these: a zone without
+	 * them is a file cut short. */
+	if (z->present != HAS_ALL)
+		return -EINVAL;
+	out->zones++;
+	out->free_pages += z->free;
+	out->wmark_low_pages += z->low;
+	out->managed_pages += z->managed;
+	/* Reserves against allocations that could have used a higher zone. */
+	for (j = z->index; j < z->n_protection; j++)
+		reserve = MAX(reserve, z->protection[j]);
+	/* The reserve was computed right after the boost was reset to 0. */
+	high = z->high > z->boost ? z->high - z->boost : 0;
+	if (reserve > UINT64_MAX - high)
+		return -EINVAL;
+	reserve += high;
+	out->totalreserve_pages += MIN(reserve, z->managed);
+	return 0;
+}
+
+/* "Node 0, zone   Normal" */
+static int zone_start(const char *p, const char *end, struct zone_parse *z, struct zoneinfo *out)
+{
+	uint64_t node;
+	size_t n;
+
+	p += strlen("Node");
+	skip_blanks(&p, end);
+	if (parse_u64(&p, end, &node) < 0 || node > 1u << 20)
+		return -EINVAL;
+	if (p == end || *p++ != ',')
+		return -EINVAL;
+	skip_blanks(&p, end);
+	n = word(p, end);
+	if (!word_is(p, n, "zone"))
+		return -EINVAL;
+	p += n;
+	skip_blanks(&p, end);
+	if (p == end)
+		return -EINVAL;
+	if (out->zones == 0 || (long)node != z->node) {
+		out->nodes++;
+		z->index = 0;
+	} else {
+		z->index++;
+	}
+	z->node = (long)node;
+	z->open = true;
+	z->present = 0;
+	z->free = z->low = z->high = z->boost = z->managed = 0;
+	z->n_protection = 0;
+	return 0;
+}
+
+static int parse_line(const char *p, const char *end, struct zone_parse *z, struct zoneinfo *out)
+{
+	uint64_t *target = NULL;
+	unsigned flag = 0;
+	size_t n;
+
+	while (end > p && is_blank(end[-1]))
+		end--;
+	if (p < end && !is_blank(*p)) {
+		/* Only zone headers start in the first column. */
+		if (end - p >= 4 && memcmp(p, "Node", 4) == 0 && (end - p == 4 || is_blank(p[4]))) {
+			int r = zone_finish(z, out);
+
+			return r < 0 ? r : zone_start(p, end, z, out);
+		}
+		return 0;
+	}
+	if (!z->open)
+		return 0;
+	skip_blanks(&p, end);
+	n = word(p, end);
+	if (word_is(p, n, "pages")) {
+		p += n;
+		skip_blanks(&p, end);
+		n = word(p, end);
+		if (!word_is(p, n, "free"))
+			return 0;
+		target = &z->free, flag = HAS_FREE;
+	} else if (word_is(p, n, "low")) {
+		target = &z->low, flag = HAS_LOW;
+	} else if (word_is(p, n, "high")) {
+		target = &z->high, flag = HAS_HIGH;
+	} else if (word_is(p, n, "boost")) {
+		target = &z->boost;
+	} else if (word_is(p, n, "managed")) {
+		target = &z->managed, flag = HAS_MANAGED;
+	} else if (word_is(p, n, "protection:")) {
+		if (z->present & HAS_PROTECTION)
+			return 0;
+		z->present |= HAS_PROTECTION;
+		return parse_protection(p + n, end, z);
+	} else {
+		return 0; /* per-node and per-zone statistics, pagesets, "high:" of a pageset */
+	}
+	if (z->present & flag)
+		return 0; /* only the first: later "high" lines would be a pageset's, on kernels that print one without a colon */
+	if (parse_sole_value(p + n, end, target) < 0)
+		return -EINVAL;
+	z->present |= flag;
+	return 0;
+}
+
+int zoneinfo_parse(const char *buf, size_t len, struct zoneinfo *out)
+{
+	struct zone_parse z = { .node = -1 };
+	const char *p = buf, *end = buf + len;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	/* The kernel ends every line; without the last newline the read was cut short. */
+	if (len == 0 || buf[len - 1] != '\n')
+		return -EINVAL;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *line_end = nl ? nl : end;
+
+		if (memchr(p, '\0', (size_t)(line_end - p)))
+			return -EINVAL;
+		r = parse_line(p, line_end, &z, out);
+		if (r < 0)
+			return r;
+		p = nl ? nl + 1 : end;
+	}
+	r = zone_finish(&z, out);
+	if (r < 0)
+		return r;
+	return out->zones ? 0 : -EINVAL;
+}
