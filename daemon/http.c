@@ -8,8 +8,10 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include "accept_encoding.h"
 #include "config.h"
 #include "core.h"
 #include "event_channel.h"
@@ -80,26 +82,67 @@ static void release_snapshot(void *cls)
 	snapshot_unref(cls);
 }
 
-static MHD_RESULT serve_metrics(struct http_server *srv, struct MHD_Connection *conn)
+static MHD_RESULT add_accept_encoding(void *cls, enum MHD_ValueKind kind, const char *key,
+				       const char *value)
+{
+	if (strcasecmp(key, MHD_HTTP_HEADER_ACCEPT_ENCODING) == 0)
+		accept_encoding_parse(cls, value);
+	return MHD_YES;
+}
+
+/* Every Accept-Encoding line counts: several are one comma-separated list. */
+static bool wants_gzip(struct MHD_Connection *conn)
+{
+	struct accept_encoding ae;
+
+	accept_encoding_init(&ae);
+	MHD_get_connection_values(conn, MHD_HEADER_KIND, add_accept_encoding, &ae);
+	return accept_encoding_gzip(&ae);
+}
+
+/* Zero-copy: the response holds its own reference to snap until it has been sent. */
+static struct MHD_Response *metrics_response(struct snapshot *snap, bool gzip)
 {
 	struct MHD_Response *resp;
-	struct snapshot *snap;
-	const char *text;
+	const void *body;
 	size_t len;
+
+	body = gzip ? snapshot_gzip(snap, &len) : snapshot_text(snap, &len);
+	if (!body)
+		return NULL;
+	snapshot_ref(snap);
+	resp = MHD_create_response_from_buffer_with_free_callback_cls(len, (void *)body, release_snapshot, snap);
+	if (!resp) {
+		snapshot_unref(snap);
+		return NULL;
+	}
+	if (MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, EXPO_CONTENT_TYPE) != MHD_YES ||
+	    MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING) != MHD_YES ||
+	    (gzip && MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip") != MHD_YES)) {
+		MHD_destroy_response(resp);
+		return NULL;
+	}
+	return resp;
+}
+
+static MHD_RESULT serve_metrics(struct http_server *srv, struct MHD_Connection *conn)
+{
+	struct MHD_Response *resp = NULL;
+	struct snapshot *snap;
 	MHD_RESULT ret;
 
 	snap = snapshot_ring_latest(srv->ring);
 	if (!snap)
 		return respond_static(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8",
 				      "no window collected yet\n");
-	text = snapshot_text(snap, &len);
-	/* Zero-copy: the response holds a reference until it has been sent. */
-	resp = MHD_create_response_from_buffer_with_free_callback_cls(len, (void *)text, release_snapshot, snap);
-	if (!resp) {
-		snapshot_unref(snap);
+	/* No gzip copy (compression failed) or no room for its header: the plain text will do. */
+	if (wants_gzip(conn))
+		resp = metrics_response(snap, true);
+	if (!resp)
+		resp = metrics_response(snap, false);
+	snapshot_unref(snap);
+	if (!resp)
 		return MHD_NO;
-	}
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, EXPO_CONTENT_TYPE);
 	ret = MHD_queue_response(conn, MHD_HTTP_OK, resp);
 	MHD_destroy_response(resp);
 	return ret;
@@ -249,12 +292,19 @@ out:
 	return ok;
 }
 
-static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
-			     const char *version, const char *upload_data, size_t *upload_data_size,
-			     void **req_cls)
+/* Whether the request announces a body; none of our endpoints takes one. */
+static bool has_body(struct MHD_Connection *conn)
 {
-	struct http_server *srv = cls;
+	const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 
+	if (MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING))
+		return true;
+	return cl && cl[strspn(cl, "0")] != '\0';
+}
+
+static MHD_RESULT handle_request(struct http_server *srv, struct MHD_Connection *conn, const char *url,
+				 const char *method)
+{
 	/* /healthz stays open for liveness probes: it tells nothing about the host. */
 	if (srv->n_users && strcmp(url, "/healthz") != 0 && !authorized(srv, conn)) {
 		struct MHD_Response *resp = MHD_create_response_from_buffer(
@@ -282,6 +332,32 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
 	if (strcmp(url, "/") == 0)
 		return serve_status(srv, conn);
 	return respond_static(conn, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8", "not found\n");
+}
+
+/* Marks a request whose headers have been seen. */
+static char headers_seen;
+
+static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+			     const char *version, const char *upload_data, size_t *upload_data_size,
+			     void **req_cls)
+{
+	struct http_server *srv = cls;
+
+	if (!*req_cls) {
+		*req_cls = &headers_seen;
+		/* A response queued now, with only the headers read, makes libmicrohttpd
+		 * skip the rest of the request and close the connection after it; so
+		 * answer on the next call, once the request is complete, and the
+		 * connection stays open for the next scrape. A request with a body is
+		 * the exception: answering now skips the body, whatever its size,
+		 * instead of reading it for nothing. */
+		if (!has_body(conn))
+			return MHD_YES;
+	} else if (*upload_data_size > 0) {
+		/* Cannot happen (a body means we answered above); never read one. */
+		return MHD_NO;
+	}
+	return handle_request(srv, conn, url, method);
 }
 
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)

@@ -48,11 +48,14 @@ int snapshot_add_log2_histogram_from(struct snapshot *s, const struct metric_des
 				     const char *const *label_values, const uint64_t *slots,
 				     size_t n_slots, int first_exponent, double scale, double raw_sum);
 
-/* Renders the exposition text once; afterwards the snapshot is read-only. */
+/* Renders the exposition text once, and a gzip copy of it; afterwards the
+ * snapshot is read-only. */
 int snapshot_seal(struct snapshot *s);
 
 const struct snapshot_window *snapshot_window(const struct snapshot *s);
 const char *snapshot_text(const struct snapshot *s, size_t *len);
+/* The text as one gzip member; NULL before seal or if compressing failed. */
+const void *snapshot_gzip(const struct snapshot *s, size_t *len);
 size_t snapshot_series(const struct snapshot *s);
 size_t snapshot_dropped_series(const struct snapshot *s);
 

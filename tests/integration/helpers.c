@@ -799,7 +799,12 @@ static int http_request(int port, const char *src, const char *method, const cha
 	read_response(fd, MW_IO_TIMEOUT_MS, &raw, &raw_len, strcmp(method, "HEAD") == 0);
 	close(fd);
 	parse_response(raw, raw_len, resp);
-	return resp->status > 0 ? 0 : -EPROTO;
+	if (resp->status <= 0) {
+		/* Callers only free what they got on success. */
+		mw_http_response_free(resp);
+		return -EPROTO;
+	}
+	return 0;
 }
 
 int mw_http_request(int port, const char *method, const char *path, const char *extra_headers,
@@ -836,6 +841,21 @@ int mw_http_raw(int port, const void *data, size_t len, int timeout_ms, struct m
 		parse_response(raw, raw_len, resp);
 	else
 		free(raw);
+	return 0;
+}
+
+int mw_http_exchange(int fd, const char *request, bool head, struct mw_http_response *resp)
+{
+	char *raw;
+	size_t raw_len;
+
+	send_all(fd, request, strlen(request));
+	read_response(fd, MW_IO_TIMEOUT_MS, &raw, &raw_len, head);
+	parse_response(raw, raw_len, resp);
+	if (resp->status <= 0) {
+		mw_http_response_free(resp);
+		return -EPROTO;
+	}
 	return 0;
 }
 

@@ -121,6 +121,11 @@ int mw_http_get_from(int port, const char *src, const char *path, struct mw_http
 int mw_http_raw(int port, const void *data, size_t len, int timeout_ms, struct mw_http_response *resp);
 /* A connected socket to 127.0.0.1:port, optionally from source address src (e.g. "127.0.0.2"). */
 int mw_connect(int port, const char *src);
+/* Sends a whole request on an open connection (see mw_connect) and reads one
+ * response (until its Content-Length, the end of the headers for HEAD, EOF or
+ * timeout); the connection stays open for the next. 0, or -EPROTO when no
+ * response came back. */
+int mw_http_exchange(int fd, const char *request, bool head, struct mw_http_response *resp);
 void mw_http_response_free(struct mw_http_response *resp);
 /* Case-insensitive header lookup; value copied without surrounding blanks. */
 bool mw_http_header(const struct mw_http_response *resp, const char *name, char *buf, size_t len);

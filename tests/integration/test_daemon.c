@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 #include "helpers.h"
 
 #ifndef CONF_DIR
@@ -747,6 +748,223 @@ START_TEST(test_windows_progress)
 }
 END_TEST
 
+/* ---- gzip and keep-alive ---- */
+
+/* Inflates one gzip member; malloc'd and NUL-terminated, or NULL if it is not
+ * exactly one valid gzip member. */
+static char *gunzip(const char *in, size_t len, size_t *out_len)
+{
+	z_stream zs = { 0 };
+	size_t cap = 65536;
+	char *out = malloc(cap), *grown;
+	int r = Z_OK;
+
+	if (!out || inflateInit2(&zs, 16 + 15) != Z_OK) {
+		free(out);
+		return NULL;
+	}
+	zs.next_in = (Bytef *)in;
+	zs.avail_in = (uInt)len;
+	while (r != Z_STREAM_END) {
+		if (cap - zs.total_out < 4096) {
+			grown = realloc(out, cap * 2);
+			if (!grown)
+				break;
+			out = grown;
+			cap *= 2;
+		}
+		zs.next_out = (Bytef *)out + zs.total_out;
+		zs.avail_out = (uInt)(cap - zs.total_out - 1);
+		r = inflate(&zs, Z_NO_FLUSH);
+		if (r != Z_OK && r != Z_STREAM_END)
+			break;
+	}
+	if (r != Z_STREAM_END || zs.avail_in != 0) {
+		inflateEnd(&zs);
+		free(out);
+		return NULL;
+	}
+	out[zs.total_out] = '\0';
+	*out_len = zs.total_out;
+	inflateEnd(&zs);
+	return out;
+}
+
+static void assert_vary(const struct mw_http_response *resp, const char *what)
+{
+	char vary[128];
+
+	ck_assert_msg(mw_http_header(resp, "Vary", vary, sizeof(vary)), "%s: no Vary header", what);
+	ck_assert_msg(strcasestr(vary, "Accept-Encoding") != NULL, "%s: Vary: %s", what, vary);
+}
+
+/* A scrape with this Accept-Encoding must come back as plain exposition text. */
+static void expect_plain(struct mw_daemon *d, const char *accept)
+{
+	struct mw_http_response resp;
+	char hdr[160], enc[64];
+
+	snprintf(hdr, sizeof(hdr), "Accept-Encoding: %s\r\n", accept);
+	ck_assert_int_eq(mw_http_request(d->port, "GET", "/metrics", hdr, &resp), 0);
+	ck_assert_int_eq(resp.status, 200);
+	ck_assert_msg(!mw_http_header(&resp, "Content-Encoding", enc, sizeof(enc)),
+		      "Accept-Encoding: %s got Content-Encoding: %s", accept, enc);
+	ck_assert_msg(strncmp(resp.body, "# HELP ", 7) == 0, "Accept-Encoding: %s: body starts '%.20s'", accept,
+		      resp.body);
+	ck_assert_msg(mw_metric(resp.body, "memwatch_build_info", NULL, NULL, NULL, 0),
+		      "Accept-Encoding: %s: no memwatch_build_info", accept);
+	assert_vary(&resp, accept);
+	mw_http_response_free(&resp);
+}
+
+START_TEST(test_metrics_gzip)
+{
+	struct mw_daemon *d = start_or_fail(CONF_BASIC, false);
+	struct mw_http_response gz, plain;
+	char ctype[256], enc[64], *text = NULL, *out = NULL;
+	size_t text_len = 0;
+	bool same_window = false;
+	int attempt, rc;
+
+	/* The gzip body is the same window's text, byte for byte: scrape both
+	 * until they fall into one window (they tell by its end timestamp). */
+	for (attempt = 0; attempt < 20 && !same_window; attempt++) {
+		double t_gz = NAN, t_plain = NAN;
+
+		ck_assert_int_eq(mw_http_request(d->port, "GET", "/metrics", "Accept-Encoding: gzip\r\n", &gz), 0);
+		ck_assert_int_eq(gz.status, 200);
+		ck_assert_msg(mw_http_header(&gz, "Content-Encoding", enc, sizeof(enc)), "gzip asked, no Content-Encoding");
+		ck_assert_str_eq(enc, "gzip");
+		ck_assert_msg(mw_http_header(&gz, "Content-Type", ctype, sizeof(ctype)), "no Content-Type");
+		ck_assert_str_eq(ctype, METRICS_CONTENT_TYPE);
+		assert_vary(&gz, "gzip");
+		free(text);
+		text = gunzip(gz.body, gz.body_len, &text_len);
+		ck_assert_msg(text != NULL, "the gzip body (%zu bytes) does not inflate", gz.body_len);
+
+		ck_assert_int_eq(mw_http_get(d->port, "/metrics", &plain), 0);
+		ck_assert_int_eq(plain.status, 200);
+		ck_assert_msg(!mw_http_header(&plain, "Content-Encoding", enc, sizeof(enc)), "plain scrape: %s", enc);
+		assert_vary(&plain, "no Accept-Encoding");
+		ck_assert_msg(gz.body_len * 3 < plain.body_len, "gzip %zu bytes, text %zu", gz.body_len, plain.body_len);
+
+		t_gz = metric_or_fail(text, "memwatch_window_end_timestamp_seconds", NULL);
+		t_plain = metric_or_fail(plain.body, "memwatch_window_end_timestamp_seconds", NULL);
+		if (t_gz == t_plain) {
+			same_window = true;
+			ck_assert_uint_eq(text_len, plain.body_len);
+			ck_assert_msg(memcmp(text, plain.body, text_len) == 0, "one window, two texts");
+		}
+		mw_http_response_free(&gz);
+		mw_http_response_free(&plain);
+	}
+	ck_assert_msg(same_window, "20 pairs of scrapes never fell into one window");
+	rc = mw_promtool_check(text, text_len, &out);
+	ck_assert_msg(rc == 0, "promtool check metrics on the inflated body exited %d:\n%s", rc, out ? out : "");
+	free(out);
+	free(text);
+
+	/* What other clients send; in each, gzip is acceptable. */
+	ck_assert_int_eq(mw_http_request(d->port, "GET", "/metrics", "Accept-Encoding: deflate, GZIP;q=0.5, br\r\n", &gz), 0);
+	ck_assert_msg(mw_http_header(&gz, "Content-Encoding", enc, sizeof(enc)) && strcmp(enc, "gzip") == 0,
+		      "GZIP;q=0.5 not served gzip");
+	mw_http_response_free(&gz);
+
+	/* HEAD: the same headers, no body. */
+	ck_assert_int_eq(mw_http_request(d->port, "HEAD", "/metrics", "Accept-Encoding: gzip\r\n", &gz), 0);
+	ck_assert_int_eq(gz.status, 200);
+	ck_assert_msg(mw_http_header(&gz, "Content-Encoding", enc, sizeof(enc)) && strcmp(enc, "gzip") == 0,
+		      "HEAD with gzip: no Content-Encoding");
+	ck_assert_uint_eq(gz.body_len, 0);
+	mw_http_response_free(&gz);
+
+	expect_plain(d, "gzip;q=0");
+	expect_plain(d, "gzip; q=0.0, identity");
+	expect_plain(d, "identity");
+	expect_plain(d, "deflate, br");
+	expect_plain(d, "");
+	expect_plain(d, "gzip;q=bogus");
+	assert_clean_stop(d);
+}
+END_TEST
+
+/* Prometheus keeps its connection open between scrapes: so must we. */
+START_TEST(test_http_keep_alive)
+{
+	static const char get_metrics[] = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: memwatchd-itest\r\n\r\n";
+	static const char get_gzip[] = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: gzip\r\n\r\n";
+	static const char get_missing[] = "GET /nonexistent HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+	static const char post_empty[] = "POST /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n";
+	static const char head_health[] = "HEAD /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+	static const struct {
+		const char *req;
+		bool head;
+		int status;
+	} seq[] = {
+		{ get_metrics, false, 200 }, { get_metrics, false, 200 }, { get_gzip, false, 200 },
+		{ get_missing, false, 404 }, { post_empty, false, 405 }, { head_health, true, 200 },
+		{ get_metrics, false, 200 },
+	};
+	struct mw_daemon *d = start_or_fail(CONF_BASIC, false);
+	struct mw_http_response resp;
+	char conn_hdr[64], enc[64];
+	size_t i;
+	int fd;
+
+	fd = mw_connect(d->port, NULL);
+	ck_assert_msg(fd >= 0, "connect: %s", strerror(-fd));
+	for (i = 0; i < sizeof(seq) / sizeof(seq[0]); i++) {
+		ck_assert_msg(mw_http_exchange(fd, seq[i].req, seq[i].head, &resp) == 0,
+			      "request %zu on one connection got no answer: the server closed it", i + 1);
+		ck_assert_msg(resp.status == seq[i].status, "request %zu: status %d, want %d", i + 1, resp.status,
+			      seq[i].status);
+		ck_assert_msg(!mw_http_header(&resp, "Connection", conn_hdr, sizeof(conn_hdr)) ||
+			      strcasecmp(conn_hdr, "close") != 0, "request %zu answered with Connection: close", i + 1);
+		if (seq[i].req == get_gzip)
+			ck_assert_msg(mw_http_header(&resp, "Content-Encoding", enc, sizeof(enc)), "no gzip on keep-alive");
+		if (seq[i].status == 200 && !seq[i].head && seq[i].req != get_gzip)
+			ck_assert_msg(mw_metric(resp.body, "memwatch_build_info", NULL, NULL, NULL, 0),
+				      "request %zu: not the exposition", i + 1);
+		mw_http_response_free(&resp);
+	}
+	close(fd);
+	assert_still_serving(d, "a keep-alive connection");
+	assert_clean_stop(d);
+}
+END_TEST
+
+/* Nothing takes a body: one is answered at once and never read, whatever
+ * size it claims, and the connection then closes. */
+START_TEST(test_http_request_bodies)
+{
+	static const char *const reqs[] = {
+		"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n\r\nhello",
+		/* claims a terabyte, sends nothing of it */
+		"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000000000\r\n\r\n",
+		"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n",
+		"HEAD /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000\r\n\r\nxyz",
+		"POST /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000000000\r\n\r\nabc",
+		"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n",
+	};
+	static const int want[] = { 200, 200, 200, 200, 405, 200 };
+	struct mw_daemon *d = start_or_fail(CONF_BASIC, false);
+	size_t i;
+
+	for (i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++) {
+		struct mw_http_response resp;
+
+		/* mw_http_raw reads until EOF or 5 s of silence: a server waiting
+		 * for the body would show as no status, or as a test timeout. */
+		ck_assert_int_eq(mw_http_raw(d->port, reqs[i], strlen(reqs[i]), MW_IO_TIMEOUT_MS, &resp), 0);
+		ck_assert_msg(resp.status == want[i], "request %zu with a body: status %d, want %d", i + 1, resp.status,
+			      want[i]);
+		mw_http_response_free(&resp);
+		assert_still_serving(d, "a request with a body");
+	}
+	assert_clean_stop(d);
+}
+END_TEST
+
 static TCase *tcase(const char *name)
 {
 	TCase *tc = tcase_create(name);
@@ -781,6 +999,9 @@ static Suite *daemon_suite(void)
 	tcase_add_test(tc, test_http_half_open_connections);
 	tcase_add_test(tc, test_http_stalled_partial_request);
 	tcase_add_test(tc, test_healthz_and_landing_page);
+	tcase_add_test(tc, test_metrics_gzip);
+	tcase_add_test(tc, test_http_keep_alive);
+	tcase_add_test(tc, test_http_request_bodies);
 	suite_add_tcase(s, tc);
 
 	tc = tcase("cli");

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "snapshot.h"
 
@@ -863,6 +864,120 @@ START_TEST(test_promtool_rejects_garbage)
 }
 END_TEST
 
+/* ---- gzip copy ---- */
+
+/* Inflates one whole gzip member (not zlib, not raw deflate); malloc'd and
+ * NUL-terminated, length in *out_len. Fails the test on any error. */
+static char *gunzip(const void *in, size_t len, size_t *out_len)
+{
+	z_stream zs = { 0 };
+	size_t cap = 4096, used = 0;
+	char *out = malloc(cap);
+	int r;
+
+	ck_assert_ptr_nonnull(out);
+	ck_assert_uint_ge(len, 18);
+	ck_assert_msg(((const unsigned char *)in)[0] == 0x1f && ((const unsigned char *)in)[1] == 0x8b,
+		      "no gzip magic");
+	ck_assert_int_eq(inflateInit2(&zs, 16 + 15), Z_OK); /* gzip only */
+	zs.next_in = (Bytef *)in;
+	zs.avail_in = (uInt)len;
+	do {
+		if (cap - used < 4096) {
+			cap *= 2;
+			out = realloc(out, cap);
+			ck_assert_ptr_nonnull(out);
+		}
+		zs.next_out = (Bytef *)out + used;
+		zs.avail_out = (uInt)(cap - used - 1);
+		r = inflate(&zs, Z_NO_FLUSH);
+		ck_assert_msg(r == Z_OK || r == Z_STREAM_END, "inflate: %d (%s)", r, zs.msg ? zs.msg : "");
+		used = zs.total_out;
+	} while (r != Z_STREAM_END);
+	/* Exactly one member, nothing after it. */
+	ck_assert_uint_eq(zs.avail_in, 0);
+	inflateEnd(&zs);
+	out[used] = '\0';
+	*out_len = used;
+	return out;
+}
+
+static void assert_gzip_is_text(const struct snapshot *s)
+{
+	size_t text_len, gz_len, plain_len;
+	const char *text = snapshot_text(s, &text_len);
+	const void *gz = snapshot_gzip(s, &gz_len);
+	char *plain;
+
+	ck_assert_ptr_nonnull(text);
+	ck_assert_ptr_nonnull(gz);
+	plain = gunzip(gz, gz_len, &plain_len);
+	ck_assert_uint_eq(plain_len, text_len);
+	ck_assert(memcmp(plain, text, text_len) == 0);
+	free(plain);
+}
+
+START_TEST(test_gzip_matches_text)
+{
+	struct snapshot *s = new_snap(100);
+	const char *const a[] = { "a" };
+	const uint64_t slots[4] = { 1, 2, 0, 3 };
+	size_t len = 123;
+
+	ck_assert_int_eq(snapshot_add(s, &free_bytes, NULL, 1024.0), 0);
+	ck_assert_int_eq(snapshot_add(s, &events_total, a, 3.0), 0);
+	ck_assert_int_eq(snapshot_add_log2_histogram(s, &stall, a, slots, 4, 1e-9, 42), 0);
+	/* Nothing compressed before seal. */
+	ck_assert_ptr_null(snapshot_gzip(s, &len));
+	ck_assert_uint_eq(len, 0);
+	ck_assert_int_eq(snapshot_seal(s), 0);
+	assert_gzip_is_text(s);
+	/* Sealing again changes nothing. */
+	ck_assert_int_eq(snapshot_seal(s), 0);
+	assert_gzip_is_text(s);
+	snapshot_unref(s);
+}
+END_TEST
+
+START_TEST(test_gzip_empty)
+{
+	struct snapshot *s = new_snap(10);
+	size_t len;
+
+	ck_assert_str_eq(seal_text(s), "");
+	ck_assert_ptr_nonnull(snapshot_gzip(s, &len));
+	ck_assert_uint_gt(len, 0);
+	assert_gzip_is_text(s);
+	snapshot_unref(s);
+}
+END_TEST
+
+/* Many series with long, varied labels: several MB of text, and a copy that
+ * is much smaller (the point of it). */
+START_TEST(test_gzip_huge)
+{
+	enum { N = 60000 };
+	struct snapshot *s = new_snap(N);
+	char cg[160], lvl[16];
+	const char *lv[] = { cg, lvl };
+	size_t i, text_len, gz_len;
+
+	for (i = 0; i < N; i++) {
+		snprintf(cg, sizeof(cg), "/sys/fs/cgroup/system.slice/unit-%zu.service/payload/%zx", i, i * 2654435761u);
+		snprintf(lvl, sizeof(lvl), "%s", i % 2 ? "some" : "full");
+		if (snapshot_add(s, &pressure, lv, (double)i / 7.0) != 0)
+			ck_abort_msg("add %zu failed", i);
+	}
+	ck_assert_int_eq(snapshot_seal(s), 0);
+	snapshot_text(s, &text_len);
+	ck_assert_ptr_nonnull(snapshot_gzip(s, &gz_len));
+	ck_assert_uint_gt(text_len, 5u << 20);
+	ck_assert_msg(gz_len < text_len / 4, "gzip %zu bytes for %zu of text", gz_len, text_len);
+	assert_gzip_is_text(s);
+	snapshot_unref(s);
+}
+END_TEST
+
 static Suite *snapshot_suite(void)
 {
 	Suite *s = suite_create("snapshot");
@@ -870,6 +985,7 @@ static Suite *snapshot_suite(void)
 	TCase *hist = tcase_create("histogram");
 	TCase *life = tcase_create("lifetime");
 	TCase *prom = tcase_create("promtool");
+	TCase *gzip = tcase_create("gzip");
 
 	tcase_add_test(core, test_window_copied);
 	tcase_add_test(core, test_empty_snapshot);
@@ -902,6 +1018,12 @@ static Suite *snapshot_suite(void)
 	tcase_add_test(life, test_refcount_threads);
 	tcase_set_timeout(life, 60);
 	suite_add_tcase(s, life);
+
+	tcase_add_test(gzip, test_gzip_matches_text);
+	tcase_add_test(gzip, test_gzip_empty);
+	tcase_add_test(gzip, test_gzip_huge);
+	tcase_set_timeout(gzip, 60);
+	suite_add_tcase(s, gzip);
 
 	tcase_add_test(prom, test_promtool_accepts);
 	tcase_add_test(prom, test_promtool_rejects_garbage);
