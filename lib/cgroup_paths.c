@@ -16,12 +16,20 @@ struct entry {
 };
 
 #define NEGATIVE_IDS 64
+/* Kept across rescans: with two removed cgroups in a BPF map, each one's miss
+ * used to clear the other's entry, and every window walked the whole tree
+ * (tens of milliseconds at 1,000 cgroups) until the map let go of them. */
+#define NEGATIVE_TTL_USEC (60 * USEC_PER_SEC)
+
+struct negative {
+	uint64_t id, since_usec;
+};
 
 struct cgroup_paths {
 	char *root;
 	/* Ids a rescan did not find (removed cgroups still in a BPF map): asking
 	 * for them again must not walk the tree every window. */
-	uint64_t negative[NEGATIVE_IDS];
+	struct negative negative[NEGATIVE_IDS];
 	size_t n_negative;
 	unsigned max_depth;
 	size_t max_entries;
@@ -285,7 +293,6 @@ int cgroup_paths_rescan(struct cgroup_paths *cp)
 	cp->cap = s.cap;
 	cp->count = s.count;
 	cp->scanned = true;
-	cp->n_negative = 0;
 	return r == -ENOSPC ? -ENOSPC : 0;
 }
 
@@ -301,6 +308,24 @@ static const char *table_find(const struct cgroup_paths *cp, uint64_t id)
 	return NULL;
 }
 
+/* In the slot of the same id, a free one, or the oldest. */
+static void remember_negative(struct cgroup_paths *cp, uint64_t id, uint64_t now_usec)
+{
+	size_t i, slot = 0;
+
+	for (i = 0; i < cp->n_negative; i++) {
+		if (cp->negative[i].id == id) {
+			slot = i;
+			break;
+		}
+		if (cp->negative[i].since_usec < cp->negative[slot].since_usec)
+			slot = i;
+	}
+	if (i == cp->n_negative && cp->n_negative < NEGATIVE_IDS)
+		slot = cp->n_negative++;
+	cp->negative[slot] = (struct negative){ id, now_usec };
+}
+
 const char *cgroup_paths_lookup(struct cgroup_paths *cp, uint64_t id, uint64_t now_usec)
 {
 	const char *p = table_find(cp, id);
@@ -309,7 +334,7 @@ const char *cgroup_paths_lookup(struct cgroup_paths *cp, uint64_t id, uint64_t n
 	if (p || id == 0)
 		return p;
 	for (i = 0; i < cp->n_negative; i++)
-		if (cp->negative[i] == id)
+		if (cp->negative[i].id == id && now_usec - cp->negative[i].since_usec < NEGATIVE_TTL_USEC)
 			return NULL;
 	if (cp->attempted && now_usec - cp->last_rescan_usec < cp->min_rescan_usec)
 		return NULL;
@@ -317,8 +342,8 @@ const char *cgroup_paths_lookup(struct cgroup_paths *cp, uint64_t id, uint64_t n
 	cp->last_rescan_usec = now_usec;
 	cgroup_paths_rescan(cp);
 	p = table_find(cp, id);
-	if (!p && cp->n_negative < NEGATIVE_IDS)
-		cp->negative[cp->n_negative++] = id;
+	if (!p)
+		remember_negative(cp, id, now_usec);
 	return p;
 }
 

@@ -400,7 +400,7 @@ static void set_event(struct cgroup_mem *m, enum cgroup_event e, uint64_t v)
 	m->events_present |= 1u << e;
 }
 
-int cgroup_read_v1(int dfd, struct cgroup_files *f, char *buf, struct cgroup_mem *out)
+static int read_v1(int dfd, struct cgroup_files *f, unsigned flags, char *buf, struct cgroup_mem *out)
 {
 	struct cgroup_mem m = { .v1 = true };
 	struct cgroup_kv kv[KV_MAX];
@@ -437,22 +437,24 @@ int cgroup_read_v1(int dfd, struct cgroup_files *f, char *buf, struct cgroup_mem
 		m.has_under_oom = true;
 		m.under_oom = k->value != 0;
 	}
-	r = read_memstat(dfd, f, 4, buf, &ms);
-	if (r < 0)
-		return r;
-	/* total_ includes the children, as usage_in_bytes does with use_hierarchy. */
-	if (ms.present & CGROUP_MEMSTAT_HAS_TOTAL_INACTIVE_FILE) {
-		m.inactive_file = ms.total_inactive_file;
-		m.has_inactive_file = true;
-	} else if (ms.present & CGROUP_MEMSTAT_HAS_INACTIVE_FILE) {
-		m.inactive_file = ms.inactive_file;
-		m.has_inactive_file = true;
+	if (!(flags & CGROUP_READ_SKIP_STAT)) {
+		r = read_memstat(dfd, f, 4, buf, &ms);
+		if (r < 0)
+			return r;
+		/* total_ includes the children, as usage_in_bytes does with use_hierarchy. */
+		if (ms.present & CGROUP_MEMSTAT_HAS_TOTAL_INACTIVE_FILE) {
+			m.inactive_file = ms.total_inactive_file;
+			m.has_inactive_file = true;
+		} else if (ms.present & CGROUP_MEMSTAT_HAS_INACTIVE_FILE) {
+			m.inactive_file = ms.inactive_file;
+			m.has_inactive_file = true;
+		}
 	}
 	*out = m;
 	return 0;
 }
 
-int cgroup_read_v2(int dfd, struct cgroup_files *f, char *buf, struct cgroup_mem *out)
+static int read_v2(int dfd, struct cgroup_files *f, unsigned flags, char *buf, struct cgroup_mem *out)
 {
 	static const enum cgroup_event keyed[] = {
 		CGROUP_EVENT_LOW, CGROUP_EVENT_HIGH, CGROUP_EVENT_MAX,
@@ -487,15 +489,32 @@ int cgroup_read_v2(int dfd, struct cgroup_files *f, char *buf, struct cgroup_mem
 		if (k)
 			set_event(&m, keyed[i], k->value);
 	}
-	r = read_memstat(dfd, f, 4, buf, &ms);
-	if (r < 0)
-		return r;
-	if (ms.present & CGROUP_MEMSTAT_HAS_INACTIVE_FILE) {
-		m.inactive_file = ms.inactive_file;
-		m.has_inactive_file = true;
+	if (!(flags & CGROUP_READ_SKIP_STAT)) {
+		r = read_memstat(dfd, f, 4, buf, &ms);
+		if (r < 0)
+			return r;
+		if (ms.present & CGROUP_MEMSTAT_HAS_INACTIVE_FILE) {
+			m.inactive_file = ms.inactive_file;
+			m.has_inactive_file = true;
+		}
 	}
 	*out = m;
 	return 0;
+}
+
+int cgroup_read_v1(int dfd, struct cgroup_files *f, char *buf, struct cgroup_mem *out)
+{
+	return read_v1(dfd, f, 0, buf, out);
+}
+
+int cgroup_read_v2(int dfd, struct cgroup_files *f, char *buf, struct cgroup_mem *out)
+{
+	return read_v2(dfd, f, 0, buf, out);
+}
+
+int cgroup_read_memory(int dfd, struct cgroup_files *f, bool v1, unsigned flags, char *buf, struct cgroup_mem *out)
+{
+	return v1 ? read_v1(dfd, f, flags, buf, out) : read_v2(dfd, f, flags, buf, out);
 }
 
 int cgroup_read_pressure(int dfd, struct cgroup_files *f, char *buf, struct cgroup_mem *out)

@@ -155,6 +155,12 @@ int cgroup_read_v1(int dfd, struct cgroup_files *f, char *buf, struct cgroup_mem
  * (inactive_file). Not for the root cgroup, which has no memory.current. */
 int cgroup_read_v2(int dfd, struct cgroup_files *f, char *buf, struct cgroup_mem *out);
 
+/* Either of the two, with flags: CGROUP_READ_SKIP_STAT leaves memory.stat out
+ * (the costly one: the kernel flushes and formats dozens of counters, twice
+ * over on v1 with its total_ ones), so has_inactive_file stays false. */
+#define CGROUP_READ_SKIP_STAT 1u
+int cgroup_read_memory(int dfd, struct cgroup_files *f, bool v1, unsigned flags, char *buf, struct cgroup_mem *out);
+
 /* memory.pressure (v2, or the cgroup2 twin of a v1 cgroup on a hybrid host):
  * sets the pressure fields of out only on success. */
 int cgroup_read_pressure(int dfd, struct cgroup_files *f, char *buf, struct cgroup_mem *out);

@@ -37,6 +37,7 @@ struct cgroup_config {
 	uint64_t max_depth;
 	uint64_t max_cgroups;
 	uint64_t top_k;
+	uint64_t stat_interval; /* windows between memory.stat reads of a cgroup not exported */
 };
 
 struct roots {
@@ -52,11 +53,15 @@ struct entry {
 	struct cgroup_mem mem;
 };
 
-/* A cgroup's files kept open between windows, by key. */
+/* A cgroup's files kept open between windows, by key, and what its
+ * memory.stat said last time it was read. */
 struct cached {
 	uint64_t key; /* 0: empty slot */
 	uint64_t seen; /* the window it was last walked in */
 	struct cgroup_files files;
+	uint64_t inactive_file;
+	bool stat_read, has_inactive_file;
+	bool exported; /* in the last window's top_k */
 };
 
 struct cgroup_state {
@@ -160,6 +165,7 @@ static void cgroup_config_defaults(void *cfg)
 	c->max_depth = 8;
 	c->max_cgroups = 10000;
 	c->top_k = 50;
+	c->stat_interval = 10;
 }
 
 static int parse_root(const char *value, char *dst, size_t len, char *errmsg, size_t errlen)
@@ -222,6 +228,8 @@ static int cgroup_configure(void *cfg, const char *key, const char *value, char 
 		return parse_bounded(value, 1, 1000000, &c->max_cgroups, errmsg, errlen);
 	if (strcmp(key, "top_k") == 0)
 		return parse_bounded(value, 1, 10000, &c->top_k, errmsg, errlen);
+	if (strcmp(key, "stat_interval") == 0)
+		return parse_bounded(value, 1, 3600, &c->stat_interval, errmsg, errlen);
 	return -ENOENT;
 }
 
@@ -374,12 +382,17 @@ static int add_entry(struct cgroup_state *s, uint64_t key, const char *path, con
 
 /* ---- kept-open files ---- */
 
-static size_t slot_of(uint64_t key, size_t cap)
+static uint64_t mix(uint64_t key)
 {
 	key ^= key >> 33;
 	key *= 0xff51afd7ed558ccdULL;
 	key ^= key >> 33;
-	return (size_t)(key & (cap - 1));
+	return key;
+}
+
+static size_t slot_of(uint64_t key, size_t cap)
+{
+	return (size_t)(mix(key) & (cap - 1));
 }
 
 static struct cached *cache_insert(struct cached *table, size_t cap, uint64_t key, bool *added)
@@ -395,6 +408,18 @@ static struct cached *cache_insert(struct cached *table, size_t cap, uint64_t ke
 	cgroup_files_init(&table[i].files);
 	*added = true;
 	return &table[i];
+}
+
+static struct cached *cache_find(struct cgroup_state *s, uint64_t key)
+{
+	size_t i;
+
+	if (!s->cache_cap)
+		return NULL;
+	for (i = slot_of(key, s->cache_cap); s->cache[i].key; i = (i + 1) & (s->cache_cap - 1))
+		if (s->cache[i].key == key)
+			return &s->cache[i];
+	return NULL;
 }
 
 /* Moves the entries seen in the current window (all, when !only_seen) to a
@@ -506,17 +531,31 @@ static bool fatal(int r)
 /* A cgroup that failed this window: its kept files may be stale. */
 static int skip_cgroup(struct cgroup_state *s, struct cached *c, uint64_t key, int r)
 {
-	if (c)
+	if (c) {
 		s->open_files -= cgroup_files_close(&c->files);
+		c->stat_read = false;
+	}
 	if (fatal(r))
 		return r;
 	return remember_failed(s, key);
 }
 
-static int read_memory(struct cgroup_state *s, struct cgroup_dir *d, struct cgroup_files *f, bool v1,
-		       struct cgroup_mem *m)
+/* memory.stat only feeds the working set gauge, no counter, and is the file
+ * that costs: read it for the cgroups exported last window, for new ones, and
+ * for the rest every stat_interval windows, spread over the windows by key;
+ * in between they keep the inactive_file last read. */
+static bool stat_due(const struct cgroup_state *s, const struct cached *c)
+{
+	if (!c || !c->stat_read || c->exported || s->cfg.stat_interval <= 1)
+		return true;
+	return (s->window + mix(c->key)) % s->cfg.stat_interval == 0;
+}
+
+static int read_memory(struct cgroup_state *s, struct cgroup_dir *d, struct cached *c, struct cgroup_files *f,
+		       bool v1, struct cgroup_mem *m)
 {
 	unsigned before = f ? cgroup_files_count(f) : 0;
+	bool stat = stat_due(s, c);
 	int dfd = -1, r;
 
 	if (!f || !cgroup_files_complete(f)) {
@@ -524,9 +563,19 @@ static int read_memory(struct cgroup_state *s, struct cgroup_dir *d, struct cgro
 		if (dfd < 0)
 			return dfd;
 	}
-	r = v1 ? cgroup_read_v1(dfd, f, s->buf, m) : cgroup_read_v2(dfd, f, s->buf, m);
+	r = cgroup_read_memory(dfd, f, v1, stat ? 0 : CGROUP_READ_SKIP_STAT, s->buf, m);
 	count_opened(s, f, before);
-	return r;
+	if (r < 0 || !c)
+		return r;
+	if (stat) {
+		c->stat_read = true;
+		c->inactive_file = m->inactive_file;
+		c->has_inactive_file = m->has_inactive_file;
+	} else {
+		m->inactive_file = c->inactive_file;
+		m->has_inactive_file = c->has_inactive_file;
+	}
+	return 0;
 }
 
 static int on_v1(struct cgroup_dir *d, void *userdata)
@@ -543,7 +592,7 @@ static int on_v1(struct cgroup_dir *d, void *userdata)
 	c = cache_get(s, key);
 	f = files_for(s, c);
 	/* Everything first, then one entry: a cgroup removed half-way is skipped whole. */
-	r = read_memory(s, d, f, true, &m);
+	r = read_memory(s, d, c, f, true, &m);
 	if (r == 0 && s->roots.pressure) {
 		if (f && f->fd[CGROUP_FILE_PRESSURE] >= 0) {
 			r = read_pressure(s, -1, f, &m);
@@ -580,7 +629,7 @@ static int on_v2(struct cgroup_dir *d, void *userdata)
 		return 0;
 	c = cache_get(s, d->ino);
 	f = files_for(s, c);
-	r = read_memory(s, d, f, false, &m);
+	r = read_memory(s, d, c, f, false, &m);
 	if (r == -ENOENT) {
 		int dfd = cgroup_dir_fd(d);
 
@@ -659,13 +708,12 @@ static int update_trackers(struct cgroup_state *s, uint64_t now)
 	struct tracked_row *rows[N_TRACKERS] = { NULL };
 	size_t i, n, k;
 
+	/* The trackers' own buffers, reused from window to window; on failure the
+	 * ones already taken stay with their trackers. */
 	for (k = 0; k < N_TRACKERS; k++) {
-		rows[k] = calloc(s->n_entries + s->n_failed + 1, sizeof(struct tracked_row));
-		if (!rows[k]) {
-			while (k-- > 0)
-				free(rows[k]);
+		rows[k] = tracker_next(&s->trackers[k], s->n_entries + s->n_failed);
+		if (!rows[k])
 			return -ENOMEM;
-		}
 	}
 	for (i = 0; i < s->n_entries; i++) {
 		const struct cgroup_mem *m = &s->entries[i].mem;
@@ -691,8 +739,10 @@ static int update_trackers(struct cgroup_state *s, uint64_t now)
 			all = (old[k] = find_row(&s->trackers[k], s->failed[i])) && all;
 		if (!all)
 			continue;
-		for (k = 0; k < N_TRACKERS; k++)
+		for (k = 0; k < N_TRACKERS; k++) {
 			rows[k][n] = *old[k];
+			rows[k][n].label_long = NULL; /* the old table's (these rows have no labels) */
+		}
 		n++;
 	}
 	for (k = 0; k < N_TRACKERS; k++)
@@ -768,7 +818,10 @@ static int emit(struct cgroup_state *s, struct snapshot *snap)
 	keep = s->n_entries < s->cfg.top_k ? s->n_entries : (size_t)s->cfg.top_k;
 	for (i = 0; i < s->n_entries; i++) {
 		const struct entry *e = &s->entries[rank[i].index];
+		struct cached *cached = cache_find(s, e->key);
 
+		if (cached)
+			cached->exported = i < keep;
 		if (i < keep) {
 			put_cgroup(snap, rank[i].path, &e->mem);
 			continue;

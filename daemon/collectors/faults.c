@@ -39,8 +39,7 @@ struct faults_state {
 	struct tracker procs;
 	struct procfile vmstat;
 	bool have_vmstat;
-	char *buf;
-	size_t buf_cap;
+	char *buf; /* ITER_CHUNK bytes */
 };
 
 static const struct metric_desc desc_proc_major = {
@@ -154,84 +153,89 @@ static int faults_start(void *priv, const void *cfg, struct collector_status *st
 	return 0;
 }
 
+/* The iterator's output is read in chunks of this size and added up as it
+ * comes, rather than whole: 10,000 threads are half a megabyte of records. */
+#define ITER_CHUNK 65536
+
+/* Rows go into the tracker's buffer, grown as processes turn up and reused
+ * from window to window: at 10,000 processes a fresh table each window would
+ * cost a megabyte of page faults. */
 static size_t read_iterator(struct faults_state *s, struct tracked_row **ret)
 {
-	struct tracked_row *rows = NULL;
-	size_t n = 0, cap = 0, used = 0, i;
+	struct tracked_row *rows;
+	size_t n = 0, used = 0, i;
 	int fd;
 
-	*ret = NULL;
+	rows = *ret = tracker_next(&s->procs, 1);
+	if (!rows)
+		return 0;
+	if (!s->buf) {
+		s->buf = malloc(ITER_CHUNK);
+		if (!s->buf)
+			return 0;
+	}
 	fd = bpf_iter_create(bpf_link__fd(s->iter));
 	if (fd < 0)
 		return 0;
 	for (;;) {
-		ssize_t got;
+		ssize_t got = read(fd, s->buf + used, ITER_CHUNK - used);
 
-		if (s->buf_cap - used < 65536) {
-			size_t ncap = s->buf_cap ? s->buf_cap * 2 : 262144;
-			char *b = realloc(s->buf, ncap);
-
-			if (!b)
-				break;
-			s->buf = b;
-			s->buf_cap = ncap;
-		}
-		got = read(fd, s->buf + used, s->buf_cap - used);
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got <= 0)
 			break;
 		used += (size_t)got;
-	}
-	close(fd);
 
-	/* Records come per thread, in pid order: sum the threads of each process. */
-	for (i = 0; i + sizeof(struct fault_record) <= used; i += sizeof(struct fault_record)) {
-		struct fault_record rec;
-		struct tracked_row *row = NULL;
-		size_t j;
+		/* Records come per thread, in pid order: sum the threads of each process. */
+		for (i = 0; i + sizeof(struct fault_record) <= used; i += sizeof(struct fault_record)) {
+			struct fault_record rec;
+			struct tracked_row *row = NULL;
+			size_t j;
 
-		memcpy(&rec, s->buf + i, sizeof(rec));
-		/* Threads of one process are usually adjacent; look back a little before adding. */
-		for (j = n; j > 0 && j + 8 > n; j--)
-			if (rows[j - 1].key == rec.tgid) {
-				row = &rows[j - 1];
-				break;
-			}
-		if (!row) {
-			if (n == s->cfg.max_processes)
-				continue;
-			if (n == cap) {
-				size_t ncap = cap ? cap * 2 : 1024;
-				struct tracked_row *nr = realloc(rows, ncap * sizeof(*nr));
-
-				if (!nr)
+			memcpy(&rec, s->buf + i, sizeof(rec));
+			/* Threads of one process are usually adjacent; look back a little before adding. */
+			for (j = n; j > 0 && j + 8 > n; j--)
+				if (rows[j - 1].key == rec.tgid) {
+					row = &rows[j - 1];
 					break;
-				rows = nr;
-				cap = ncap;
+				}
+			if (!row) {
+				struct tracked_row *grown;
+
+				if (n == s->cfg.max_processes)
+					continue;
+				grown = tracker_next(&s->procs, n + 1);
+				if (!grown)
+					goto out; /* without memory, this window has what was read */
+				rows = grown;
+				row = &rows[n++];
+				row->key = rec.tgid;
 			}
-			row = &rows[n++];
-			memset(row, 0, sizeof(*row));
-			row->key = rec.tgid;
+			row->value[FAULT_MAJOR] += rec.maj_flt;
+			row->value[FAULT_MINOR] += rec.min_flt;
+			row->generation = rec.start_boottime_ns;
+			(void)tracker_row_set_label(row, rec.comm, FAULTS_COMM_LEN); /* a comm fits inline */
 		}
-		row->value[FAULT_MAJOR] += rec.maj_flt;
-		row->value[FAULT_MINOR] += rec.min_flt;
-		row->generation = rec.start_boottime_ns;
-		memcpy(row->label, rec.comm, FAULTS_COMM_LEN);
-		row->label[FAULTS_COMM_LEN] = '\0';
+		/* A record cut at the end of a read waits for the rest. */
+		used -= i;
+		memmove(s->buf, s->buf + i, used);
 	}
+out:
+	close(fd);
 	*ret = rows;
 	return n;
 }
 
 static size_t read_procfs(struct faults_state *s, struct tracked_row **ret)
 {
-	struct tracked_row *rows = NULL;
-	size_t n = 0, cap = 0;
+	struct tracked_row *rows;
+	size_t n = 0;
 	struct dirent *de;
 	DIR *d;
 
-	*ret = NULL;
+	rows = *ret = tracker_next(&s->procs, 1);
+	if (!rows)
+		return 0;
 	d = opendir(s->cfg.proc_root);
 	if (!d)
 		return 0;
@@ -247,23 +251,18 @@ static size_t read_procfs(struct faults_state *s, struct tracked_row **ret)
 		if (read_full_file(path, 4096, &text, &len) < 0)
 			continue;
 		if (procstat_parse(text, len, &ps) == 0) {
-			if (n == cap) {
-				size_t ncap = cap ? cap * 2 : 1024;
-				struct tracked_row *nr = realloc(rows, ncap * sizeof(*nr));
+			struct tracked_row *grown = tracker_next(&s->procs, n + 1);
 
-				if (!nr) {
-					free(text);
-					break;
-				}
-				rows = nr;
-				cap = ncap;
+			if (!grown) {
+				free(text);
+				break;
 			}
-			memset(&rows[n], 0, sizeof(rows[n]));
+			rows = grown;
 			rows[n].key = (uint64_t)ps.pid;
 			rows[n].generation = ps.starttime;
 			rows[n].value[FAULT_MAJOR] = ps.majflt;
 			rows[n].value[FAULT_MINOR] = ps.minflt;
-			snprintf(rows[n].label, sizeof(rows[n].label), "%.15s", ps.comm);
+			(void)tracker_row_set_label(&rows[n], ps.comm, 15);
 			n++;
 		}
 		free(text);
@@ -291,11 +290,8 @@ static int faults_collect(void *priv, struct snapshot *snap)
 	char pid[16];
 
 	n = s->iter ? read_iterator(s, &rows) : read_procfs(s, &rows);
-	if (!rows && n == 0) {
-		rows = calloc(1, sizeof(*rows));
-		if (!rows)
-			return -ENOMEM;
-	}
+	if (!rows)
+		return -ENOMEM;
 	tracker_update(&s->procs, rows, n, now);
 	snapshot_add(snap, &desc_tracked, NULL, (double)n);
 	top = calloc(s->cfg.top_k, sizeof(*top));
@@ -304,7 +300,7 @@ static int faults_collect(void *priv, struct snapshot *snap)
 	n = tracker_select(&s->procs, s->cfg.top_k, s->cfg.series_ttl_msec * USEC_PER_MSEC, now, top);
 	for (i = 0; i < n; i++) {
 		snprintf(pid, sizeof(pid), "%" PRIu64, top[i]->key);
-		put_process(snap, pid, top[i]->label, top[i]->value);
+		put_process(snap, pid, tracker_row_label(top[i]), top[i]->value);
 	}
 	put_process(snap, "other", "", s->procs.other);
 	free(top);

@@ -296,7 +296,7 @@ static int counters_validate(struct memavail_state *s, double tolerance, char *w
 	int r = 0, i;
 
 	for (i = 0; i < COUNTERS_VALIDATION_TRIES; i++) {
-		double before, after, meminfo, computed, error;
+		double before = 0, after = 0, meminfo, computed, error;
 
 		r = read_memavailable(s, &before);
 		if (r == 0)
@@ -398,7 +398,7 @@ static void counters_refresh_reserve(struct memavail_state *s)
 
 static void counters_collect(struct memavail_state *s, struct snapshot *snap)
 {
-	struct memavail_calc c;
+	struct memavail_calc c = { 0 };
 	double meminfo, computed;
 
 	counters_refresh_reserve(s);

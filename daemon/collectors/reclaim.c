@@ -218,24 +218,31 @@ static bool process_alive(uint32_t tgid)
 	return kill((pid_t)tgid, 0) == 0 || errno != ESRCH;
 }
 
-/* Reads a whole BPF hash map, one tracked row per entry; fill turns a value into a row. */
-static size_t read_map(int fd, size_t key_size, void *value, size_t max, struct tracked_row **ret,
-		       void (*fill)(struct tracked_row *row, const void *value))
+/* Reads a whole BPF hash map, one tracked row per entry; fill turns a value into
+ * a row. The rows go into the tracker's own buffer, grown to what the map holds
+ * (at most max): nothing is allocated in a steady state, little when idle. */
+static size_t read_map(int fd, size_t key_size, void *value, size_t max, struct tracker *t,
+		       struct tracked_row **ret, void (*fill)(struct tracked_row *row, const void *value))
 {
-	struct tracked_row *rows = calloc(max ? max : 1, sizeof(*rows));
+	struct tracked_row *rows = tracker_next(t, 1);
 	uint64_t key = 0, next = 0;
 	void *prev = NULL;
 	size_t n = 0;
 
-	if (!rows) {
-		*ret = NULL;
+	*ret = rows;
+	if (!rows)
 		return 0;
-	}
 	while (n < max && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		struct tracked_row *grown;
+
 		key = next;
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, value) < 0)
 			continue; /* deleted in between */
+		grown = tracker_next(t, n + 1);
+		if (!grown)
+			break; /* without memory, this window has what was read */
+		rows = grown;
 		rows[n].key = key_size == 4 ? (uint32_t)key : key;
 		fill(&rows[n++], value);
 	}
@@ -252,8 +259,7 @@ static void fill_process(struct tracked_row *row, const void *value)
 	row->value[PROC_DIRECT_NS] = p->direct_ns;
 	row->value[PROC_MEMCG_COUNT] = p->memcg_count;
 	row->value[PROC_MEMCG_NS] = p->memcg_ns;
-	memcpy(row->label, p->comm, RECLAIM_COMM_LEN);
-	row->label[RECLAIM_COMM_LEN] = '\0';
+	(void)tracker_row_set_label(row, p->comm, RECLAIM_COMM_LEN); /* a comm fits inline */
 }
 
 static void fill_cgroup(struct tracked_row *row, const void *value)
@@ -284,7 +290,7 @@ static void collect_processes(struct reclaim_state *s, struct snapshot *snap, ui
 	size_t n, i;
 	char pid[16];
 
-	n = read_map(fd, 4, &value, s->cfg.max_processes, &rows, fill_process);
+	n = read_map(fd, 4, &value, s->cfg.max_processes, &s->procs, &rows, fill_process);
 	if (!rows)
 		return;
 	tracker_update(&s->procs, rows, n, now);
@@ -304,7 +310,7 @@ static void collect_processes(struct reclaim_state *s, struct snapshot *snap, ui
 	n = tracker_select(&s->procs, s->cfg.top_k, ttl, now, top);
 	for (i = 0; i < n; i++) {
 		snprintf(pid, sizeof(pid), "%" PRIu64, top[i]->key);
-		put_process(snap, pid, top[i]->label, top[i]->value);
+		put_process(snap, pid, tracker_row_label(top[i]), top[i]->value);
 	}
 	put_process(snap, "other", "", s->procs.other);
 	free(top);
@@ -319,7 +325,7 @@ static void collect_cgroups(struct reclaim_state *s, struct snapshot *snap, uint
 	struct tracked_row *rows;
 	size_t n, i;
 
-	n = read_map(fd, 8, &value, s->cfg.max_cgroups, &rows, fill_cgroup);
+	n = read_map(fd, 8, &value, s->cfg.max_cgroups, &s->cgroups, &rows, fill_cgroup);
 	if (!rows)
 		return;
 	for (i = 0; i < n && s->paths; i++) {
@@ -327,7 +333,7 @@ static void collect_cgroups(struct reclaim_state *s, struct snapshot *snap, uint
 
 		/* No path: removed. It keeps its last one (tracker) until it goes idle. */
 		if (path)
-			snprintf(rows[i].label, sizeof(rows[i].label), "%s", path);
+			(void)tracker_row_set_label(&rows[i], path, SIZE_MAX); /* without memory: none, as if removed */
 	}
 	tracker_update(&s->cgroups, rows, n, now);
 	for (i = 0; i < s->cgroups.n_rows && s->paths; i++) {
@@ -341,15 +347,16 @@ static void collect_cgroups(struct reclaim_state *s, struct snapshot *snap, uint
 		return;
 	n = tracker_select(&s->cgroups, s->cfg.top_k, ttl, now, top);
 	for (i = 0; i < n; i++) {
-		if (!top[i]->label[0]) {
+		const char *label = tracker_row_label(top[i]);
+
+		if (!label[0]) {
 			/* Never resolved (removed before we saw it): fold it in. */
 			s->cgroups.other[CG_COUNT] += top[i]->delta[CG_COUNT];
 			s->cgroups.other[CG_NS] += top[i]->delta[CG_NS];
 			continue;
 		}
-		snapshot_add(snap, &desc_cgroup_count, (const char *const[]){ top[i]->label },
-			     (double)top[i]->value[CG_COUNT]);
-		snapshot_add(snap, &desc_cgroup_seconds, (const char *const[]){ top[i]->label },
+		snapshot_add(snap, &desc_cgroup_count, (const char *const[]){ label }, (double)top[i]->value[CG_COUNT]);
+		snapshot_add(snap, &desc_cgroup_seconds, (const char *const[]){ label },
 			     (double)top[i]->value[CG_NS] / 1e9);
 	}
 	snapshot_add(snap, &desc_cgroup_count, (const char *const[]){ "other" }, (double)s->cgroups.other[CG_COUNT]);

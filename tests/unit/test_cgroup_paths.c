@@ -502,6 +502,49 @@ START_TEST(test_paths_removed_dir)
 }
 END_TEST
 
+/* Two removed cgroups asked for in turn, each window (as reclaim does with
+ * its map): one rescan each, not one a window, until the negative entries
+ * expire. A rescan shows up as the new directory being counted. */
+START_TEST(test_paths_negative_kept)
+{
+	const uint64_t t0 = 100 * SEC, min = SEC;
+	char root[1024];
+	struct cgroup_paths *cp;
+	uint64_t x, y, t;
+
+	snprintf(root, sizeof(root), "%s", make_basic_tree("negative"));
+	mkdir_ok(tpath("negative/x"));
+	mkdir_ok(tpath("negative/y"));
+	x = ino_of(tpath("negative/x"));
+	y = ino_of(tpath("negative/y"));
+	/* Moved out rather than removed, so that new directories cannot reuse
+	 * their inode numbers (cgroup ids never are). */
+	ck_assert_int_eq(rename(tpath("negative/x"), tpath("negative-x")), 0);
+	ck_assert_int_eq(rename(tpath("negative/y"), tpath("negative-y")), 0);
+	cp = cgroup_paths_new(root, 16, 100, min);
+	ck_assert_ptr_nonnull(cp);
+	ck_assert_ptr_null(cgroup_paths_lookup(cp, x, t0));
+	ck_assert_ptr_null(cgroup_paths_lookup(cp, y, t0 + min));
+	ck_assert_uint_eq(cgroup_paths_count(cp), 5);
+
+	mkdir_ok(tpath("negative/new"));
+	for (t = t0 + 2 * min; t < t0 + 30 * SEC; t += min) {
+		ck_assert_ptr_null(cgroup_paths_lookup(cp, x, t));
+		ck_assert_ptr_null(cgroup_paths_lookup(cp, y, t));
+	}
+	ck_assert_uint_eq(cgroup_paths_count(cp), 5);
+	/* A rescan for another reason finds new directories all the same. */
+	ck_assert_str_eq(cgroup_paths_lookup(cp, ino_of(tpath("negative/new")), t), "/new");
+	ck_assert_uint_eq(cgroup_paths_count(cp), 6);
+	/* After a minute they are looked for again, once. */
+	mkdir_ok(tpath("negative/newer"));
+	ck_assert_ptr_null(cgroup_paths_lookup(cp, x, t0 + 61 * SEC));
+	ck_assert_uint_eq(cgroup_paths_count(cp), 7);
+	ck_assert_ptr_null(cgroup_paths_lookup(cp, x, t0 + 63 * SEC));
+	cgroup_paths_free(cp);
+}
+END_TEST
+
 /* root/d1/d2/d3/d4 */
 START_TEST(test_paths_max_depth)
 {
@@ -709,6 +752,7 @@ static Suite *cgroup_paths_suite(void)
 	tcase_add_test(tree, test_paths_root_trailing_slash);
 	tcase_add_test(tree, test_paths_rescan_rate_limit);
 	tcase_add_test(tree, test_paths_removed_dir);
+	tcase_add_test(tree, test_paths_negative_kept);
 	tcase_add_test(tree, test_paths_max_depth);
 	tcase_add_test(tree, test_paths_max_entries);
 	tcase_add_test(tree, test_paths_missing_root);

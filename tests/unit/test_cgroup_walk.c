@@ -632,6 +632,48 @@ START_TEST(test_files_kept_open)
 }
 END_TEST
 
+/* memory.stat left out: everything else as read in full, no inactive_file,
+ * and the file is neither read nor opened (so it may as well be missing). */
+START_TEST(test_read_skip_stat)
+{
+	char dir[] = "/tmp/test_cgroup_walk.XXXXXX", cg[300], path[320];
+	struct cgroup_mem full, part;
+	struct cgroup_files f;
+	int fd;
+
+	fd = open_dir(V1 "/fixture-rec");
+	ck_assert_int_eq(cgroup_read_memory(fd, NULL, true, 0, buf, &full), 0);
+	ck_assert_int_eq(cgroup_read_memory(fd, NULL, true, CGROUP_READ_SKIP_STAT, buf, &part), 0);
+	close(fd);
+	ck_assert(full.has_inactive_file && !part.has_inactive_file);
+	ck_assert(part.v1);
+	ck_assert_uint_eq(part.usage, full.usage);
+	ck_assert_uint_eq(part.limit, full.limit);
+	ck_assert_uint_eq(part.events_present, full.events_present);
+	ck_assert_uint_eq(part.events[CGROUP_EVENT_FAILCNT], 140);
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(cg, sizeof(cg), "%s/cg", dir);
+	make_v2_cgroup(cg, 3);
+	fd = open_dir(cg);
+	ck_assert_int_eq(cgroup_read_memory(fd, NULL, false, 0, buf, &full), 0);
+	ck_assert(full.has_inactive_file);
+	ck_assert_uint_eq(full.inactive_file, 10);
+	snprintf(path, sizeof(path), "%s/memory.stat", cg);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(cgroup_read_memory(fd, NULL, false, 0, buf, &part), -ENOENT);
+	cgroup_files_init(&f);
+	ck_assert_int_eq(cgroup_read_memory(fd, &f, false, CGROUP_READ_SKIP_STAT, buf, &part), 0);
+	ck_assert(!part.has_inactive_file);
+	ck_assert_uint_eq(part.usage, 1003);
+	ck_assert_uint_eq(cgroup_files_count(&f), 4);
+	ck_assert(!cgroup_files_complete(&f));
+	ck_assert_uint_eq(cgroup_files_close(&f), 4);
+	close(fd);
+	rm_rf(dir);
+}
+END_TEST
+
 /* A cgroup replaced under the same name between the walk's look and the open. */
 static int replace_cb(struct cgroup_dir *d, void *userdata)
 {
@@ -724,6 +766,7 @@ static Suite *cgroup_walk_suite(void)
 	tcase_add_test(churn, test_deleted_mid_walk);
 	tcase_add_test(churn, test_file_vanished_mid_walk);
 	tcase_add_test(churn, test_files_kept_open);
+	tcase_add_test(churn, test_read_skip_stat);
 	tcase_add_test(churn, test_replaced_mid_walk);
 	suite_add_tcase(s, churn);
 	tcase_add_test(rank, test_rank);

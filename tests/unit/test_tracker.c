@@ -32,7 +32,7 @@ static struct tracked_row *make_rows(const struct spec *sp, size_t n)
 		rows[i].generation = sp[i].gen;
 		memcpy(rows[i].value, sp[i].v, sizeof(sp[i].v));
 		if (sp[i].label)
-			snprintf(rows[i].label, sizeof(rows[i].label), "%s", sp[i].label);
+			ck_assert_int_eq(tracker_row_set_label(&rows[i], sp[i].label, SIZE_MAX), 0);
 		/* Garbage the tracker must overwrite. */
 		memset(rows[i].delta, 0xa5, sizeof(rows[i].delta));
 		rows[i].last_change_usec = 0xdeadbeef;
@@ -146,9 +146,9 @@ START_TEST(test_first_window)
 	ck_assert_uint_eq(get(&t, 10)->last_change_usec, 1000);
 	ck_assert_uint_eq(get(&t, 20)->last_change_usec, 0);
 	ck_assert_uint_eq(get(&t, 30)->last_change_usec, 1000);
-	ck_assert_str_eq(get(&t, 10)->label, "a");
-	ck_assert_str_eq(get(&t, 20)->label, "b");
-	ck_assert_str_eq(get(&t, 5)->label, "");
+	ck_assert_str_eq(tracker_row_label(get(&t, 10)), "a");
+	ck_assert_str_eq(tracker_row_label(get(&t, 20)), "b");
+	ck_assert_str_eq(tracker_row_label(get(&t, 5)), "");
 	ck_assert_uint_eq(get(&t, 10)->generation, 1);
 	ck_assert_uint_eq(get(&t, 10)->value[C_NS], 100);
 	tracker_done(&t);
@@ -226,9 +226,9 @@ START_TEST(test_vanished_key_comes_back)
 	update(&t, w3, 3, 3000);
 	assert_delta(&t, 2, 2, 25, 0);
 	ck_assert_uint_eq(get(&t, 2)->last_change_usec, 3000);
-	ck_assert_str_eq(get(&t, 2)->label, "");
-	ck_assert_str_eq(get(&t, 1)->label, "a");
-	ck_assert_str_eq(get(&t, 3)->label, "c");
+	ck_assert_str_eq(tracker_row_label(get(&t, 2)), "");
+	ck_assert_str_eq(tracker_row_label(get(&t, 1)), "a");
+	ck_assert_str_eq(tracker_row_label(get(&t, 3)), "c");
 	assert_delta(&t, 1, 0, 0, 0);
 	ck_assert_uint_eq(get(&t, 1)->last_change_usec, 2000);
 	tracker_done(&t);
@@ -265,20 +265,20 @@ START_TEST(test_generation_change)
 	ck_assert_uint_eq(get(&t, 42)->generation, 200);
 	ck_assert_uint_eq(get(&t, 42)->last_change_usec, 2000);
 	/* The old process' label does not stick to the new one... */
-	ck_assert_str_eq(get(&t, 42)->label, "");
+	ck_assert_str_eq(tracker_row_label(get(&t, 42)), "");
 	/* ...while a same-generation row keeps its label. */
-	ck_assert_str_eq(get(&t, 43)->label, "keep");
+	ck_assert_str_eq(tracker_row_label(get(&t, 43)), "keep");
 	assert_delta(&t, 43, 0, 0, 0);
 
 	update(&t, w3, 2, 3000);
 	assert_delta(&t, 42, 0, 0, 0);
 	ck_assert_uint_eq(get(&t, 42)->last_change_usec, 0);
 	ck_assert(tracker_row_idle(get(&t, 42), UINT64_MAX, 3000));
-	ck_assert_str_eq(get(&t, 42)->label, "new");
+	ck_assert_str_eq(tracker_row_label(get(&t, 42)), "new");
 
 	update(&t, w4, 1, 4000);
 	assert_delta(&t, 42, 9, 90, 0);
-	ck_assert_str_eq(get(&t, 42)->label, "newer");
+	ck_assert_str_eq(tracker_row_label(get(&t, 42)), "newer");
 	tracker_done(&t);
 }
 END_TEST
@@ -306,7 +306,7 @@ START_TEST(test_counter_backwards)
 	update(&t, w2, 1, 2000);
 	assert_delta(&t, 1, 30, 500, 0);
 	ck_assert_uint_eq(get(&t, 1)->last_change_usec, 2000);
-	ck_assert_str_eq(get(&t, 1)->label, "x");
+	ck_assert_str_eq(tracker_row_label(get(&t, 1)), "x");
 	/* Back to zero: no delta, hence no change. */
 	update(&t, w3, 1, 3000);
 	assert_delta(&t, 1, 0, 0, 0);
@@ -330,24 +330,200 @@ START_TEST(test_label_carried_over)
 	tracker_init(&t, N_COUNTERS, C_NS, C_COUNT);
 	update(&t, w1, 1, 1000);
 	update(&t, w2, 1, 2000);
-	ck_assert_str_eq(get(&t, 9)->label, "bash");
+	ck_assert_str_eq(tracker_row_label(get(&t, 9)), "bash");
 	/* Carried over again: a carried label is the previous one next time. */
 	update(&t, w2, 1, 3000);
-	ck_assert_str_eq(get(&t, 9)->label, "bash");
+	ck_assert_str_eq(tracker_row_label(get(&t, 9)), "bash");
 	/* A non-empty label replaces it. */
 	update(&t, w4, 1, 4000);
-	ck_assert_str_eq(get(&t, 9)->label, "zsh");
+	ck_assert_str_eq(tracker_row_label(get(&t, 9)), "zsh");
 	update(&t, w2, 1, 5000);
-	ck_assert_str_eq(get(&t, 9)->label, "zsh");
+	ck_assert_str_eq(tracker_row_label(get(&t, 9)), "zsh");
 
 	/* A label of the maximum length survives being carried. */
 	memset(long_label, 'L', sizeof(long_label) - 1);
 	long_label[sizeof(long_label) - 1] = '\0';
 	update(&t, wl, 1, 6000);
 	update(&t, w2, 1, 7000);
-	ck_assert_uint_eq(strlen(get(&t, 9)->label), TRACKER_LABEL_MAX - 1);
-	ck_assert_str_eq(get(&t, 9)->label, long_label);
+	ck_assert_uint_eq(strlen(tracker_row_label(get(&t, 9))), TRACKER_LABEL_MAX - 1);
+	ck_assert_str_eq(tracker_row_label(get(&t, 9)), long_label);
 	tracker_done(&t);
+}
+END_TEST
+
+/* Labels of every length: a comm stays inline, a path takes an allocation;
+ * changing, carrying and dropping them leaks nothing (run under LSan). */
+START_TEST(test_label_lengths)
+{
+	static char path[400], cut[TRACKER_LABEL_MAX];
+	const char *fifteen = "0123456789abcde", *sixteen = "0123456789abcdef";
+	struct tracked_row r = { .key = 1 };
+	struct tracker t;
+	struct tracked_row *rows;
+	size_t i;
+
+	memset(path, 'p', sizeof(path) - 1);
+	path[0] = '/';
+	memcpy(cut, path, sizeof(cut) - 1);
+
+	/* The longest inline one, and the shortest that is not. */
+	ck_assert_int_eq(tracker_row_set_label(&r, fifteen, SIZE_MAX), 0);
+	ck_assert_ptr_null(r.label_long);
+	ck_assert_str_eq(tracker_row_label(&r), fifteen);
+	ck_assert_int_eq(tracker_row_set_label(&r, sixteen, SIZE_MAX), 0);
+	ck_assert_ptr_nonnull(r.label_long);
+	ck_assert_str_eq(tracker_row_label(&r), sixteen);
+	/* len bounds an unterminated source (a kernel comm buffer). */
+	ck_assert_int_eq(tracker_row_set_label(&r, sixteen, 4), 0);
+	ck_assert_ptr_null(r.label_long);
+	ck_assert_str_eq(tracker_row_label(&r), "0123");
+	/* Cut at TRACKER_LABEL_MAX - 1, as the inline array used to. */
+	ck_assert_int_eq(tracker_row_set_label(&r, path, SIZE_MAX), 0);
+	ck_assert_str_eq(tracker_row_label(&r), cut);
+	ck_assert_int_eq(tracker_row_set_label(&r, "", SIZE_MAX), 0);
+	ck_assert_ptr_null(r.label_long);
+	ck_assert_str_eq(tracker_row_label(&r), "");
+
+	tracker_init(&t, N_COUNTERS, C_NS, C_COUNT);
+	{
+		const struct spec w1[] = {
+			{ 1, 1, { 1, 1, 1 }, "/system.slice/long-enough.service" },
+			{ 2, 1, { 1, 1, 1 }, "short" },
+			{ 3, 1, { 1, 1, 1 }, path },
+		};
+		/* Carried (empty), changed long to short and short to long, evicted. */
+		const struct spec w2[] = {
+			{ 1, 1, { 2, 2, 2 }, "" },
+			{ 2, 1, { 2, 2, 2 }, "/user.slice/user-1000.slice" },
+			{ 3, 1, { 2, 2, 2 }, "bash" },
+		};
+		const struct spec w3[] = {
+			{ 1, 1, { 3, 3, 3 }, "" },
+			{ 2, 1, { 3, 3, 3 }, "" },
+		};
+		/* A new generation does not inherit the long label. */
+		const struct spec w4[] = {
+			{ 1, 2, { 1, 1, 1 }, "" },
+			{ 2, 1, { 4, 4, 4 }, "/a/different/path/now" },
+		};
+
+		update(&t, w1, 3, 1000);
+		ck_assert_str_eq(tracker_row_label(get(&t, 3)), cut);
+		update(&t, w2, 3, 2000);
+		ck_assert_str_eq(tracker_row_label(get(&t, 1)), "/system.slice/long-enough.service");
+		ck_assert_str_eq(tracker_row_label(get(&t, 2)), "/user.slice/user-1000.slice");
+		ck_assert_str_eq(tracker_row_label(get(&t, 3)), "bash");
+		update(&t, w3, 2, 3000);
+		ck_assert_ptr_null(find(&t, 3));
+		ck_assert_str_eq(tracker_row_label(get(&t, 1)), "/system.slice/long-enough.service");
+		ck_assert_str_eq(tracker_row_label(get(&t, 2)), "/user.slice/user-1000.slice");
+		update(&t, w4, 2, 4000);
+		ck_assert_str_eq(tracker_row_label(get(&t, 1)), "");
+		ck_assert_str_eq(tracker_row_label(get(&t, 2)), "/a/different/path/now");
+	}
+
+	/* Through tracker_next, the way the daemon fills them, with a long
+	 * label set and then left to the next window's carry-over. */
+	for (i = 0; i < 5; i++) {
+		size_t j;
+
+		for (j = 0; j < 3; j++) {
+			rows = tracker_next(&t, j + 1);
+			ck_assert_ptr_nonnull(rows);
+			rows[j].key = j + 1;
+			rows[j].generation = 2;
+			rows[j].value[C_NS] = i;
+			if (i == 0 || (i == 3 && j == 2))
+				ck_assert_int_eq(tracker_row_set_label(&rows[j], path, SIZE_MAX), 0);
+		}
+		tracker_update(&t, rows, 3, 5000 + i);
+		for (j = 0; j < 3; j++)
+			ck_assert_str_eq(tracker_row_label(get(&t, j + 1)), cut);
+	}
+	/* A table handed out by tracker_next and never passed back is freed too. */
+	rows = tracker_next(&t, 2);
+	ck_assert_int_eq(tracker_row_set_label(&rows[1], path, SIZE_MAX), 0);
+	tracker_done(&t);
+}
+END_TEST
+
+/* The tables are reused from window to window, handed out zeroed, grown
+ * keeping what was filled, and given back after a burst. */
+START_TEST(test_buffer_reuse)
+{
+	struct tracker t;
+	struct tracked_row *a, *b, *c;
+	const struct tracked_row *out[4];
+	size_t i, w;
+
+	tracker_init(&t, N_COUNTERS, C_NS, C_COUNT);
+	a = tracker_next(&t, 0);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_uint_eq(a[0].key, 0);
+	tracker_update(&t, a, 0, 1000);
+	ck_assert_ptr_eq(t.rows, a);
+
+	/* Two tables take turns. */
+	b = tracker_next(&t, 3);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_ptr_ne(b, a);
+	for (i = 0; i < 3; i++) {
+		b[i].key = 10 - i;
+		b[i].value[C_NS] = 5;
+	}
+	tracker_update(&t, b, 3, 2000);
+	c = tracker_next(&t, 3);
+	ck_assert(c == a || t.cap_next >= 3); /* a, grown if it had to be */
+	for (i = 0; i < 3; i++) {
+		/* Zeroed, whatever the table held before. */
+		ck_assert_uint_eq(c[i].key, 0);
+		ck_assert_uint_eq(c[i].value[C_NS], 0);
+		ck_assert_uint_eq(c[i].delta[C_NS], 0);
+		ck_assert_uint_eq(c[i].last_change_usec, 0);
+		c[i].key = 10 - i;
+		c[i].value[C_NS] = 7;
+	}
+	tracker_update(&t, c, 3, 3000);
+	assert_delta(&t, 8, 0, 2, 0);
+	ck_assert_ptr_eq(tracker_next(&t, 1), b);
+
+	/* Growing row by row keeps the rows filled so far. */
+	for (i = 0; i < 1000; i++) {
+		a = tracker_next(&t, i + 1);
+		ck_assert_ptr_nonnull(a);
+		ck_assert_uint_eq(a[i].key, 0);
+		a[i].key = i + 1;
+		a[i].value[C_COUNT] = i;
+	}
+	for (i = 0; i < 1000; i++)
+		ck_assert_uint_eq(a[i].key, i + 1);
+	tracker_update(&t, a, 1000, 4000);
+	ck_assert_uint_eq(t.n_rows, 1000);
+	ck_assert_uint_eq(get(&t, 1000)->delta[C_COUNT], 999);
+	ck_assert_uint_eq(tracker_select(&t, 4, 0, 4000, out), 4);
+
+	/* Back to a few rows: the large tables do not stay. */
+	for (w = 0; w < 3; w++) {
+		a = tracker_next(&t, 2);
+		ck_assert_ptr_nonnull(a);
+		a[0].key = 1;
+		a[1].key = 2;
+		tracker_update(&t, a, 2, 5000 + w);
+		ck_assert_uint_eq(tracker_select(&t, 4, 0, 5000 + w, out), 0);
+	}
+	ck_assert_uint_lt(t.cap_rows, 1000);
+	ck_assert_uint_lt(t.cap_next, 1000);
+	ck_assert_uint_lt(t.cap_cand, 1000);
+
+	/* A table from elsewhere (malloc'ed) is taken over as well. */
+	a = calloc(1, sizeof(*a));
+	ck_assert_ptr_nonnull(a);
+	a->key = 3;
+	tracker_update(&t, a, 1, 6000);
+	ck_assert_ptr_eq(t.rows, a);
+	tracker_done(&t);
+	ck_assert_ptr_null(t.next);
+	ck_assert_ptr_null(t.cand);
 }
 END_TEST
 
@@ -666,7 +842,7 @@ START_TEST(test_empty_window)
 	/* After an empty window, everything is new again. */
 	update(&t, w3, 1, 3000);
 	assert_delta(&t, 1, 1, 15, 0);
-	ck_assert_str_eq(get(&t, 1)->label, "");
+	ck_assert_str_eq(tracker_row_label(get(&t, 1)), "");
 	tracker_done(&t);
 
 	/* Done right after an empty window frees the 1-element array. */
@@ -845,6 +1021,8 @@ static Suite *tracker_suite(void)
 	tcase_add_test(upd, test_generation_change);
 	tcase_add_test(upd, test_counter_backwards);
 	tcase_add_test(upd, test_label_carried_over);
+	tcase_add_test(upd, test_label_lengths);
+	tcase_add_test(upd, test_buffer_reuse);
 	tcase_add_test(upd, test_empty_window);
 	suite_add_tcase(s, upd);
 
