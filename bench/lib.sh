@@ -61,12 +61,16 @@ trap bench_cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# A TCP port nobody listens on, from a random spot in 20000-59999.
+# A TCP port nobody uses, from a random spot in 20000 up to the start of the
+# kernel's ephemeral range (clients' ports, which a busy neighbour can take
+# between this check and the bind), or 20000-59999 if that range starts low.
 free_port() {
-	local p i
+	local p i lo=20000 hi
+	hi=$(awk '{print $1 - 1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 59999)
+	[ "${hi:-0}" -gt $((lo + 1000)) ] || hi=59999
 	for ((i = 0; i < 200; i++)); do
-		p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
-		if [ -z "$(ss -Htln "sport = :$p" 2>/dev/null)" ]; then
+		p=$((lo + (RANDOM * 32768 + RANDOM) % (hi - lo + 1)))
+		if [ -z "$(ss -Htan "sport = :$p" 2>/dev/null)" ]; then
 			echo "$p"
 			return 0
 		fi
@@ -141,18 +145,26 @@ write_config() {
 
 # Start memwatchd with config $1 on 127.0.0.1 (a free port); sets MW_PID and
 # MW_PORT and waits for its first window. Not in a subshell: the PID must be
-# a child of this shell.
+# a child of this shell. A daemon that exits before it answers (someone took
+# the port between free_port and its bind) is tried again on another port.
 MW_PID= MW_PORT=
 start_memwatchd() {
-	local conf=$1 logf=${2:-$BENCH_TMP/memwatchd.log}
-	MW_PORT=$(free_port)
-	"$MEMWATCHD" --config "$conf" --listen "127.0.0.1:$MW_PORT" 2>>"$logf" &
-	MW_PID=$!
-	STARTED_PIDS+=("$MW_PID")
-	if ! wait_http "http://127.0.0.1:$MW_PORT/healthz" 30; then
-		tail -20 "$logf" >&2
-		die "memwatchd did not come up on 127.0.0.1:$MW_PORT"
-	fi
+	local conf=$1 logf=${2:-$BENCH_TMP/memwatchd.log} try i
+	for ((try = 1; try <= 3; try++)); do
+		MW_PORT=$(free_port)
+		"$MEMWATCHD" --config "$conf" --listen "127.0.0.1:$MW_PORT" 2>>"$logf" &
+		MW_PID=$!
+		STARTED_PIDS+=("$MW_PID")
+		for ((i = 0; i < 300; i++)); do
+			curl -sf -o /dev/null --max-time 1 "http://127.0.0.1:$MW_PORT/healthz" && return 0
+			kill -0 "$MW_PID" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$MW_PID/stat" 2>/dev/null)" != Z ] || break
+			sleep 0.1
+		done
+		stop_pid "$MW_PID"
+		log "memwatchd did not come up on 127.0.0.1:$MW_PORT (attempt $try)"
+	done
+	tail -20 "$logf" >&2
+	die "memwatchd did not come up"
 }
 
 # node_exporter with the three collectors comparable to memwatchd's.

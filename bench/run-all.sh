@@ -10,9 +10,11 @@
 # people add — is kept.
 #
 # --quick: footprint with 60 s of scrapes instead of 600 s (the section says
-# so), 5 pairs/rounds instead of 10/5. About 15 minutes instead of 30.
-# Needs root. Debian packages: wrk prometheus-node-exporter stress-ng
-# linux-perf curl bpftool, and the build dependencies (packaging/install-deps.sh).
+# so), 20 hot-path pairs instead of 40, 3 scrape rounds instead of 5. About 15
+# minutes instead of 30.
+# Needs root. Debian packages: wrk prometheus-node-exporter linux-perf curl
+# bpftool (stress-ng only for bench/hotpath.sh --stress-ng), and the build
+# dependencies (packaging/install-deps.sh).
 . "$(dirname "$0")/lib.sh"
 
 QUICK=
@@ -23,9 +25,9 @@ case "$*" in
 esac
 
 if [ -n "$QUICK" ]; then
-	HOT=(--pairs 5) SCRAPE=(--rounds 3) FOOT=(--duration 60) SCALE=()
+	HOT=(--pairs 20) SCRAPE=(--rounds 3) FOOT=(--duration 60) SCALE=()
 else
-	HOT=(--pairs 10) SCRAPE=(--rounds 5) FOOT=(--duration 600) SCALE=()
+	HOT=(--pairs 40) SCRAPE=(--rounds 5) FOOT=(--duration 600) SCALE=()
 fi
 
 failed=()

@@ -1,7 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Page allocations and failures per order on kmem:mm_page_alloc, one of the
  * hottest paths in the kernel: one per-CPU lookup and one increment, nothing
- * else. User space turns events into pages (1 << order). */
+ * else. User space turns events into pages (1 << order).
+ *
+ * Measured on 6.18 (kernel.bpf_stats_enabled, ns per run, fault loop / pipe
+ * loop of bench/page_alloc_loop.c): this program 133-204 / 35-50; the same
+ * with a plain array indexed by bpf_get_smp_processor_id() instead of the
+ * per-CPU array (no pointer load from the map) 131-149 / 35-44, no better;
+ * an empty program 49-52 / 29. The verifier inlines the per-CPU lookup, so
+ * what is left is the counter's cache line, cold after every page fault. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
