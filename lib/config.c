@@ -46,7 +46,7 @@ void daemon_config_defaults(struct daemon_config *d)
 		.max_connections = 64,
 		.event_gate_msec = 50,
 		.event_history = 1000,
-		.event_buffer_bytes = 256 * 1024,
+		.event_buffer_bytes = 64 * 1024,
 		.drop_capabilities = true,
 	};
 	snprintf(d->listen, sizeof(d->listen), "%s", MEMWATCHD_DEFAULT_LISTEN);

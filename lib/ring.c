@@ -44,9 +44,14 @@ void snapshot_ring_free(struct snapshot_ring *ring)
 	free(ring);
 }
 
+/* At most this many texts are handed over per publish; the rest wait for the next. */
+#define TRIM_BATCH 8
+
 void snapshot_ring_publish(struct snapshot_ring *ring, struct snapshot *s)
 {
+	void *trimmed[TRIM_BATCH];
 	struct snapshot *evicted;
+	size_t n = 0, i;
 
 	pthread_mutex_lock(&ring->lock);
 	evicted = ring->slots[ring->head];
@@ -54,7 +59,19 @@ void snapshot_ring_publish(struct snapshot_ring *ring, struct snapshot *s)
 	ring->head = (ring->head + 1) % ring->capacity;
 	if (ring->count < ring->capacity)
 		ring->count++;
+	/* Only the newest window's text is served, so the older ones drop theirs
+	 * once the ring holds their only reference. References are only taken
+	 * from the ring under this lock or copied from one already held (a
+	 * scrape's response keeps its own until sent), so a count of 1 cannot
+	 * rise while we look. A busy one is retried at the next publish. */
+	for (i = 1; i < ring->count && n < TRIM_BATCH; i++) {
+		trimmed[n] = snapshot_trim(ring->slots[(ring->head + ring->capacity - 1 - i) % ring->capacity]);
+		if (trimmed[n])
+			n++;
+	}
 	pthread_mutex_unlock(&ring->lock);
+	for (i = 0; i < n; i++)
+		free(trimmed[i]);
 	/* A reader may still hold the evicted one; the last unref frees it. */
 	snapshot_unref(evicted);
 }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -37,14 +38,17 @@ struct arena_block {
 struct snapshot {
 	atomic_uint refcount;
 	bool sealed;
+	bool compacted; /* one block at families holds samples, labels and histograms */
 	struct snapshot_window window;
 	struct family *families;
 	size_t n_families, cap_families;
 	size_t n_series, max_series, dropped_series;
 	struct arena_block *arena;
+	/* The text, NUL-terminated, then its gzip member in the same block, so
+	 * that snapshot_trim() hands over one pointer. NULL once trimmed. */
 	char *text;
 	size_t text_len;
-	char *gzip; /* text as a gzip member, or NULL if compressing failed */
+	const char *gzip; /* into text's block; NULL if compressing failed */
 	size_t gzip_len;
 };
 
@@ -107,7 +111,7 @@ void snapshot_unref(struct snapshot *s)
 
 	if (!s || atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1)
 		return;
-	for (i = 0; i < s->n_families; i++)
+	for (i = 0; !s->compacted && i < s->n_families; i++)
 		free(s->families[i].samples);
 	free(s->families);
 	for (b = s->arena; b; b = next) {
@@ -115,7 +119,6 @@ void snapshot_unref(struct snapshot *s)
 		free(b);
 	}
 	free(s->text);
-	free(s->gzip);
 	free(s);
 }
 
@@ -150,7 +153,7 @@ static struct sample *sample_new(struct snapshot *s, const struct metric_desc *d
 	unsigned i;
 
 	*r = -EBUSY;
-	if (s->sealed)
+	if (s->sealed || s->compacted)
 		return NULL;
 	if (s->n_series >= s->max_series) {
 		s->dropped_series++;
@@ -267,6 +270,164 @@ int snapshot_add_log2_histogram(struct snapshot *s, const struct metric_desc *de
 	return snapshot_add_log2_histogram_from(s, desc, label_values, slots, n_slots, 0, scale, raw_sum);
 }
 
+/* --- compaction at seal ------------------------------------------------- */
+
+/* A sealed window is kept for `history` windows, so its samples are copied
+ * into one right-sized block: the arena's part-used last block, the doubling
+ * sample arrays and a malloc header per family cost about twice the data. A
+ * label value that repeats within the window (a cgroup's path in each cgroup
+ * family, a collector's name in each collector family) is stored once, and
+ * so are bounds equal to those of the family's previous histogram. */
+
+struct intern {
+	const char **keys; /* open addressing on the string's content */
+	char **copies;
+	size_t mask;
+};
+
+static size_t intern_slot(const struct intern *t, const char *str)
+{
+	uint64_t h = 14695981039346656037ULL; /* FNV-1a */
+	const unsigned char *c;
+	size_t i;
+
+	for (c = (const unsigned char *)str; *c; c++)
+		h = (h ^ *c) * 1099511628211ULL;
+	for (i = (size_t)h & t->mask; t->keys[i] && strcmp(t->keys[i], str) != 0; i = (i + 1) & t->mask)
+		;
+	return i;
+}
+
+static bool shares_bounds(const struct histogram_data *prev, const struct histogram_data *h)
+{
+	return prev && prev->n == h->n && memcmp(prev->bounds, h->bounds, h->n * sizeof(double)) == 0;
+}
+
+static char *intern_copy(struct intern *t, const char *str, char **strings)
+{
+	size_t slot = intern_slot(t, str), len;
+
+	if (!t->copies[slot]) {
+		len = strlen(str) + 1;
+		t->copies[slot] = memcpy(*strings, str, len);
+		*strings += len;
+	}
+	return t->copies[slot];
+}
+
+/* Fills block (sized by snapshot_compact) from the build-time data. */
+static void compact_into(const struct snapshot *s, struct intern *t, char *block, size_t strings_at)
+{
+	struct family *nf = (struct family *)block;
+	struct sample *ns = (struct sample *)(nf + s->n_families);
+	char *p = (char *)(ns + s->n_series), *strings = block + strings_at;
+	size_t i, j;
+	unsigned k;
+
+	/* Everything before the strings is a multiple of 8 bytes, so stays aligned. */
+	for (i = 0; i < s->n_families; i++) {
+		const struct family *f = &s->families[i];
+		const struct histogram_data *prev = NULL;
+		double *prev_bounds = NULL;
+
+		nf[i] = (struct family){ .desc = f->desc, .samples = ns, .n = f->n, .cap = f->n };
+		for (j = 0; j < f->n; j++, ns++) {
+			const struct sample *o = &f->samples[j];
+			struct histogram_data *h;
+
+			*ns = (struct sample){ .value = o->value };
+			if (f->desc->n_labels) {
+				ns->label_values = (char **)p;
+				p += f->desc->n_labels * sizeof(char *);
+				for (k = 0; k < f->desc->n_labels; k++)
+					ns->label_values[k] = intern_copy(t, o->label_values[k], &strings);
+			}
+			if (!o->hist)
+				continue;
+			h = (struct histogram_data *)p;
+			p += sizeof(*h);
+			*h = (struct histogram_data){ .n = o->hist->n, .sum = o->hist->sum, .cumulative = (uint64_t *)p };
+			p += (h->n + 1) * sizeof(uint64_t);
+			memcpy(h->cumulative, o->hist->cumulative, (h->n + 1) * sizeof(uint64_t));
+			if (!shares_bounds(prev, o->hist)) {
+				prev_bounds = memcpy(p, o->hist->bounds, h->n * sizeof(double));
+				p += h->n * sizeof(double);
+			}
+			h->bounds = prev_bounds;
+			ns->hist = h;
+			prev = o->hist;
+		}
+	}
+	assert(p == block + strings_at);
+}
+
+/* Best effort: on failure the build-time data stays, which is just as good. */
+static void snapshot_compact(struct snapshot *s)
+{
+	struct intern t = { 0 };
+	size_t size, strings = 0, n_values = 0, cap = 16, i, j;
+	struct arena_block *b, *next;
+	char *block;
+	unsigned k;
+
+	if (s->compacted || s->n_families == 0)
+		return;
+	size = s->n_families * sizeof(struct family) + s->n_series * sizeof(struct sample);
+	for (i = 0; i < s->n_families; i++) {
+		const struct family *f = &s->families[i];
+		const struct histogram_data *prev = NULL;
+
+		for (j = 0; j < f->n; j++) {
+			const struct histogram_data *h = f->samples[j].hist;
+
+			size += f->desc->n_labels * sizeof(char *);
+			n_values += f->desc->n_labels;
+			if (!h)
+				continue;
+			size += sizeof(*h) + (h->n + 1) * sizeof(uint64_t);
+			if (!shares_bounds(prev, h))
+				size += h->n * sizeof(double);
+			prev = h;
+		}
+	}
+	while (cap < 2 * n_values)
+		cap *= 2;
+	t.keys = calloc(cap, sizeof(*t.keys));
+	t.copies = calloc(cap, sizeof(*t.copies));
+	t.mask = cap - 1;
+	if (!t.keys || !t.copies)
+		goto out;
+	for (i = 0; i < s->n_families; i++)
+		for (j = 0; j < s->families[i].n; j++)
+			for (k = 0; k < s->families[i].desc->n_labels; k++) {
+				const char *v = s->families[i].samples[j].label_values[k];
+				size_t slot = intern_slot(&t, v);
+
+				if (!t.keys[slot]) {
+					t.keys[slot] = v;
+					strings += strlen(v) + 1;
+				}
+			}
+	block = malloc(size + strings);
+	if (!block)
+		goto out;
+	compact_into(s, &t, block, size);
+	for (i = 0; i < s->n_families; i++)
+		free(s->families[i].samples);
+	free(s->families);
+	for (b = s->arena; b; b = next) {
+		next = b->next;
+		free(b);
+	}
+	s->arena = NULL;
+	s->families = (struct family *)block;
+	s->cap_families = s->n_families;
+	s->compacted = true;
+out:
+	free(t.keys);
+	free(t.copies);
+}
+
 static void render_family(struct strbuf *sb, const struct family *f)
 {
 	const struct metric_desc *d = f->desc;
@@ -303,7 +464,7 @@ static void render_family(struct strbuf *sb, const struct family *f)
 static int gzip_compress(const char *in, size_t len, char **ret, size_t *ret_len)
 {
 	z_stream zs = { 0 };
-	char *out, *shrunk;
+	char *out;
 	uLong cap;
 	int r;
 
@@ -330,33 +491,69 @@ static int gzip_compress(const char *in, size_t len, char **ret, size_t *ret_len
 		free(out);
 		return -EIO;
 	}
-	/* The bound is about the text's size; a window is kept for `history` windows. */
-	shrunk = realloc(out, zs.total_out);
-	*ret = shrunk ? shrunk : out;
+	*ret = out;
 	*ret_len = zs.total_out;
 	return 0;
+}
+
+int snapshot_render_text(const struct snapshot *s, struct strbuf *sb)
+{
+	size_t i;
+
+	strbuf_reserve(sb, 4096 + s->n_series * 96);
+	for (i = 0; i < s->n_families; i++)
+		render_family(sb, &s->families[i]);
+	return strbuf_failed(sb) ? -ENOMEM : 0;
 }
 
 int snapshot_seal(struct snapshot *s)
 {
 	struct strbuf sb;
-	size_t i;
+	char *text, *gz = NULL, *block;
+	size_t text_len, gz_len = 0;
 
 	if (s->sealed)
 		return 0;
+	snapshot_compact(s);
 	strbuf_init(&sb);
-	strbuf_reserve(&sb, 4096 + s->n_series * 96);
-	for (i = 0; i < s->n_families; i++)
-		render_family(&sb, &s->families[i]);
-	s->text = strbuf_steal(&sb, &s->text_len);
-	if (!s->text)
+	(void)snapshot_render_text(s, &sb);
+	text = strbuf_steal(&sb, &text_len);
+	if (!text)
 		return -ENOMEM;
 	/* Compressed once here so that a gzip scrape, like a plain one, only
-	 * takes a reference. On failure gzip stays NULL and scrapes get the
-	 * text: never an error. */
-	(void)gzip_compress(s->text, s->text_len, &s->gzip, &s->gzip_len);
+	 * takes a reference. On failure there is no gzip copy and scrapes get
+	 * the text: never an error. */
+	if (gzip_compress(text, text_len, &gz, &gz_len) < 0)
+		gz_len = 0;
+	/* Right-sized, one block: the strbuf grew by doubling. */
+	block = realloc(text, text_len + 1 + gz_len);
+	if (block)
+		text = block;
+	if (block && gz) {
+		memcpy(block + text_len + 1, gz, gz_len);
+		s->gzip = block + text_len + 1;
+		s->gzip_len = gz_len;
+	}
+	free(gz);
+	s->text = text;
+	s->text_len = text_len;
 	s->sealed = true;
 	return 0;
+}
+
+void *snapshot_trim(struct snapshot *s)
+{
+	char *block = s->text;
+
+	/* The acquire pairs with the release in other holders' unref: whatever
+	 * they sent from the text is done before we hand it over. */
+	if (!s->sealed || !block || atomic_load_explicit(&s->refcount, memory_order_acquire) != 1)
+		return NULL;
+	s->text = NULL;
+	s->text_len = 0;
+	s->gzip = NULL;
+	s->gzip_len = 0;
+	return block;
 }
 
 const struct snapshot_window *snapshot_window(const struct snapshot *s)

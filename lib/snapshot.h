@@ -49,12 +49,24 @@ int snapshot_add_log2_histogram_from(struct snapshot *s, const struct metric_des
 				     size_t n_slots, int first_exponent, double scale, double raw_sum);
 
 /* Renders the exposition text once, and a gzip copy of it; afterwards the
- * snapshot is read-only. */
+ * snapshot is read-only, but for snapshot_trim(). */
 int snapshot_seal(struct snapshot *s);
 
+/* Only the newest window's text is served; older ones are read through their
+ * samples. Hands over the text and gzip copy (one block, for free()) if the
+ * caller holds the only reference, else returns NULL: someone may still be
+ * sending it. The caller must make sure no new reference can be taken
+ * meanwhile (the ring calls it under its lock). Samples stay. */
+void *snapshot_trim(struct snapshot *s);
+
+/* Renders the text again from the samples, e.g. for a trimmed snapshot. */
+int snapshot_render_text(const struct snapshot *s, struct strbuf *sb);
+
 const struct snapshot_window *snapshot_window(const struct snapshot *s);
+/* NULL before seal and once trimmed. */
 const char *snapshot_text(const struct snapshot *s, size_t *len);
-/* The text as one gzip member; NULL before seal or if compressing failed. */
+/* The text as one gzip member; NULL before seal, once trimmed, or if
+ * compressing failed. */
 const void *snapshot_gzip(const struct snapshot *s, size_t *len);
 size_t snapshot_series(const struct snapshot *s);
 size_t snapshot_dropped_series(const struct snapshot *s);

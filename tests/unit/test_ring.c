@@ -72,12 +72,36 @@ static uint64_t seq_of(const struct snapshot *s)
 	return snapshot_window(s)->seq;
 }
 
-/* Asserts that recent(max) yields exactly first..last, oldest first. */
+/* Whether s still has the text it was sealed with; either way its samples
+ * must render to exactly that text. */
+static bool has_text(const struct snapshot *s)
+{
+	char want[512];
+	const char *text = snapshot_text(s, NULL);
+	struct strbuf sb;
+	bool same;
+
+	expected_text(seq_of(s), want, sizeof(want));
+	strbuf_init(&sb);
+	ck_assert_int_eq(snapshot_render_text(s, &sb), 0);
+	same = strcmp(sb.data, want) == 0;
+	strbuf_free(&sb);
+	ck_assert_msg(same, "samples of window %" PRIu64 " render differently", seq_of(s));
+	if (!text) {
+		ck_assert_ptr_null(snapshot_gzip(s, NULL));
+		return false;
+	}
+	ck_assert_str_eq(text, want);
+	ck_assert_ptr_nonnull(snapshot_gzip(s, NULL));
+	return true;
+}
+
+/* Asserts that recent(max) yields exactly first..last, oldest first, and
+ * that the newest of the ring has its text. */
 static void assert_recent(struct snapshot_ring *r, size_t max, uint64_t first, size_t n)
 {
-	struct snapshot *out[64];
+	struct snapshot *out[64], *latest = snapshot_ring_latest(r);
 	size_t got, i;
-	char want[512];
 
 	ck_assert_uint_le(max, 64);
 	memset(out, 0, sizeof(out));
@@ -86,12 +110,26 @@ static void assert_recent(struct snapshot_ring *r, size_t max, uint64_t first, s
 	for (i = 0; i < got; i++) {
 		ck_assert_ptr_nonnull(out[i]);
 		ck_assert_uint_eq(seq_of(out[i]), first + i);
-		expected_text(first + i, want, sizeof(want));
-		ck_assert_str_eq(snapshot_text(out[i], NULL), want);
+		if (!has_text(out[i]))
+			ck_assert_ptr_ne(out[i], latest);
 		snapshot_unref(out[i]);
 	}
 	for (; i < 64; i++)
 		ck_assert_ptr_null(out[i]); /* nothing written past the count */
+	snapshot_unref(latest);
+}
+
+/* How many of the ring's windows still have their text. */
+static size_t count_with_text(struct snapshot_ring *r)
+{
+	struct snapshot *out[64];
+	size_t n = snapshot_ring_recent(r, out, 64), i, with = 0;
+
+	for (i = 0; i < n; i++) {
+		with += has_text(out[i]);
+		snapshot_unref(out[i]);
+	}
+	return with;
 }
 
 static void assert_latest(struct snapshot_ring *r, uint64_t seq)
@@ -331,6 +369,136 @@ START_TEST(test_cleanup_attribute)
 }
 END_TEST
 
+/* --- trimming the text of older windows ---------------------------------- */
+
+/* Only the newest keeps its text; the others still give their samples. */
+START_TEST(test_trim_older)
+{
+	struct snapshot_ring *r = snapshot_ring_new(4);
+	struct snapshot *out[4];
+	uint64_t seq;
+	size_t i;
+
+	ck_assert_ptr_nonnull(r);
+	publish(r, 1);
+	ck_assert_uint_eq(count_with_text(r), 1);
+	for (seq = 2; seq <= 6; seq++) {
+		publish(r, seq);
+		ck_assert_uint_eq(count_with_text(r), 1);
+		assert_latest(r, seq);
+	}
+	ck_assert_uint_eq(snapshot_ring_recent(r, out, 4), 4);
+	for (i = 0; i < 4; i++) {
+		ck_assert_uint_eq(seq_of(out[i]), 3 + i);
+		ck_assert(has_text(out[i]) == (i == 3));
+		ck_assert_double_eq(snapshot_value(out[i], "test_seq", NULL), (double)(3 + i));
+		snapshot_unref(out[i]);
+	}
+	snapshot_ring_free(r);
+}
+END_TEST
+
+/* A scrape holds the newest while newer windows are published: its text and
+ * gzip copy stay until it lets go, and are trimmed at a later publish. */
+START_TEST(test_trim_waits_for_reader)
+{
+	struct snapshot_ring *r = snapshot_ring_new(8);
+	struct snapshot *scrape, *response, *out[8];
+	const char *text, *gz;
+	size_t len, gz_len;
+	char want[512];
+
+	ck_assert_ptr_nonnull(r);
+	publish(r, 1);
+	publish(r, 2);
+	/* What serve_metrics does: a reference from the ring, a second one for
+	 * the response, then the first is dropped. */
+	scrape = snapshot_ring_latest(r);
+	text = snapshot_text(scrape, &len);
+	gz = snapshot_gzip(scrape, &gz_len);
+	response = snapshot_ref(scrape);
+	snapshot_unref(scrape);
+
+	publish(r, 3);
+	publish(r, 4);
+	ck_assert_uint_eq(count_with_text(r), 2); /* 2 (held) and 4 (newest) */
+	expected_text(2, want, sizeof(want));
+	ck_assert_ptr_eq(snapshot_text(response, NULL), text);
+	ck_assert_ptr_eq(snapshot_gzip(response, NULL), gz);
+	ck_assert_uint_eq(len, strlen(want));
+	ck_assert(memcmp(text, want, len) == 0);
+	/* Every byte is still ours (AddressSanitizer checks the reads). */
+	ck_assert_uint_eq((unsigned char)gz[0], 0x1f);
+	ck_assert_uint_eq((unsigned char)gz[1], 0x8b);
+	ck_assert_uint_eq((unsigned)(unsigned char)gz[gz_len - 4], len & 0xff);
+
+	/* The response was sent: released by its free callback. Not trimmed
+	 * yet (nothing was published since), but at the next publish. */
+	snapshot_unref(response);
+	ck_assert_uint_eq(count_with_text(r), 2);
+	publish(r, 5);
+	ck_assert_uint_eq(count_with_text(r), 1);
+	ck_assert_uint_eq(snapshot_ring_recent(r, out, 8), 5);
+	ck_assert_uint_eq(seq_of(out[1]), 2);
+	ck_assert(!has_text(out[1]));
+	ck_assert(has_text(out[4]));
+	for (size_t i = 0; i < 5; i++)
+		snapshot_unref(out[i]);
+	snapshot_ring_free(r);
+}
+END_TEST
+
+/* Many windows held at once (a slow client on each) and let go together:
+ * all are trimmed within a few publishes. */
+START_TEST(test_trim_many_released)
+{
+	enum { CAP = 40, HELD = 30 };
+	struct snapshot_ring *r = snapshot_ring_new(CAP);
+	struct snapshot *held[HELD];
+	size_t i;
+
+	ck_assert_ptr_nonnull(r);
+	for (i = 0; i < HELD; i++) {
+		publish(r, i + 1);
+		held[i] = snapshot_ring_latest(r);
+	}
+	publish(r, HELD + 1);
+	ck_assert_uint_eq(count_with_text(r), HELD + 1);
+	for (i = 0; i < HELD; i++)
+		snapshot_unref(held[i]);
+	for (i = 0; i < 5; i++)
+		publish(r, HELD + 2 + i);
+	ck_assert_uint_eq(count_with_text(r), 1);
+	assert_recent(r, 64, 1, HELD + 6);
+	snapshot_ring_free(r);
+}
+END_TEST
+
+/* Resizing keeps the newest with its text; publishing afterwards trims as usual. */
+START_TEST(test_trim_after_resize)
+{
+	struct snapshot_ring *r = snapshot_ring_new(3);
+	struct snapshot *held;
+	uint64_t seq;
+
+	ck_assert_ptr_nonnull(r);
+	for (seq = 1; seq <= 3; seq++)
+		publish(r, seq);
+	held = snapshot_ring_latest(r);
+	publish(r, 4);
+	ck_assert_int_eq(snapshot_ring_resize(r, 6), 0);
+	ck_assert_uint_eq(count_with_text(r), 2);
+	assert_latest(r, 4);
+	snapshot_unref(held);
+	publish(r, 5);
+	ck_assert_uint_eq(count_with_text(r), 1);
+	ck_assert_int_eq(snapshot_ring_resize(r, 1), 0);
+	ck_assert_uint_eq(count_with_text(r), 1);
+	assert_recent(r, 4, 5, 1);
+	snapshot_ring_free(r);
+}
+END_TEST
+
 /* --- concurrency -------------------------------------------------------- */
 
 #define N_PUBLISH 20000
@@ -361,21 +529,37 @@ static void report(struct shared *sh, const char *what, int id, uint64_t a, uint
 	}
 }
 
-static bool check_snap(struct reader *rd, const struct snapshot *s)
+static bool check_snap(struct reader *rd, const struct snapshot *s, bool must_have_text)
 {
 	char want[512];
 	uint64_t seq = seq_of(s);
-	const char *text;
-	size_t len;
+	const char *text, *gz;
+	size_t len, gz_len;
 
 	if (seq < 1 || seq > N_PUBLISH) {
 		report(rd->sh, "seq out of range", rd->id, seq, 0);
 		return false;
 	}
 	text = snapshot_text(s, &len);
+	gz = snapshot_gzip(s, &gz_len);
 	expected_text(seq, want, sizeof(want));
-	if (!text || len != strlen(want) || strcmp(text, want) != 0) {
+	/* Older windows may have been trimmed; the newest never is, and what
+	 * we hold is never trimmed under us (AddressSanitizer checks the reads). */
+	if (!text && must_have_text) {
+		report(rd->sh, "newest window without text", rd->id, seq, 0);
+		return false;
+	}
+	if (text && (len != strlen(want) || strcmp(text, want) != 0)) {
 		report(rd->sh, "text does not match seq", rd->id, seq, len);
+		return false;
+	}
+	if (text && (!gz || gz_len < 18 || (unsigned char)gz[0] != 0x1f ||
+		     (unsigned char)gz[gz_len - 4] != (len & 0xff))) {
+		report(rd->sh, "gzip copy does not match the text", rd->id, seq, gz_len);
+		return false;
+	}
+	if (!text && gz) {
+		report(rd->sh, "gzip copy without text", rd->id, seq, gz_len);
 		return false;
 	}
 	if (snapshot_value(s, "test_seq", NULL) != (double)seq) {
@@ -405,7 +589,7 @@ static void *reader_main(void *p)
 		if (s) {
 			uint64_t seq = seq_of(s);
 
-			check_snap(rd, s);
+			check_snap(rd, s, true);
 			if (seq < rd->max_seen)
 				report(sh, "latest went backwards", rd->id, rd->max_seen, seq);
 			rd->max_seen = seq;
@@ -414,7 +598,7 @@ static void *reader_main(void *p)
 
 		n = snapshot_ring_recent(sh->ring, out, (size_t)(rd->iterations % RECENT_MAX) + 1);
 		for (i = 0; i < n; i++) {
-			check_snap(rd, out[i]);
+			check_snap(rd, out[i], i == n - 1); /* the newest at that moment */
 			/* consecutive and oldest first */
 			if (i > 0 && seq_of(out[i]) != seq_of(out[i - 1]) + 1)
 				report(sh, "recent not consecutive", rd->id, seq_of(out[i - 1]), seq_of(out[i]));
@@ -529,6 +713,10 @@ static Suite *ring_suite(void)
 	tcase_add_test(tc, test_resize_empty);
 	tcase_add_test(tc, test_resize_exhaustive);
 	tcase_add_test(tc, test_cleanup_attribute);
+	tcase_add_test(tc, test_trim_older);
+	tcase_add_test(tc, test_trim_waits_for_reader);
+	tcase_add_test(tc, test_trim_many_released);
+	tcase_add_test(tc, test_trim_after_resize);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 

@@ -978,6 +978,177 @@ START_TEST(test_gzip_huge)
 }
 END_TEST
 
+/* --- compaction and trimming ------------------------------------------- */
+
+static const struct metric_desc cg_usage = {
+	.name = "memwatch_cgroup_usage_bytes",
+	.help = "Usage.",
+	.type = METRIC_GAUGE,
+	.n_labels = 1,
+	.labels = { "cgroup" },
+};
+
+/* What a window of a busy host looks like: label values repeated across
+ * families, runs of histograms with equal bounds broken by other bounds,
+ * histograms without finite buckets, empty and missing label values. */
+static struct snapshot *mixed_snapshot(uint64_t seq, unsigned scale)
+{
+	struct snapshot_window w = { .seq = seq, .end_real_usec = seq * 1000000 };
+	struct snapshot *s = snapshot_new(&w, 10000);
+	const double bounds[] = { 0.5, 1, 2 };
+	const uint64_t counts[] = { 1, 2, 3, 4 };
+	uint64_t slots[8];
+	char cg[64], dev[16];
+	const char *cgl[] = { cg }, *devl[] = { dev }, *lv[] = { cg, "some" };
+	unsigned i;
+
+	ck_assert_ptr_nonnull(s);
+	for (i = 0; i < 8; i++)
+		slots[i] = (i + seq) * scale;
+	ck_assert_int_eq(snapshot_add(s, &free_bytes, NULL, 4096.0 * (double)seq), 0);
+	for (i = 0; i < 20; i++) {
+		snprintf(cg, sizeof(cg), "/system.slice/unit-%u.service", i);
+		ck_assert_int_eq(snapshot_add(s, &cg_usage, cgl, (double)(i * scale)), 0);
+		ck_assert_int_eq(snapshot_add(s, &pressure, lv, (double)i / 8), 0);
+		ck_assert_int_eq(snapshot_add(s, &events_total, cgl, (double)(i * seq * scale)), 0);
+	}
+	for (i = 0; i < 6; i++) {
+		snprintf(dev, sizeof(dev), "sd%c", 'a' + i);
+		if (i == 3)
+			ck_assert_int_eq(snapshot_add_histogram(s, &stall, devl, bounds, counts, 3, 1.5 * seq), 0);
+		else
+			ck_assert_int_eq(snapshot_add_log2_histogram(s, &stall, devl, slots, i == 5 ? 6 : 8,
+								     1e-9, (double)(seq * 100 + i)), 0);
+	}
+	ck_assert_int_eq(snapshot_add_histogram(s, &plain_hist, NULL, NULL, counts, 0, 0), 0);
+	ck_assert_int_eq(snapshot_add_log2_histogram(s, &plain_hist, NULL, slots, 8, 1.0, 7), 0);
+	ck_assert_int_eq(snapshot_add(s, &events_total, (const char *const[]){ "" }, 1), 0);
+	ck_assert_int_eq(snapshot_add(s, &pressure, NULL, 2), 0);
+	return s;
+}
+
+static char *render_text(const struct snapshot *s)
+{
+	struct strbuf sb;
+
+	strbuf_init(&sb);
+	ck_assert_int_eq(snapshot_render_text(s, &sb), 0);
+	return strbuf_steal(&sb, NULL);
+}
+
+static char *render_json(const struct snapshot *s, const struct snapshot *prev)
+{
+	struct strbuf sb;
+
+	strbuf_init(&sb);
+	ck_assert_int_eq(snapshot_render_json(&sb, s, prev), 0);
+	return strbuf_steal(&sb, NULL);
+}
+
+static void collect_labels(const char *const *labels, unsigned n_labels, double value, double sum, void *ud)
+{
+	const char **first = ud;
+
+	if (n_labels && strcmp(labels[0], "/system.slice/unit-7.service") == 0)
+		*first = labels[0];
+}
+
+/* Sealing moves the samples into one block; nothing a reader sees changes. */
+START_TEST(test_compact_keeps_everything)
+{
+	struct snapshot *prev = mixed_snapshot(1, 1), *s = mixed_snapshot(2, 3);
+	_cleanup_free_ char *text = render_text(s), *json = render_json(s, prev), *after = NULL, *json_after = NULL;
+	const char *usage_label = NULL, *events_label = NULL;
+	size_t len;
+
+	ck_assert_int_eq(snapshot_seal(prev), 0);
+	ck_assert_int_eq(snapshot_seal(s), 0);
+	ck_assert_str_eq(snapshot_text(s, &len), text);
+	ck_assert_uint_eq(len, strlen(text));
+	assert_gzip_is_text(s);
+	after = render_text(s);
+	ck_assert_str_eq(after, text);
+	json_after = render_json(s, prev);
+	ck_assert_str_eq(json_after, json);
+	ck_assert_uint_eq(snapshot_series(s), 1 + 60 + 6 + 2 + 2);
+	ck_assert_double_eq(snapshot_value(s, "memwatch_events_total", (const char *const[]){ "" }), 1);
+	ck_assert_double_eq(snapshot_value(s, "memwatch_stall_seconds", (const char *const[]){ "sdd" }), 10);
+
+	/* A value repeated across families is stored once. */
+	snapshot_foreach(s, "memwatch_cgroup_usage_bytes", collect_labels, &usage_label);
+	snapshot_foreach(s, "memwatch_events_total", collect_labels, &events_label);
+	ck_assert_ptr_nonnull(usage_label);
+	ck_assert_ptr_eq(usage_label, events_label);
+
+	/* Sealed (and compacted) means read-only. */
+	ck_assert_int_eq(snapshot_add(s, &free_bytes, NULL, 1), -EBUSY);
+	snapshot_unref(prev);
+	snapshot_unref(s);
+}
+END_TEST
+
+START_TEST(test_trim_keeps_samples)
+{
+	struct snapshot *prev = mixed_snapshot(1, 1), *s = mixed_snapshot(2, 3);
+	_cleanup_free_ char *text = NULL, *json = NULL, *again = NULL, *json_again = NULL;
+	void *block;
+	size_t len = 123;
+
+	ck_assert_int_eq(snapshot_seal(prev), 0);
+	ck_assert_int_eq(snapshot_seal(s), 0);
+	text = strdup(snapshot_text(s, NULL));
+	json = render_json(s, prev);
+
+	free(snapshot_trim(prev));
+	block = snapshot_trim(s);
+	ck_assert_ptr_nonnull(block);
+	ck_assert_ptr_null(snapshot_text(s, &len));
+	ck_assert_uint_eq(len, 0);
+	len = 123;
+	ck_assert_ptr_null(snapshot_gzip(s, &len));
+	ck_assert_uint_eq(len, 0);
+	free(block);
+	/* Once is enough. */
+	ck_assert_ptr_null(snapshot_trim(s));
+
+	/* The samples answer as before, deltas against a trimmed window too. */
+	again = render_text(s);
+	ck_assert_str_eq(again, text);
+	json_again = render_json(s, prev);
+	ck_assert_str_eq(json_again, json);
+	ck_assert_double_eq(snapshot_value(s, "memwatch_free_bytes", NULL), 8192);
+	ck_assert_double_eq(snapshot_value(s, "memwatch_cgroup_usage_bytes",
+					   (const char *const[]){ "/system.slice/unit-19.service" }), 57);
+	ck_assert_uint_eq(snapshot_window(s)->seq, 2);
+	snapshot_unref(prev);
+	snapshot_unref(s); /* LeakSanitizer: nothing left behind */
+}
+END_TEST
+
+/* Someone else's reference (a scrape being sent) keeps the text. */
+START_TEST(test_trim_refused_while_shared)
+{
+	struct snapshot *s = mixed_snapshot(1, 1), *other;
+	const char *text, *gz;
+	size_t len, gz_len;
+
+	/* Before seal there is nothing to trim. */
+	ck_assert_ptr_null(snapshot_trim(s));
+	ck_assert_int_eq(snapshot_seal(s), 0);
+	text = snapshot_text(s, &len);
+	gz = snapshot_gzip(s, &gz_len);
+	other = snapshot_ref(s);
+	ck_assert_ptr_null(snapshot_trim(s));
+	ck_assert_ptr_eq(snapshot_text(other, NULL), text);
+	ck_assert_ptr_eq(snapshot_gzip(other, NULL), gz);
+	assert_gzip_is_text(other);
+	snapshot_unref(other);
+	free(snapshot_trim(s));
+	ck_assert_ptr_null(snapshot_text(s, NULL));
+	snapshot_unref(s);
+}
+END_TEST
+
 static Suite *snapshot_suite(void)
 {
 	Suite *s = suite_create("snapshot");
@@ -986,6 +1157,7 @@ static Suite *snapshot_suite(void)
 	TCase *life = tcase_create("lifetime");
 	TCase *prom = tcase_create("promtool");
 	TCase *gzip = tcase_create("gzip");
+	TCase *trim = tcase_create("trim");
 
 	tcase_add_test(core, test_window_copied);
 	tcase_add_test(core, test_empty_snapshot);
@@ -1024,6 +1196,11 @@ static Suite *snapshot_suite(void)
 	tcase_add_test(gzip, test_gzip_huge);
 	tcase_set_timeout(gzip, 60);
 	suite_add_tcase(s, gzip);
+
+	tcase_add_test(trim, test_compact_keeps_everything);
+	tcase_add_test(trim, test_trim_keeps_samples);
+	tcase_add_test(trim, test_trim_refused_while_shared);
+	suite_add_tcase(s, trim);
 
 	tcase_add_test(prom, test_promtool_accepts);
 	tcase_add_test(prom, test_promtool_rejects_garbage);
