@@ -132,9 +132,7 @@ static void note_oom_cgroup(struct event_channel *ch, const char *path)
 static void fill_available(struct event_channel *ch, const struct memwatch_event *e, struct event_record *rec)
 {
 	enum memavail_source src = atomic_load(&ch->memavail_source);
-	const char *data;
-	struct meminfo m;
-	size_t len;
+	double bytes;
 
 	rec->avail_bytes = NAN;
 	rec->avail_source = MEMAVAIL_NONE;
@@ -149,9 +147,8 @@ static void fill_available(struct event_channel *ch, const struct memwatch_event
 	}
 	if (src == MEMAVAIL_NONE || ch->meminfo.fd < 0)
 		return;
-	if (procfile_read(&ch->meminfo, &data, &len) == 0 && meminfo_parse(data, len, &m) == 0 &&
-	    (m.present & MEMINFO_HAS_AVAILABLE)) {
-		rec->avail_bytes = (double)m.available;
+	if (meminfo_read_available(&ch->meminfo, &bytes) == 0) {
+		rec->avail_bytes = bytes;
 		rec->avail_source = MEMAVAIL_PROCFS;
 	}
 }

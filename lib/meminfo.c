@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "fileio.h"
 #include "macro.h"
 #include "meminfo.h"
 
@@ -171,5 +172,31 @@ int meminfo_parse(const char *buf, size_t len, struct meminfo *out)
 		return -EINVAL;
 
 	*out = mi;
+	return 0;
+}
+
+int meminfo_read(struct procfile *pf, struct meminfo *out)
+{
+	const char *data;
+	size_t len;
+	int r;
+
+	r = procfile_read(pf, &data, &len);
+	if (r < 0)
+		return r;
+	return meminfo_parse(data, len, out);
+}
+
+int meminfo_read_available(struct procfile *pf, double *bytes)
+{
+	struct meminfo m;
+	int r;
+
+	r = meminfo_read(pf, &m);
+	if (r < 0)
+		return r;
+	if (!(m.present & MEMINFO_HAS_AVAILABLE))
+		return -ENODATA;
+	*bytes = (double)m.available;
 	return 0;
 }

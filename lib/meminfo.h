@@ -54,4 +54,10 @@ enum {
  * key has a malformed value. Unknown keys are ignored. */
 int meminfo_parse(const char *buf, size_t len, struct meminfo *out);
 
+struct procfile;
+/* Re-reads an open /proc/meminfo and parses it. */
+int meminfo_read(struct procfile *pf, struct meminfo *out);
+/* MemAvailable in bytes from an open /proc/meminfo; -ENODATA on kernels without it. */
+int meminfo_read_available(struct procfile *pf, double *bytes);
+
 #endif

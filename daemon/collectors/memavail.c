@@ -184,25 +184,6 @@ static int read_zoneinfo(struct memavail_state *s, struct zoneinfo *z)
 	return zoneinfo_parse(data, len, z);
 }
 
-static int read_memavailable(struct memavail_state *s, double *bytes)
-{
-	struct meminfo m;
-	const char *data;
-	size_t len;
-	int r;
-
-	r = procfile_read(&s->meminfo_file, &data, &len);
-	if (r < 0)
-		return r;
-	r = meminfo_parse(data, len, &m);
-	if (r < 0)
-		return r;
-	if (!(m.present & MEMINFO_HAS_AVAILABLE))
-		return -ENODATA;
-	*bytes = (double)m.available;
-	return 0;
-}
-
 /* What the pressure programs read: whether to compute, and the reserve. */
 static int counters_write_params(struct memavail_state *s, bool compute)
 {
@@ -298,11 +279,11 @@ static int counters_validate(struct memavail_state *s, double tolerance, char *w
 	for (i = 0; i < COUNTERS_VALIDATION_TRIES; i++) {
 		double before = 0, after = 0, meminfo, computed, error;
 
-		r = read_memavailable(s, &before);
+		r = meminfo_read_available(&s->meminfo_file, &before);
 		if (r == 0)
 			r = counters_compute(s, &c);
 		if (r == 0)
-			r = read_memavailable(s, &after);
+			r = meminfo_read_available(&s->meminfo_file, &after);
 		if (r < 0)
 			break;
 		meminfo = (before + after) / 2;
@@ -409,7 +390,7 @@ static void counters_collect(struct memavail_state *s, struct snapshot *snap)
 		return;
 	computed = (double)c.available_pages * (double)s->page_size;
 	snapshot_add(snap, &desc_computed, NULL, computed);
-	if (read_memavailable(s, &meminfo) == 0 && meminfo > 0)
+	if (meminfo_read_available(&s->meminfo_file, &meminfo) == 0 && meminfo > 0)
 		snapshot_add(snap, &desc_error, NULL, fabs(computed - meminfo) / meminfo);
 }
 

@@ -120,18 +120,6 @@ static int meminfo_configure(void *cfg, const char *key, const char *value, char
 	return config_parse_path(value, c->path, sizeof(c->path), errmsg, errlen);
 }
 
-static int meminfo_read(struct meminfo_state *s, struct meminfo *m)
-{
-	const char *data;
-	size_t len;
-	int r;
-
-	r = procfile_read(&s->file, &data, &len);
-	if (r < 0)
-		return r;
-	return meminfo_parse(data, len, m);
-}
-
 static int meminfo_probe(const void *cfg, struct collector_status *st)
 {
 	const struct meminfo_config *c = cfg;
@@ -145,7 +133,7 @@ static int meminfo_probe(const void *cfg, struct collector_status *st)
 		collector_status_set_reason(st, "cannot open %s: %s", c->path, strerror(-r));
 		return r == -ENOENT ? -EOPNOTSUPP : r;
 	}
-	r = meminfo_read(&s, &m);
+	r = meminfo_read(&s.file, &m);
 	procfile_close(&s.file);
 	if (r < 0) {
 		collector_status_set_reason(st, "cannot parse %s: %s", c->path, strerror(-r));
@@ -211,7 +199,7 @@ static int meminfo_sample(void *priv, uint64_t now_usec)
 	struct meminfo m;
 	int r;
 
-	r = meminfo_read(s, &m);
+	r = meminfo_read(&s->file, &m);
 	if (r < 0) {
 		s->read_errors++;
 		return r;

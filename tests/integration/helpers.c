@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <arpa/inet.h>
+#include <check.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -1154,4 +1155,29 @@ long long mw_proc_meminfo_kb(const char *field)
 		}
 	free(text);
 	return v;
+}
+
+void mw_assert_clean_stop(struct mw_daemon *d)
+{
+	int st = mw_stop(d);
+	char *log = mw_log(d);
+	const char *report = mw_sanitizer_report(log);
+
+	if (d->killed || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || report)
+		mw_dump_log(d, "after SIGTERM");
+	ck_assert_msg(!d->killed, "memwatchd did not stop on SIGTERM and had to be killed");
+	ck_assert_msg(WIFEXITED(st), "memwatchd died of signal %d", WIFSIGNALED(st) ? WTERMSIG(st) : -1);
+	ck_assert_msg(WEXITSTATUS(st) == 0, "memwatchd exited %d after SIGTERM", WEXITSTATUS(st));
+	ck_assert_msg(!report, "sanitizer report in the daemon's log: %.300s", report);
+	free(log);
+}
+
+void mw_dump_daemon_logs(const char *dir, const char *extra_glob)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd),
+		 "for f in '%s'/daemon.*/stderr.log %s%s%s%s; do [ -s \"$f\" ] && { echo \"==== $f\"; cat \"$f\"; }; done 1>&2",
+		 dir, extra_glob ? "'" : "", extra_glob ? dir : "", extra_glob ? "'/" : "", extra_glob ? extra_glob : "");
+	(void)!system(cmd);
 }

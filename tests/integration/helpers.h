@@ -94,6 +94,12 @@ int mw_cleanup_all(void);
 int mw_run(const char *const *args, char **out, char **err);
 /* Prints the daemon's log to stderr, for diagnosis of a failure. */
 void mw_dump_log(const struct mw_daemon *d, const char *why);
+/* Stops d with SIGTERM and fails the test unless it exited 0 by itself,
+ * without a sanitizer report (its log is printed first if not). */
+void mw_assert_clean_stop(struct mw_daemon *d);
+/* Prints every daemon log left under dir (and files matching extra_glob,
+ * if not NULL) to stderr, for meson's error log. */
+void mw_dump_daemon_logs(const char *dir, const char *extra_glob);
 
 /* The daemon's stderr so far, malloc'd. */
 char *mw_log(const struct mw_daemon *d);

@@ -54,19 +54,6 @@ static struct mw_daemon *start_or_fail(const char *config)
 	return d;
 }
 
-static void assert_clean_stop(struct mw_daemon *d)
-{
-	int st = mw_stop(d);
-	char *log = mw_log(d);
-	const char *report = mw_sanitizer_report(log);
-
-	if (d->killed || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || report)
-		mw_dump_log(d, "after SIGTERM");
-	ck_assert_msg(!d->killed && WIFEXITED(st) && WEXITSTATUS(st) == 0, "memwatchd did not exit 0 on SIGTERM");
-	ck_assert_msg(!report, "sanitizer report in the daemon's log: %.300s", report);
-	free(log);
-}
-
 static double metric_or_fail(const char *body, const char *name, const char *matcher)
 {
 	double v = NAN;
@@ -171,7 +158,7 @@ START_TEST(test_fixture_v1)
 	ck_assert_msg(strstr(body, "memwatch_cgroup_memory_usage_bytes{cgroup=\"/my \\\"odd\\\" cgroup\"} 0\n"),
 		      "odd cgroup name not escaped as expected:\n%s", body);
 	free(body);
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 }
 END_TEST
 
@@ -215,7 +202,7 @@ START_TEST(test_fixture_v2)
 	expect_absent(body, "memwatch_cgroup_memory_usage_bytes", "cgroup=\"/link-to-workload\"");
 	ck_assert(metric_or_fail(body, "memwatch_cgroup_walk_skipped_total", NULL) >= 1);
 	free(body);
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 }
 END_TEST
 
@@ -249,7 +236,7 @@ START_TEST(test_fixture_top_k_other)
 	expect(body, "memwatch_cgroup_memory_events_total", "cgroup=\"other\",event=\"high\"", 3);
 	expect(body, "memwatch_cgroup_pressure_memory_some_seconds_total", "cgroup=\"other\"", 5);
 	free(body);
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 }
 END_TEST
 
@@ -271,7 +258,7 @@ START_TEST(test_fixture_hybrid)
 	ck_assert_uint_eq(count_lines_starting(body, "memwatch_cgroup_memory_usage_bytes{cgroup=\"/my \\\"odd\\\""), 1);
 	ck_assert_uint_eq(count_lines_starting(body, "memwatch_cgroup_memory_usage_bytes{cgroup=\"/\"}"), 1);
 	free(body);
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 }
 END_TEST
 
@@ -511,7 +498,7 @@ START_TEST(test_live_cgroup)
 			break;
 		mw_sleep_ms(50);
 	}
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 }
 END_TEST
 

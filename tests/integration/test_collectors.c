@@ -350,21 +350,6 @@ static struct mw_daemon *start_with_config(const char *text)
 	return d;
 }
 
-static void assert_clean_stop(struct mw_daemon *d)
-{
-	int st = mw_stop(d);
-	char *log = mw_log(d);
-	const char *report = mw_sanitizer_report(log);
-
-	if (d->killed || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || report)
-		mw_dump_log(d, "after SIGTERM");
-	ck_assert_msg(!d->killed, "memwatchd did not stop on SIGTERM and had to be killed");
-	ck_assert_msg(WIFEXITED(st), "memwatchd died of signal %d", WIFSIGNALED(st) ? WTERMSIG(st) : -1);
-	ck_assert_msg(WEXITSTATUS(st) == 0, "memwatchd exited %d after SIGTERM", WEXITSTATUS(st));
-	ck_assert_msg(!report, "sanitizer report in the daemon's log: %.300s", report);
-	free(log);
-}
-
 static double metric_or_fail(const char *body, const char *name, const char *matcher)
 {
 	double v = NAN;
@@ -866,7 +851,7 @@ static void memcg_reclaim_run(const char *attach)
 	}
 
 	memcg_remove(cg);
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 }
 
 START_TEST(test_memcg_reclaim)
@@ -1072,7 +1057,7 @@ START_TEST(test_direct_reclaim)
 		      "fault fallbacks",
 		      fail9_1 - fail9_0, (fallback1 - fallback0) - (charge1 - charge0));
 	free(body);
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 }
 END_TEST
 
@@ -1214,7 +1199,7 @@ static void allocs_and_faults_run(const char *source)
 	st = wait_child(child, 10000, "the touching child");
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the touching child ended with status 0x%x", st);
 	close(rep[0]);
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 }
 
 START_TEST(test_allocs_and_faults)
@@ -1392,7 +1377,7 @@ static void alloc_failures_run(const char *attach)
 			      "attempts",
 			      attach ? attach : "auto", sum, f1[9] - f0[9], perf[0], perf[1], attempt);
 	}
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 }
 
 START_TEST(test_alloc_failures)
@@ -1542,7 +1527,7 @@ START_TEST(test_exhaustion_eta)
 	st = wait_child(child, 10000, "the ramp child");
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the ramp child ended with status 0x%x", st);
 	close(rep[0]);
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 }
 END_TEST
 
@@ -1569,16 +1554,6 @@ static Suite *collectors_suite(void)
 	add_test(s, "alloc_failures", test_alloc_failures, 120);
 	add_test(s, "exhaustion_eta", test_exhaustion_eta, 120);
 	return s;
-}
-
-static void dump_logs(const char *dir)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd),
-		 "for f in '%s'/daemon.*/stderr.log '%s'/*.txt.log; do [ -s \"$f\" ] && { echo \"==== $f\"; cat \"$f\"; }; done 1>&2",
-		 dir, dir);
-	(void)!system(cmd);
 }
 
 /* perf and attach = tracepoint need tracefs; mounts it when it is not there. */
@@ -1634,7 +1609,7 @@ int main(int argc, char **argv)
 	if (tracefs_mounted_by_us && umount2(TRACEFS_DIR, 0) < 0)
 		fprintf(stderr, "cannot unmount the tracefs we mounted at " TRACEFS_DIR ": %m\n");
 	if (failed) {
-		dump_logs(mw_tmp_root());
+		mw_dump_daemon_logs(mw_tmp_root(), "*.txt.log");
 		fprintf(stderr, "daemon logs and perf output kept in %s\n", mw_tmp_root());
 	} else {
 		mw_remove_tmp_root();

@@ -39,22 +39,6 @@ static void teardown(void)
 	ck_assert_msg(killed == 0, "%d daemon(s) ignored SIGTERM and had to be killed", killed);
 }
 
-/* The daemon must exit 0 on SIGTERM, without SIGKILL and without a sanitizer report. */
-static void assert_clean_stop(struct mw_daemon *d)
-{
-	int st = mw_stop(d);
-	char *log = mw_log(d);
-	const char *report = mw_sanitizer_report(log);
-
-	if (d->killed || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || report)
-		mw_dump_log(d, "after SIGTERM");
-	ck_assert_msg(!d->killed, "memwatchd did not stop on SIGTERM and had to be killed");
-	ck_assert_msg(WIFEXITED(st), "memwatchd died of signal %d", WIFSIGNALED(st) ? WTERMSIG(st) : -1);
-	ck_assert_msg(WEXITSTATUS(st) == 0, "memwatchd exited %d after SIGTERM", WEXITSTATUS(st));
-	ck_assert_msg(!report, "sanitizer report in the daemon's log: %.300s", report);
-	free(log);
-}
-
 static struct mw_daemon *start_or_fail(const char *config, bool notify)
 {
 	struct mw_daemon *d = mw_start(config, NULL, notify);
@@ -141,7 +125,7 @@ START_TEST(test_capabilities_dropped)
 	}
 	closedir(tasks);
 	ck_assert_msg(threads >= 2, "expected the HTTP and event threads too, saw %u", threads);
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 }
 END_TEST
 
@@ -173,7 +157,7 @@ START_TEST(test_metrics_content_type_and_promtool)
 	ck_assert_str_eq(ctype, METRICS_CONTENT_TYPE);
 	mw_http_response_free(&resp);
 
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 }
 END_TEST
 
@@ -206,7 +190,7 @@ START_TEST(test_meminfo_matches_proc)
 	ck_assert_msg(metric_or_fail(body, "memwatch_collector_up", "collector=\"meminfo\"") == 1.0,
 		      "meminfo collector not up");
 	free(body);
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 }
 END_TEST
 
@@ -232,7 +216,7 @@ START_TEST(test_kswapd_active)
 	v = metric_or_fail(body, "memwatch_kswapd_wakeups_total", NULL);
 	ck_assert_msg(v >= 0, "memwatch_kswapd_wakeups_total is %g", v);
 	free(body);
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 }
 END_TEST
 
@@ -268,7 +252,7 @@ START_TEST(test_notify_ready_status_stopping)
 	ck_assert_msg(!d->killed && WIFEXITED(st) && WEXITSTATUS(st) == 0, "exit status 0x%x after SIGTERM", st);
 	msg = mw_notify_wait(d, "STOPPING=1", NOTIFY_TIMEOUT_MS);
 	ck_assert_msg(msg != NULL, "no STOPPING=1 on the notify socket after SIGTERM");
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 }
 END_TEST
 
@@ -336,7 +320,7 @@ START_TEST(test_reload_broken_then_good)
 	free(body);
 	ck_assert(mw_log_wait(d, POLL_TIMEOUT_MS, (const char *const[]){ "Configuration reloaded from", conf, NULL }));
 	assert_still_serving(d, "a good reload");
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 	free(conf);
 }
 END_TEST
@@ -383,7 +367,7 @@ START_TEST(test_http_errors)
 		mw_http_response_free(&resp);
 		assert_still_serving(d, "POST with a body");
 	}
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 }
 END_TEST
 
@@ -451,7 +435,7 @@ START_TEST(test_http_malformed)
 	ck_assert_int_eq(mw_http_raw(d->port, "\r\n\r\n", 4, 300, NULL), 0);
 	ck_assert_int_eq(mw_http_raw(d->port, "", 0, 200, NULL), 0);
 	assert_still_serving(d, "empty requests");
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 }
 END_TEST
 
@@ -492,7 +476,7 @@ START_TEST(test_http_half_open_connections)
 	ck_assert_msg(mw_wait_ready(d, POLL_TIMEOUT_MS) == 0, "/metrics not 200 again after closing %d idle connections",
 		      opened);
 	assert_still_serving(d, "200 idle connections");
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 }
 END_TEST
 
@@ -514,7 +498,7 @@ START_TEST(test_http_stalled_partial_request)
 	close(a);
 	close(b);
 	assert_still_serving(d, "closing the stalled clients");
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 }
 END_TEST
 
@@ -535,7 +519,7 @@ START_TEST(test_healthz_and_landing_page)
 	ck_assert_msg(strncmp(ctype, "text/html", 9) == 0, "/ has Content-Type %s", ctype);
 	ck_assert_msg(strstr(resp.body, "href=\"/metrics\"") != NULL, "/ has no link to /metrics:\n%s", resp.body);
 	mw_http_response_free(&resp);
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 }
 END_TEST
 
@@ -657,7 +641,7 @@ START_TEST(test_two_instances)
 	ck_assert_msg(windows[0] == 1.0 && windows[1] == 0.2, "windows %g and %g, want 1 and 0.2", windows[0],
 		      windows[1]);
 
-	assert_clean_stop(a);
+	mw_assert_clean_stop(a);
 	assert_still_serving(b, "stopping the other instance");
 	body = scrape_or_fail(b);
 	ck_assert_msg(mw_metric(body, "memwatch_collector_info", "collector=\"kswapd\",state=\"active\"", NULL, NULL, 0),
@@ -674,7 +658,7 @@ START_TEST(test_two_instances)
 			      "no new window after the other instance stopped (%f)", t1);
 	}
 	free(body);
-	assert_clean_stop(b);
+	mw_assert_clean_stop(b);
 }
 END_TEST
 
@@ -713,7 +697,7 @@ START_TEST(test_psi_degraded)
 		      "STATUS does not mention the degraded psi: '%s'", msg);
 	ck_assert(mw_log_wait(d, POLL_TIMEOUT_MS, (const char *const[]){ "psi", "degraded", NULL }));
 	assert_still_serving(d, "a degraded psi");
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 
 	expect_exit((const char *const[]){ "--check", "--config", CONF_PSI_MISSING, NULL }, 0, &out, &err);
 	ck_assert_msg(check_row(out, "psi", state, sizeof(state), rest, sizeof(rest)), "no psi row:\n%s", out);
@@ -744,7 +728,7 @@ START_TEST(test_windows_progress)
 				     mw_pred_gt, t1, &t2),
 		      "window end stayed at %f", t1);
 	ck_assert(t0 < t1 && t1 < t2);
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 }
 END_TEST
 
@@ -884,7 +868,7 @@ START_TEST(test_metrics_gzip)
 	expect_plain(d, "deflate, br");
 	expect_plain(d, "");
 	expect_plain(d, "gzip;q=bogus");
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 }
 END_TEST
 
@@ -929,7 +913,7 @@ START_TEST(test_http_keep_alive)
 	}
 	close(fd);
 	assert_still_serving(d, "a keep-alive connection");
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 }
 END_TEST
 
@@ -961,7 +945,7 @@ START_TEST(test_http_request_bodies)
 		mw_http_response_free(&resp);
 		assert_still_serving(d, "a request with a body");
 	}
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 }
 END_TEST
 
@@ -1015,17 +999,6 @@ static Suite *daemon_suite(void)
 	return s;
 }
 
-/* Prints every daemon log left in the temp tree, for meson's error log. */
-static void dump_logs(const char *dir)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd),
-		 "for f in '%s'/daemon.*/stderr.log; do [ -s \"$f\" ] && { echo \"==== $f\"; cat \"$f\"; }; done 1>&2",
-		 dir);
-	(void)!system(cmd);
-}
-
 int main(void)
 {
 	SRunner *sr;
@@ -1048,7 +1021,7 @@ int main(void)
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
 	if (failed) {
-		dump_logs(mw_tmp_root());
+		mw_dump_daemon_logs(mw_tmp_root(), NULL);
 		fprintf(stderr, "daemon logs and configs kept in %s\n", mw_tmp_root());
 	} else {
 		mw_remove_tmp_root();

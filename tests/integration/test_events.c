@@ -460,22 +460,6 @@ static struct mw_daemon *start_or_fail(const char *config)
 	return d;
 }
 
-/* The daemon must exit 0 on SIGTERM, without SIGKILL and without a sanitizer report. */
-static void assert_clean_stop(struct mw_daemon *d)
-{
-	int st = mw_stop(d);
-	char *log = mw_log(d);
-	const char *report = mw_sanitizer_report(log);
-
-	if (d->killed || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || report)
-		mw_dump_log(d, "after SIGTERM");
-	ck_assert_msg(!d->killed, "memwatchd did not stop on SIGTERM and had to be killed");
-	ck_assert_msg(WIFEXITED(st), "memwatchd died of signal %d", WIFSIGNALED(st) ? WTERMSIG(st) : -1);
-	ck_assert_msg(WEXITSTATUS(st) == 0, "memwatchd exited %d after SIGTERM", WEXITSTATUS(st));
-	ck_assert_msg(!report, "sanitizer report in the daemon's log: %.300s", report);
-	free(log);
-}
-
 static char *scrape_or_fail(struct mw_daemon *d)
 {
 	char *body = mw_scrape(d->port);
@@ -859,7 +843,7 @@ START_TEST(test_oom_kill)
 	assert_promtool(d, "after an OOM kill");
 	cg_destroy(&cg);
 	assert_serving(d, "after an OOM kill");
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 	free(conf);
 }
 END_TEST
@@ -969,7 +953,7 @@ START_TEST(test_pause_and_flood)
 	assert_serving(d, "after a drained storm");
 	assert_promtool(d, "after a drained storm");
 	cg_destroy(&cg);
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 	free(conf);
 }
 END_TEST
@@ -1063,7 +1047,7 @@ START_TEST(test_memavail_at_pressure)
 	ck_assert_msg(rec - rec0 >= 100, "only %g memcg reclaims in the storm(s)", rec - rec0);
 	assert_promtool(d, "after a storm");
 	cg_destroy(&cg);
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 	free(conf);
 }
 END_TEST
@@ -1086,7 +1070,7 @@ START_TEST(test_memavail_methods)
 	free(body);
 	assert_serving(d, "with memavail method = fexit");
 	assert_promtool(d, "with memavail method = fexit");
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 
 	/* auto goes on to the counters method, which is used only when it agreed
 	 * with /proc/meminfo at start-up; otherwise procfs, saying why. */
@@ -1105,12 +1089,11 @@ START_TEST(test_memavail_methods)
 	fprintf(stderr, "memavail: method = auto on this host: %s, %s\n", mode, state);
 	free(body);
 	assert_serving(d, "with memavail method = auto");
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 	free(conf_fexit);
 	free(conf_auto);
 }
 END_TEST
-
 
 /* si_mem_available() worked out here from /proc/zoneinfo and /proc/vmstat,
  * independently of the daemon (its parser and its BPF program), in bytes. */
@@ -1282,11 +1265,10 @@ START_TEST(test_memavail_counters)
 	free(out);
 	cg_destroy(&cg);
 	assert_promtool(d, "with memavail method = counters");
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 	free(conf);
 }
 END_TEST
-
 
 /* A computation that does not agree is not used: with counters_tolerance = 0
  * any difference refuses it, and the collector falls back to procfs, saying
@@ -1326,7 +1308,7 @@ START_TEST(test_memavail_counters_refused)
 	}
 	free(body);
 	assert_serving(d, "with the counters method refused");
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 	free(conf);
 	free(bad);
 }
@@ -1388,7 +1370,7 @@ START_TEST(test_rate_gate)
 	free(body);
 	assert_promtool(d, "after a gated storm");
 	cg_destroy(&cg);
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 	free(conf);
 }
 END_TEST
@@ -1481,7 +1463,7 @@ START_TEST(test_json_hostile)
 
 	assert_serving(d, "after the JSON checks");
 	cg_destroy(&cg);
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 	free(conf);
 }
 END_TEST
@@ -1523,17 +1505,6 @@ static Suite *events_suite(void)
 	return s;
 }
 
-/* Prints every daemon log left in the temp tree, for meson's error log. */
-static void dump_logs(const char *dir)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd),
-		 "for f in '%s'/daemon.*/stderr.log; do [ -s \"$f\" ] && { echo \"==== $f\"; cat \"$f\"; }; done 1>&2",
-		 dir);
-	(void)!system(cmd);
-}
-
 int main(void)
 {
 	SRunner *sr;
@@ -1562,7 +1533,7 @@ int main(void)
 	srunner_free(sr);
 	sweep();
 	if (failed) {
-		dump_logs(mw_tmp_root());
+		mw_dump_daemon_logs(mw_tmp_root(), NULL);
 		fprintf(stderr, "daemon logs and configs kept in %s\n", mw_tmp_root());
 	} else {
 		mw_remove_tmp_root();

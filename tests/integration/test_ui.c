@@ -275,20 +275,6 @@ static struct mw_daemon *start_ui_daemon(void)
 	return d;
 }
 
-static void assert_clean_stop(struct mw_daemon *d)
-{
-	int st = mw_stop(d);
-	char *log = mw_log(d);
-	const char *report = mw_sanitizer_report(log);
-
-	if (d->killed || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || report)
-		mw_dump_log(d, "after SIGTERM");
-	ck_assert_msg(!d->killed, "memwatchd did not stop on SIGTERM and had to be killed");
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "memwatchd ended with status 0x%x after SIGTERM", st);
-	ck_assert_msg(!report, "sanitizer report in the daemon's log: %.300s", report);
-	free(log);
-}
-
 static char *get_page(struct mw_daemon *d)
 {
 	struct mw_http_response resp;
@@ -1219,7 +1205,7 @@ START_TEST(test_status_page_chromium)
 	free(dom);
 
 	stop_worker(worker);
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 }
 END_TEST
 
@@ -1259,7 +1245,7 @@ START_TEST(test_markup_in_comm)
 	free(dom);
 
 	stop_worker(worker);
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 }
 END_TEST
 
@@ -1303,7 +1289,7 @@ START_TEST(test_top_live)
 	free(wait_page(d, 2, NULL, PAGE_TIMEOUT_MS));
 	top_live_run(d, "q", "q");
 	top_live_run(d, "C-c", "ctrlc");
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 }
 END_TEST
 
@@ -1362,7 +1348,7 @@ START_TEST(test_top_escape_in_comm)
 	stop_worker(worker);
 	drop_file(sparse);
 	memcg_remove(&cg);
-	assert_clean_stop(d);
+	mw_assert_clean_stop(d);
 }
 END_TEST
 
@@ -1423,17 +1409,6 @@ static Suite *ui_suite(void)
 	return s;
 }
 
-/* Prints every daemon log left in the temp tree, for meson's error log. */
-static void dump_logs(const char *dir)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd),
-		 "for f in '%s'/daemon.*/stderr.log; do [ -s \"$f\" ] && { echo \"==== $f\"; cat \"$f\"; }; done 1>&2",
-		 dir);
-	(void)!system(cmd);
-}
-
 int main(void)
 {
 	struct sigaction sa = { .sa_handler = on_fatal_signal };
@@ -1474,7 +1449,7 @@ int main(void)
 	srunner_free(sr);
 	journal_replay();
 	if (failed) {
-		dump_logs(mw_tmp_root());
+		mw_dump_daemon_logs(mw_tmp_root(), NULL);
 		fprintf(stderr, "daemon logs, screenshots and configs kept in %s\n", mw_tmp_root());
 	} else {
 		mw_remove_tmp_root();
