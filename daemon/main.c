@@ -199,36 +199,55 @@ static int start_http(struct core *core, struct http_server **srv, int listen_fd
 				 &(struct http_security){ d->tls_cert_file, d->tls_key_file, d->basic_auth_users });
 }
 
-/* The binary's read-only data is mostly the BPF objects embedded by the
- * skeletons (megabytes), which libbpf reads once when it loads them. Those
- * pages are clean copies of the file: dropping them from our mapping leaves
- * them in the page cache, and whatever is read later (a reload, strings)
- * faults back in, with its neighbours (fault-around): about half of the
- * megabyte stays out of RSS. */
-static int drop_rodata(struct dl_phdr_info *info, size_t size, void *userdata)
+static bool has_text_relocations(const struct dl_phdr_info *info)
 {
-	long page = sysconf(_SC_PAGESIZE);
+	for (size_t i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 
-	if (info->dlpi_name && info->dlpi_name[0])
-		return 1; /* the executable comes first; this is a library */
+		if (ph->p_type != PT_DYNAMIC)
+			continue;
+		for (const ElfW(Dyn) *d = (const ElfW(Dyn) *)(info->dlpi_addr + ph->p_vaddr); d->d_tag != DT_NULL; d++)
+			if (d->d_tag == DT_TEXTREL || (d->d_tag == DT_FLAGS && (d->d_un.d_val & DF_TEXTREL)))
+				return true;
+	}
+	return false;
+}
+
+/* Start-up touches far more of the binary and its libraries than the daemon
+ * uses afterwards: the BPF objects embedded by the skeletons (megabytes, read
+ * once by libbpf), BTF and ELF parsing, and the TLS stack libmicrohttpd
+ * initialises when it is loaded (gnutls, p11-kit, nettle: ~2 MiB) even when
+ * TLS is not configured. Those pages are clean copies of their files, so
+ * dropping them from our mappings leaves them in the page cache, and what is
+ * still used faults back in (with fault-around): RSS becomes what the daemon
+ * touches, not what start-up touched. Writable segments (data, GOT, RELRO)
+ * hold private changes and are never dropped, nor text of an object with
+ * text relocations or the vDSO. */
+static int drop_startup_pages(struct dl_phdr_info *info, size_t size, void *userdata)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	bool is_executable = !info->dlpi_name || !info->dlpi_name[0];
+
+	if ((!is_executable && info->dlpi_name[0] != '/') || has_text_relocations(info))
+		return 0;
 	for (size_t i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		uintptr_t start, end;
 
-		if (ph->p_type != PT_LOAD || ph->p_flags != PF_R || page <= 0)
+		if (ph->p_type != PT_LOAD || (ph->p_flags & PF_W))
 			continue;
-		start = (info->dlpi_addr + ph->p_vaddr + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
-		end = (info->dlpi_addr + ph->p_vaddr + ph->p_filesz) & ~((uintptr_t)page - 1);
+		start = (info->dlpi_addr + ph->p_vaddr + page - 1) & ~(page - 1);
+		end = (info->dlpi_addr + ph->p_vaddr + ph->p_filesz) & ~(page - 1);
 		if (end > start)
 			(void)madvise((void *)start, end - start, MADV_DONTNEED);
 	}
-	return 1;
+	return 0;
 }
 
 static void release_startup_memory(void)
 {
 	malloc_trim(0);
-	(void)dl_iterate_phdr(drop_rodata, NULL);
+	(void)dl_iterate_phdr(drop_startup_pages, NULL);
 }
 
 static void reload(struct core *core, const struct options *o, struct http_server **srv, bool socket_activated)
@@ -475,12 +494,11 @@ int main(int argc, char *argv[])
 	/* Publish a first window right away so /metrics answers as soon as we are READY. */
 	core_sample(&core, now_mono_usec());
 	core_end_window(&core, now_mono_usec(), now_real_usec());
-	/* Loading BPF objects parses the kernel's BTF (megabytes, freed again):
-	 * hand that heap back instead of carrying it for the daemon's life. */
-	release_startup_memory();
-
 	if (start_http(&core, &srv, listen_fd) < 0)
 		goto out;
+	/* Loading BPF objects parses the kernel's BTF (megabytes, freed again):
+	 * hand that heap back, and the pages only start-up used. */
+	release_startup_memory();
 	log_info("Serving /metrics on %s", socket_activated ? "the socket passed by systemd" : core.config->daemon.listen);
 
 	notify_status(&core, "READY=1\n");
