@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Page allocations and allocation failures per order (BPF on kmem:mm_page_alloc),
- * and page frees from /proc/vmstat pgfree: the same count the kernel keeps,
- * without a second program on the free path (see docs/metrics.md). */
+/* Pages allocated and freed, from /proc/vmstat: pgalloc_* (summed over the
+ * zones) and pgfree, the counts the kernel keeps anyway. With trace = yes,
+ * also page allocations and allocation failures per order, counted by a BPF
+ * program on kmem:mm_page_alloc; pages allocated then come from those counts.
+ * That program runs on every page allocation in the kernel (about 1 % of the
+ * CPU of allocation-heavy work, docs/benchmarks.md), hence opt-in. Frees are
+ * never traced: a second program on the free path would cost as much again
+ * for a number the kernel keeps (see docs/metrics.md). */
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -27,10 +32,12 @@ DEFINE_BPF_SKEL_OPS(alloc_bpf);
 
 struct alloc_config {
 	int flavour;
+	bool trace; /* the BPF program on kmem:mm_page_alloc: per-order counts and failures */
 	char vmstat_path[256];
 };
 
 struct alloc_state {
+	bool trace;
 	struct bpf_attachment bpf;
 	struct procfile vmstat;
 	bool have_vmstat;
@@ -48,11 +55,13 @@ static const struct metric_desc desc_allocations = {
 	METRIC_COUNTER, 1, { "order" },
 };
 static const struct metric_desc desc_allocated_bytes = {
-	"memwatch_page_allocated_bytes_total", "Bytes handed out by the page allocator: sum of 2^order pages per allocation.",
+	"memwatch_page_allocated_bytes_total",
+	"Bytes handed out by the page allocator: pages allocated times the page size.",
 	METRIC_COUNTER,
 };
 static const struct metric_desc desc_allocated_pages = {
-	"memwatch_page_allocated_pages_total", "Pages handed out by the page allocator (2^order per allocation).",
+	"memwatch_page_allocated_pages_total",
+	"Pages handed out by the page allocator (/proc/vmstat pgalloc_*; with trace = yes, 2^order per traced allocation).",
 	METRIC_COUNTER,
 };
 static const struct metric_desc desc_failures = {
@@ -68,6 +77,7 @@ static void alloc_config_defaults(void *cfg)
 	struct alloc_config *c = cfg;
 
 	c->flavour = -1;
+	c->trace = false;
 	snprintf(c->vmstat_path, sizeof(c->vmstat_path), "/proc/vmstat");
 }
 
@@ -77,6 +87,13 @@ static int alloc_configure(void *cfg, const char *key, const char *value, char *
 
 	if (strcmp(key, "attach") == 0)
 		return bpf_parse_attach_key(value, &c->flavour, errmsg, errlen);
+	if (strcmp(key, "trace") == 0) {
+		if (config_parse_bool(value, &c->trace) < 0) {
+			snprintf(errmsg, errlen, "'%s' is not a boolean (yes/no, true/false, on/off, 1/0)", value);
+			return -EINVAL;
+		}
+		return 0;
+	}
 	if (strcmp(key, "vmstat_path") == 0) {
 		return config_parse_path(value, c->vmstat_path, sizeof(c->vmstat_path), errmsg, errlen);
 	}
@@ -85,6 +102,11 @@ static int alloc_configure(void *cfg, const char *key, const char *value, char *
 
 static int alloc_probe(const void *cfg, struct collector_status *st)
 {
+	const struct alloc_config *c = cfg;
+
+	/* Without trace the tracepoint is not used at all. */
+	if (!c->trace)
+		return 0;
 	return bpf_hooks_probe(alloc_hooks, ARRAY_SIZE(alloc_hooks), st);
 }
 
@@ -95,6 +117,22 @@ static int join_event_channel(void *skel, void *userdata)
 	return event_channel_prepare_object(obj->obj, &obj->rodata->events_use_ringbuf);
 }
 
+/* trace = no: nothing but /proc/vmstat, no BPF object opened at all. */
+static int start_vmstat(struct alloc_state *s, const struct alloc_config *c, struct collector_status *st)
+{
+	int r;
+
+	snprintf(st->mode, sizeof(st->mode), "vmstat");
+	r = procfile_open(&s->vmstat, c->vmstat_path, 1 << 20);
+	if (r < 0) {
+		collector_status_set_reason(st, "cannot open %s (%s): page allocations and frees are not reported",
+					    c->vmstat_path, strerror(-r));
+		return -ENOENT;
+	}
+	s->have_vmstat = true;
+	return 0;
+}
+
 static int alloc_start(void *priv, const void *cfg, struct collector_status *st)
 {
 	const struct alloc_config *c = cfg;
@@ -102,13 +140,16 @@ static int alloc_start(void *priv, const void *cfg, struct collector_status *st)
 	int r;
 
 	s->vmstat.fd = -1;
+	s->trace = c->trace;
+	s->page_size = sysconf(_SC_PAGESIZE);
+	if (!s->trace)
+		return start_vmstat(s, c, st);
 	s->ncpus = libbpf_num_possible_cpus();
 	if (s->ncpus <= 0)
 		return s->ncpus < 0 ? s->ncpus : -EINVAL;
 	s->percpu = calloc((size_t)s->ncpus, sizeof(*s->percpu));
 	if (!s->percpu)
 		return -ENOMEM;
-	s->page_size = sysconf(_SC_PAGESIZE);
 	r = bpf_attach_hooks(&s->bpf, &alloc_bpf_skel_ops, alloc_hooks, ARRAY_SIZE(alloc_hooks), c->flavour,
 			     join_event_channel, NULL, st);
 	if (r < 0)
@@ -122,9 +163,9 @@ static int alloc_start(void *priv, const void *cfg, struct collector_status *st)
 	return 0;
 }
 
-static int alloc_collect(void *priv, struct snapshot *snap)
+/* Per-order counts from the BPF program's per-CPU counters; returns the pages they add up to. */
+static int collect_traced(struct alloc_state *s, struct snapshot *snap, uint64_t *ret_pages)
 {
-	struct alloc_state *s = priv;
 	struct alloc_bpf *skel = s->bpf.skel;
 	uint64_t allocs[ALLOC_ORDERS] = { 0 }, failures[ALLOC_ORDERS] = { 0 }, pages = 0;
 	__u32 zero = 0;
@@ -148,21 +189,43 @@ static int alloc_collect(void *priv, struct snapshot *snap)
 		snapshot_add(snap, &desc_allocations, (const char *const[]){ order }, (double)allocs[o]);
 		snapshot_add(snap, &desc_failures, (const char *const[]){ order }, (double)failures[o]);
 	}
+	*ret_pages = pages;
+	return 0;
+}
+
+static void add_pages(const struct alloc_state *s, struct snapshot *snap, uint64_t pages)
+{
 	snapshot_add(snap, &desc_allocated_pages, NULL, (double)pages);
 	snapshot_add(snap, &desc_allocated_bytes, NULL, (double)pages * (double)s->page_size);
-	if (s->have_vmstat) {
-		const char *data;
-		struct vmstat vm;
-		size_t len;
+}
 
-		r = procfile_read(&s->vmstat, &data, &len);
-		if (r == 0)
-			r = vmstat_parse(data, len, &vm);
+static int alloc_collect(void *priv, struct snapshot *snap)
+{
+	struct alloc_state *s = priv;
+	const char *data;
+	struct vmstat vm;
+	uint64_t pages = 0;
+	size_t len;
+	int r;
+
+	if (s->trace) {
+		r = collect_traced(s, snap, &pages);
 		if (r < 0)
 			return r;
-		if (vm.present & VMSTAT_HAS_PGFREE)
-			snapshot_add(snap, &desc_frees, NULL, (double)vm.pgfree);
+		add_pages(s, snap, pages);
 	}
+	if (!s->have_vmstat)
+		return 0;
+	r = procfile_read(&s->vmstat, &data, &len);
+	if (r == 0)
+		r = vmstat_parse(data, len, &vm);
+	if (r < 0)
+		return r;
+	/* Without trace, pages allocated are the kernel's own count, summed over the zones. */
+	if (!s->trace && (vm.present & VMSTAT_HAS_PGALLOC))
+		add_pages(s, snap, vm.pgalloc);
+	if (vm.present & VMSTAT_HAS_PGFREE)
+		snapshot_add(snap, &desc_frees, NULL, (double)vm.pgfree);
 	return 0;
 }
 
@@ -180,7 +243,8 @@ static void alloc_stop(void *priv)
 
 const struct collector_ops alloc_collector = {
 	.name = "alloc",
-	.summary = "page allocations and failures per order (BPF on kmem:mm_page_alloc), page frees from /proc/vmstat",
+	.summary = "pages allocated (pgalloc_*) and freed (pgfree) from /proc/vmstat; with trace = yes, allocations and "
+		   "failures per order from BPF on kmem:mm_page_alloc",
 	.default_enabled = true,
 	.config_size = sizeof(struct alloc_config),
 	.config_defaults = alloc_config_defaults,

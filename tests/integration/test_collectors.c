@@ -9,10 +9,13 @@
  * and the runner process replays the journal after every test. Processes a
  * test starts die with it (PR_SET_PDEATHSIG) and are only ever signalled by
  * the PID it got from fork(). */
+#include <bpf/bpf.h>
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/bpf.h>
 #include <linux/io_uring.h>
 #include <linux/magic.h>
 #include <math.h>
@@ -475,6 +478,74 @@ static void assert_collector(const char *body, const char *collector, const char
 			      want_mode);
 	ck_assert_msg(metric_or_fail(body, "memwatch_collector_up", matcher) == 1.0, "collector %s is not up",
 		      collector);
+}
+
+/* The attach flavour a BPF collector runs in, not a procfs or vmstat fallback. */
+static void assert_traced_mode(const char *collector, const char *mode)
+{
+	ck_assert_msg(strcmp(mode, "tp_btf") == 0 || strcmp(mode, "raw_tp") == 0 || strcmp(mode, "tracepoint") == 0,
+		      "collector %s runs in mode '%s', not a BPF attach flavour", collector, mode);
+}
+
+/* The BPF programs process pid holds, by an fd of the program or of a link
+ * to it (the prog_id lines of /proc/PID/fdinfo/FD, as bench/hotpath.sh's
+ * holds_alloc_prog reads them): how many distinct ones, and how many of them
+ * have a name starting with prefix. */
+static void held_progs(pid_t pid, const char *prefix, unsigned *total, unsigned *matching)
+{
+	char dir[64], path[384];
+	__u32 ids[4096];
+	size_t n = 0, i;
+	struct dirent *de;
+	DIR *dp;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fdinfo", (int)pid);
+	dp = opendir(dir);
+	ck_assert_msg(dp != NULL, "opendir %s: %s", dir, strerror(errno));
+	while ((de = readdir(dp))) {
+		char *text, *p;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		text = mw_read_file(path, NULL);
+		if (!text)
+			continue; /* closed meanwhile */
+		for (p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+			__u32 id;
+
+			if (strncmp(p, "prog_id:", 8) != 0)
+				continue;
+			id = (__u32)strtoul(p + 8, NULL, 10);
+			for (i = 0; i < n && ids[i] != id; i++)
+				;
+			if (i == n) {
+				ck_assert_msg(n < sizeof(ids) / sizeof(ids[0]), "pid %d holds more than %zu BPF programs",
+					      (int)pid, n);
+				ids[n++] = id;
+			}
+		}
+		free(text);
+	}
+	closedir(dp);
+
+	*total = *matching = 0;
+	for (i = 0; i < n; i++) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		int fd = bpf_prog_get_fd_by_id(ids[i]), r;
+
+		if (fd < 0 && errno == ENOENT)
+			continue; /* unloaded meanwhile */
+		ck_assert_msg(fd >= 0, "bpf_prog_get_fd_by_id(%u): %s", ids[i], strerror(errno));
+		memset(&info, 0, sizeof(info));
+		r = bpf_obj_get_info_by_fd(fd, &info, &len);
+		close(fd);
+		ck_assert_msg(r == 0, "bpf_obj_get_info_by_fd(program %u): %s", ids[i], strerror(errno));
+		(*total)++;
+		if (strncmp(info.name, prefix, strlen(prefix)) == 0)
+			(*matching)++;
+	}
 }
 
 static void assert_promtool(const char *body)
@@ -942,7 +1013,9 @@ START_TEST(test_direct_reclaim)
 	memcg_path(cg, sizeof(cg), "-hog");
 	/* The hog can never take the whole machine: no global OOM, whatever happens. */
 	memcg_create(cg, total - 3 * GiB);
-	d = start_with_config("[daemon]\nwindow = 200ms\nsample_interval = 50ms\n[collector.reclaim]\ntop_k = 100\n");
+	/* trace: the order-9 allocation failures are counted only by the opt-in BPF program. */
+	d = start_with_config("[daemon]\nwindow = 200ms\nsample_interval = 50ms\n[collector.reclaim]\ntop_k = 100\n"
+			      "[collector.alloc]\ntrace = yes\n");
 
 	/* Fill the page cache with clean pages: a sparse file, so no disk is used. */
 	cached0 = meminfo_bytes("Cached");
@@ -1092,13 +1165,16 @@ static struct proc_faults proc_stat_faults(pid_t pid)
 	return f;
 }
 
-/* Waits for a byte on cmd, touches len bytes, reports on rep, then idles until cmd closes. */
-static void toucher_child(size_t len, int cmd, int rep)
+/* Joins memory cgroup cg (unless NULL), waits for a byte on cmd, touches len
+ * bytes, reports on rep, then idles until cmd closes. */
+static void toucher_child(const char *cg, size_t len, int cmd, int rep)
 {
 	char c;
 	char *p;
 
 	child_init();
+	if (cg && memcg_join(cg) < 0)
+		_exit(5);
 	if (read(cmd, &c, 1) != 1)
 		_exit(2);
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -1125,10 +1201,12 @@ static void allocs_and_faults_run(const char *source)
 	pid_t child;
 	char c;
 
-	/* Idle processes stay exported (series_ttl), and none is pushed out by busier ones (top_k). */
+	/* Idle processes stay exported (series_ttl), and none is pushed out by busier ones (top_k).
+	 * trace: the pages the BPF program counts, checked against /proc/vmstat (the
+	 * default, vmstat mode, is test_alloc_vmstat_default). */
 	snprintf(conf, sizeof(conf),
-		 "[daemon]\nwindow = 200ms\nsample_interval = 50ms\n[collector.faults]\ntop_k = 1000\n"
-		 "series_ttl = 10m\n%s%s%s",
+		 "[daemon]\nwindow = 200ms\nsample_interval = 50ms\n[collector.alloc]\ntrace = yes\n"
+		 "[collector.faults]\ntop_k = 1000\nseries_ttl = 10m\n%s%s%s",
 		 source ? "source = " : "", source ? source : "", source ? "\n" : "");
 	d = start_with_config(conf);
 
@@ -1140,7 +1218,7 @@ static void allocs_and_faults_run(const char *source)
 	if (child == 0) {
 		close(cmd[1]);
 		close(rep[0]);
-		toucher_child(len, cmd[0], rep[1]);
+		toucher_child(NULL, len, cmd[0], rep[1]);
 	}
 	close(cmd[0]);
 	close(rep[1]);
@@ -1193,6 +1271,7 @@ static void allocs_and_faults_run(const char *source)
 	if (!source)
 		ck_assert_msg(strcmp(mode, "iter") == 0, "faults mode '%s', want the BPF task iterator here", mode);
 	assert_collector(body, "alloc", NULL, mode, sizeof(mode));
+	assert_traced_mode("alloc", mode);
 	free(body);
 
 	close(cmd[1]);
@@ -1287,7 +1366,8 @@ static void alloc_failures_run(const char *attach)
 	ck_assert_msg(n > 0, "readlink /proc/self/exe: %s", strerror(errno));
 	exe[n] = '\0';
 	memcg_path(cg, sizeof(cg), "-kmem");
-	snprintf(conf, sizeof(conf), "[daemon]\nwindow = 200ms\nsample_interval = 50ms\n[collector.alloc]\n%s%s%s",
+	snprintf(conf, sizeof(conf),
+		 "[daemon]\nwindow = 200ms\nsample_interval = 50ms\n[collector.alloc]\ntrace = yes\n%s%s%s",
 		 attach ? "attach = " : "", attach ? attach : "", attach ? "\n" : "");
 	d = start_with_config(conf);
 	snprintf(perf_out, sizeof(perf_out), "%s/perf-kmem-%s.txt", mw_tmp_root(), attach ? attach : "auto");
@@ -1385,6 +1465,226 @@ START_TEST(test_alloc_failures)
 	alloc_failures_run(NULL);
 	alloc_failures_run("raw_tp");
 	alloc_failures_run("tracepoint");
+}
+END_TEST
+
+/* ---- 4b. page allocations without tracing (the default) and switching it ---- */
+
+/* Every page-allocation series only the opt-in BPF program produces is absent:
+ * no sample, not even HELP or TYPE. */
+static void assert_no_per_order(const char *body, const char *why)
+{
+	static const char *const traced[] = { "memwatch_page_allocations_total",
+					      "memwatch_page_allocation_failures_total" };
+
+	for (size_t i = 0; i < sizeof(traced) / sizeof(traced[0]); i++)
+		ck_assert_msg(strstr(body, traced[i]) == NULL, "%s: /metrics has %s (want it absent):\n%s", why,
+			      traced[i], body);
+}
+
+/* The page_alloc* programs the daemon holds; fails unless it holds some BPF
+ * program, so that a count of 0 means something. */
+static unsigned held_alloc_progs(const struct mw_daemon *d)
+{
+	unsigned total, alloc;
+
+	held_progs(d->pid, "page_alloc", &total, &alloc);
+	ck_assert_msg(total > 0,
+		      "memwatchd (pid %d) holds no BPF program at all according to /proc/%d/fdinfo: its other BPF "
+		      "collectors should, so that listing is not read right",
+		      (int)d->pid, (int)d->pid);
+	return alloc;
+}
+
+/* The window whose collectors ran between the two readings of pgalloc_*: its
+ * memwatch_page_allocated_pages_total in vmstat mode is pgalloc_* at that
+ * instant, so it lies in the bracket. Returns it; checks bytes = pages times the page size. */
+static double vmstat_pages_in_bracket(struct mw_daemon *d, const char *when)
+{
+	struct bracket b;
+	char *body = window_bracket(d, realtime_now(), pgalloc_pages, &b);
+	double pages = metric_or_fail(body, "memwatch_page_allocated_pages_total", NULL);
+	double bytes = metric_or_fail(body, "memwatch_page_allocated_bytes_total", NULL);
+
+	assert_no_per_order(body, when);
+	free(body);
+	note("%s: memwatch_page_allocated_pages_total %.0f, /proc/vmstat pgalloc_* %llu..%llu", when, pages, b.lo[0],
+	     b.hi[0]);
+	ck_assert_msg(pages >= (double)b.lo[0] && pages <= (double)b.hi[0],
+		      "%s: memwatch_page_allocated_pages_total is %.0f, but /proc/vmstat's pgalloc_* summed was %llu "
+		      "before and %llu after that window was collected: it is not pgalloc_*",
+		      when, pages, b.lo[0], b.hi[0]);
+	ck_assert_msg(bytes == pages * (double)sysconf(_SC_PAGESIZE),
+		      "%s: memwatch_page_allocated_bytes_total %.0f is not %.0f pages of %ld bytes", when, bytes, pages,
+		      sysconf(_SC_PAGESIZE));
+	return pages;
+}
+
+START_TEST(test_alloc_vmstat_default)
+{
+	const size_t len = 256 * MiB;
+	char cg[256], mode[64], *body;
+	double pages0, pages1;
+	struct mw_daemon *d;
+	int cmd[2], rep[2], st;
+	unsigned progs;
+	pid_t child;
+	char c;
+
+	memcg_path(cg, sizeof(cg), "-vmstat");
+	memcg_create(cg, 2 * len);
+	/* No [collector.alloc] section: its built-in default, trace = no. */
+	d = start_with_config("[daemon]\nwindow = 200ms\nsample_interval = 50ms\n");
+
+	body = next_window(d);
+	assert_collector(body, "alloc", "vmstat", mode, sizeof(mode));
+	assert_no_per_order(body, "trace = no (built-in default)");
+	ck_assert_msg(metric_or_fail(body, "memwatch_page_frees_total", NULL) > 0, "memwatch_page_frees_total is 0");
+	free(body);
+	progs = held_alloc_progs(d);
+	ck_assert_msg(progs == 0,
+		      "with the built-in default trace = no, memwatchd holds %u BPF program(s) named page_alloc*", progs);
+
+	ck_assert_int_eq(pipe2(cmd, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(rep, O_CLOEXEC), 0);
+	fflush(NULL);
+	child = fork();
+	ck_assert_msg(child >= 0, "fork: %s", strerror(errno));
+	if (child == 0) {
+		close(cmd[1]);
+		close(rep[0]);
+		toucher_child(cg, len, cmd[0], rep[1]);
+	}
+	close(cmd[0]);
+	close(rep[1]);
+
+	pages0 = vmstat_pages_in_bracket(d, "trace = no, before the child");
+	write_byte(cmd[1], 'g');
+	read_exact(rep[0], &c, 1, WORKLOAD_TIMEOUT_MS, "the child to touch 256 MiB");
+	pages1 = vmstat_pages_in_bracket(d, "trace = no, after the child touched 256 MiB");
+	note("allocations (trace = no): memwatchd +%.0f pages while a child in %s touched %zu pages", pages1 - pages0,
+	     cg, len / 4096);
+	ck_assert_msg(pages1 - pages0 >= (double)(len / 4096),
+		      "memwatch_page_allocated_pages_total grew by %.0f while a child touched %zu pages",
+		      pages1 - pages0, len / 4096);
+
+	body = next_window(d);
+	assert_collector(body, "alloc", "vmstat", mode, sizeof(mode));
+	assert_no_per_order(body, "trace = no (built-in default)");
+	assert_promtool(body);
+	free(body);
+	progs = held_alloc_progs(d);
+	ck_assert_msg(progs == 0, "with trace = no, memwatchd holds %u BPF program(s) named page_alloc*", progs);
+
+	close(cmd[1]);
+	st = wait_child(child, 10000, "the touching child");
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the touching child ended with status 0x%x", st);
+	close(rep[0]);
+	memcg_remove(cg);
+	mw_assert_clean_stop(d);
+}
+END_TEST
+
+/* Scrapes windows until one shows the alloc collector traced (or not): its
+ * mode and the per-order series both say so. Returns that scrape. */
+static char *wait_alloc_trace(struct mw_daemon *d, bool trace, char *mode, size_t mode_len)
+{
+	int64_t deadline = mono_ms() + WINDOW_TIMEOUT_MS;
+
+	mode[0] = '\0';
+	for (;;) {
+		char *body = next_window(d), labels[1024];
+		bool per_order = mw_metric(body, "memwatch_page_allocations_total", "order=\"0\"", NULL, NULL, 0);
+		double v;
+
+		if (mw_metric(body, "memwatch_collector_info", "collector=\"alloc\"", &v, labels, sizeof(labels)) &&
+		    mw_label(labels, "mode", mode, mode_len) && (strcmp(mode, "vmstat") != 0) == trace &&
+		    per_order == trace)
+			return body;
+		free(body);
+		ck_assert_msg(mono_ms() < deadline,
+			      "%d ms after the reload to trace = %s, the alloc collector is in mode '%s' and the "
+			      "per-order series are %s",
+			      WINDOW_TIMEOUT_MS, trace ? "yes" : "no", mode, per_order ? "there" : "absent");
+	}
+}
+
+static void reload_config(struct mw_daemon *d, const char *conf, const char *text)
+{
+	int r = mw_write_file(conf, text);
+
+	ck_assert_msg(r == 0, "cannot rewrite %s: %s", conf, strerror(-r));
+	r = mw_signal(d, SIGHUP);
+	ck_assert_msg(r == 0, "SIGHUP to memwatchd: %s", strerror(-r));
+}
+
+START_TEST(test_alloc_trace_reload)
+{
+	static const char base[] = "[daemon]\nwindow = 200ms\nsample_interval = 50ms\n";
+	static const char traced[] =
+		"[daemon]\nwindow = 200ms\nsample_interval = 50ms\n[collector.alloc]\ntrace = yes\n";
+	const size_t len = 16 * MiB;
+	char *conf, mode[64], *body, *p;
+	double reloads0, reloads1, pages0, pages1;
+	struct mw_daemon *d;
+	unsigned progs;
+
+	conf = mw_write_temp_file("memwatchd.conf", base);
+	ck_assert_msg(conf != NULL, "cannot write a temporary config");
+	d = mw_start(conf, NULL, false);
+	ck_assert_msg(d != NULL, "memwatchd with config\n%s\ndid not start serving /metrics (log above)", base);
+	body = next_window(d);
+	assert_collector(body, "alloc", "vmstat", mode, sizeof(mode));
+	assert_no_per_order(body, "trace = no, before the reload");
+	reloads0 = metric_or_fail(body, "memwatch_config_reloads_total", "result=\"success\"");
+	free(body);
+	progs = held_alloc_progs(d);
+	ck_assert_msg(progs == 0, "trace = no: memwatchd holds %u BPF program(s) named page_alloc*", progs);
+
+	/* no -> yes: the program is loaded, the per-order series appear. */
+	reload_config(d, conf, traced);
+	body = wait_alloc_trace(d, true, mode, sizeof(mode));
+	assert_collector(body, "alloc", NULL, mode, sizeof(mode));
+	assert_traced_mode("alloc", mode);
+	reloads1 = metric_or_fail(body, "memwatch_config_reloads_total", "result=\"success\"");
+	ck_assert_msg(reloads1 == reloads0 + 1, "memwatch_config_reloads_total{result=\"success\"} went from %g to %g",
+		      reloads0, reloads1);
+	metric_or_fail(body, "memwatch_page_allocation_failures_total", "order=\"0\"");
+	metric_or_fail(body, "memwatch_page_allocations_total", "order=\"10\"");
+	pages0 = metric_or_fail(body, "memwatch_page_allocated_pages_total", NULL);
+	assert_promtool(body);
+	free(body);
+	progs = held_alloc_progs(d);
+	note("reload to trace = yes: alloc mode %s, %u page_alloc* program(s) held", mode, progs);
+	ck_assert_msg(progs > 0, "after the reload to trace = yes, memwatchd holds no BPF program named page_alloc*");
+
+	/* The program counts: pages we allocate show up. */
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert_msg(p != MAP_FAILED, "mmap: %s", strerror(errno));
+	touch(p, len);
+	munmap(p, len);
+	body = next_window(d);
+	pages1 = metric_or_fail(body, "memwatch_page_allocated_pages_total", NULL);
+	free(body);
+	ck_assert_msg(pages1 - pages0 >= (double)(len / 4096),
+		      "trace = yes: memwatch_page_allocated_pages_total grew by %.0f while this test touched %zu pages",
+		      pages1 - pages0, len / 4096);
+
+	/* yes -> no: the program is unloaded, the series are gone, pages come from /proc/vmstat again. */
+	reload_config(d, conf, base);
+	body = wait_alloc_trace(d, false, mode, sizeof(mode));
+	assert_collector(body, "alloc", "vmstat", mode, sizeof(mode));
+	assert_no_per_order(body, "trace = no, after the reload");
+	ck_assert_msg(metric_or_fail(body, "memwatch_config_reloads_total", "result=\"success\"") == reloads0 + 2,
+		      "memwatch_config_reloads_total{result=\"success\"} did not count the second reload");
+	free(body);
+	progs = held_alloc_progs(d);
+	ck_assert_msg(progs == 0, "after the reload back to trace = no, memwatchd still holds %u BPF program(s) named "
+		      "page_alloc*", progs);
+	vmstat_pages_in_bracket(d, "trace = no, after the reload");
+
+	mw_assert_clean_stop(d);
+	free(conf);
 }
 END_TEST
 
@@ -1552,6 +1852,8 @@ static Suite *collectors_suite(void)
 	add_test(s, "direct_reclaim", test_direct_reclaim, 300);
 	add_test(s, "allocs_and_faults", test_allocs_and_faults, 120);
 	add_test(s, "alloc_failures", test_alloc_failures, 120);
+	add_test(s, "alloc_vmstat_default", test_alloc_vmstat_default, 120);
+	add_test(s, "alloc_trace_reload", test_alloc_trace_reload, 120);
 	add_test(s, "exhaustion_eta", test_exhaustion_eta, 120);
 	return s;
 }

@@ -536,7 +536,7 @@ static void expect_exit(const char *const *args, int want, char **out, char **er
 
 START_TEST(test_cli_errors)
 {
-	char *out, *err, missing[512];
+	char *out, *err, *bad, missing[512], needle[700];
 
 	expect_exit((const char *const[]){ "--no-such-flag", NULL }, 2, &out, &err);
 	ck_assert_msg(strstr(err, "--no-such-flag") != NULL, "unknown flag not named: %s", err);
@@ -558,6 +558,15 @@ START_TEST(test_cli_errors)
 	ck_assert_msg(strstr(err, CONF_UNKNOWN_KEY ":3:") != NULL, "unknown key: no %s:3: in: %s", CONF_UNKNOWN_KEY,
 		      err);
 	ck_assert_msg(strstr(err, "frobnicate") != NULL, "unknown key not named: %s", err);
+	free(out);
+	free(err);
+
+	/* A collector's own boolean key: file, line, section and key named, exit 2. */
+	bad = temp_config("[daemon]\nwindow = 1s\n[collector.alloc]\ntrace = sometimes\n");
+	expect_exit((const char *const[]){ "--config", bad, "--listen", "127.0.0.1:1", NULL }, 2, &out, &err);
+	snprintf(needle, sizeof(needle), "%s:4: [collector.alloc] trace: 'sometimes' is not a boolean", bad);
+	ck_assert_msg(strstr(err, needle) != NULL, "bad [collector.alloc] trace: no '%s' in: %s", needle, err);
+	free(bad);
 	free(out);
 	free(err);
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """packaging/grafana/memwatchd.json: every PromQL expression in it parses, uses
-only metrics memwatchd has, and every collector has a panel.
+only metrics memwatchd has, every collector has a panel that shows data in the
+default configuration, and every panel on a series that only an opt-in setting
+produces says which setting in its description.
 
 promtool has no offline `query`, but `promtool check rules` parses PromQL: every
 `expr` of the dashboard (panel targets, rows' panels, annotations, and the
@@ -21,18 +23,26 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import opslib  # noqa: E402
 
-# A panel for each collector: a metric the dashboard must show for it.
+# A panel for each collector: a metric the dashboard must show for it, one the
+# collector exports in the built-in default configuration.
 COLLECTORS = {
     "meminfo": "memwatch_memory_available_bytes",
     "psi": "memwatch_pressure_memory_some_seconds_total",
     "kswapd": "memwatch_kswapd_wakeups_total",
     "reclaim": "memwatch_direct_reclaim_seconds_bucket",
-    "alloc": "memwatch_page_allocations_total",
+    "alloc": "memwatch_page_allocated_pages_total",
     "faults": "memwatch_major_faults_total",
     "cgroup": "memwatch_cgroup_memory_working_set_bytes",
     "oom": "memwatch_oom_kills_total",
     "memavail": "memwatch_memory_available_at_pressure_bytes",
     "daemon health": "memwatch_collector_up",
+}
+
+# Series that exist only with a setting off by default: a panel showing one
+# must name the setting in its description (it is empty otherwise).
+OPT_IN = {
+    "memwatch_page_allocations_total": "[collector.alloc] trace = yes",
+    "memwatch_page_allocation_failures_total": "[collector.alloc] trace = yes",
 }
 
 VARIABLES = [
@@ -101,6 +111,13 @@ def main():
             uid = (p.get("datasource") or {}).get("uid")
             if uid != "${datasource}":
                 problems.append("panel %r does not use the ${datasource} variable" % p.get("title"))
+        # An opt-in series: the description says what to turn on.
+        for t in p.get("targets") or []:
+            for name in opslib.metric_names_in_expr(t.get("expr") or ""):
+                setting = OPT_IN.get(name)
+                if setting and setting not in (p.get("description") or ""):
+                    problems.append("panel %r shows %s, which only %s produces, and its description does not say so"
+                                    % (p.get("title"), name, setting))
     dup = {i for i in ids if ids.count(i) > 1}
     if dup:
         problems.append("panel ids used twice: %s" % sorted(dup))

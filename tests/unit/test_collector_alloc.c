@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The alloc collector's [collector.alloc] keys through the daemon's own
+ * configuration path (collector_settings_build, as at start-up and reload),
+ * and its default mode, trace = no, on recorded /proc/vmstat fixtures: that
+ * mode opens no BPF object, so it runs here without root. trace = yes (BPF)
+ * is covered by tests/integration/test_collectors.c. */
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "config.h"
+#include "core.h"
+#include "fixture.h"
+#include "snapshot.h"
+
+#define NAME "test.conf"
+
+static size_t alloc_index(void)
+{
+	for (size_t i = 0; i < n_all_collectors; i++)
+		if (all_collectors[i] == &alloc_collector)
+			return i;
+	ck_abort_msg("alloc is not in all_collectors[]");
+	return 0;
+}
+
+/* Builds the collector settings of text; returns them (NULL on error, with err filled). */
+static struct collector_settings *build(const char *text, int *ret, struct config_error *err)
+{
+	struct collector_settings *s = NULL;
+	struct config *c = NULL;
+	int r;
+
+	memset(err, 0, sizeof(*err));
+	r = config_load_string(text, NAME, &c, err);
+	ck_assert_msg(r == 0, "config_load_string: %d (%s) for:\n%s", r, err->message, text);
+	r = collector_settings_build(c, &s, err);
+	config_free(c);
+	*ret = r;
+	ck_assert(r == 0 ? s != NULL : s == NULL);
+	return s;
+}
+
+static void expect_error(const char *text, const char *msg)
+{
+	struct config_error err;
+	int r;
+
+	ck_assert_ptr_null(build(text, &r, &err));
+	ck_assert_msg(r == -EINVAL, "got %d for:\n%s", r, text);
+	ck_assert_str_eq(err.message, msg);
+}
+
+/* The alloc collector's configuration blob of text (freed with free()). */
+static void *alloc_cfg(const char *text)
+{
+	struct config_error err;
+	struct collector_settings *s;
+	void *cfg;
+	int r;
+
+	s = build(text, &r, &err);
+	ck_assert_msg(r == 0, "got %d (%s) for:\n%s", r, err.message, text);
+	cfg = malloc(alloc_collector.config_size);
+	ck_assert_ptr_nonnull(cfg);
+	memcpy(cfg, s[alloc_index()].cfg, alloc_collector.config_size);
+	collector_settings_free(s);
+	return cfg;
+}
+
+static bool same_cfg(const void *a, const void *b)
+{
+	return memcmp(a, b, alloc_collector.config_size) == 0;
+}
+
+START_TEST(test_trace_bad_values)
+{
+	expect_error("[collector.alloc]\ntrace = maybe\n",
+		     NAME ":2: [collector.alloc] trace: 'maybe' is not a boolean (yes/no, true/false, on/off, 1/0)");
+	expect_error("[daemon]\nwindow = 1s\n\n[collector.alloc]\nenabled = yes\ntrace = 2\n",
+		     NAME ":6: [collector.alloc] trace: '2' is not a boolean (yes/no, true/false, on/off, 1/0)");
+	expect_error("[collector.alloc]\ntrace = yes please\n",
+		     NAME ":2: [collector.alloc] trace: 'yes please' is not a boolean (yes/no, true/false, on/off, 1/0)");
+	/* Another collector has no such key. */
+	expect_error("[collector.kswapd]\ntrace = yes\n", NAME ":2: [collector.kswapd] trace: unknown key");
+	/* Set twice: refused by the file parser, naming the first line. */
+	{
+		struct config *c = NULL;
+		struct config_error err;
+
+		ck_assert_int_eq(config_load_string("[collector.alloc]\ntrace = yes\ntrace = no\n", NAME, &c, &err),
+				 -EINVAL);
+		ck_assert_str_eq(err.message, NAME ":3: [collector.alloc] trace: set more than once (first on line 2)");
+	}
+}
+END_TEST
+
+/* Every spelling of a boolean; "no" is the built-in default, so the
+ * configuration blob (which the core compares on reload to decide whether to
+ * restart the collector) differs from the default exactly for the yes ones. */
+START_TEST(test_trace_values)
+{
+	static const char *const yes[] = { "yes", "YES", "true", "on", "1" };
+	static const char *const no[] = { "no", "False", "off", "0" };
+	void *def = alloc_cfg(""), *empty_section = alloc_cfg("[collector.alloc]\n");
+	char text[128];
+	size_t i;
+
+	ck_assert(same_cfg(def, empty_section));
+	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		void *c;
+
+		snprintf(text, sizeof(text), "[collector.alloc]\ntrace = %s\n", yes[i]);
+		c = alloc_cfg(text);
+		ck_assert_msg(!same_cfg(def, c), "trace = %s left the default configuration unchanged", yes[i]);
+		free(c);
+	}
+	for (i = 0; i < sizeof(no) / sizeof(no[0]); i++) {
+		void *c;
+
+		snprintf(text, sizeof(text), "[collector.alloc]\ntrace = %s\n", no[i]);
+		c = alloc_cfg(text);
+		ck_assert_msg(same_cfg(def, c), "trace = %s is not the default configuration", no[i]);
+		free(c);
+	}
+	free(def);
+	free(empty_section);
+}
+END_TEST
+
+/* ---- trace = no: /proc/vmstat only ---- */
+
+struct run {
+	void *cfg, *priv;
+	struct collector_status st;
+	int probe_r, start_r;
+};
+
+static void run_start(struct run *run, const char *vmstat_name, const char *extra)
+{
+	char text[1024];
+
+	if (vmstat_name[0] == '/')
+		snprintf(text, sizeof(text), "[collector.alloc]\nvmstat_path = %s\n%s", vmstat_name, extra);
+	else
+		snprintf(text, sizeof(text), "[collector.alloc]\nvmstat_path = %s/vmstat/%s\n%s", FIXTURES_DIR,
+			 vmstat_name, extra);
+	memset(run, 0, sizeof(*run));
+	run->cfg = alloc_cfg(text);
+	run->st.state = COLLECTOR_ACTIVE;
+	run->probe_r = alloc_collector.probe(run->cfg, &run->st);
+	run->priv = calloc(1, alloc_collector.priv_size);
+	ck_assert_ptr_nonnull(run->priv);
+	run->start_r = alloc_collector.start(run->priv, run->cfg, &run->st);
+}
+
+static void run_stop(struct run *run)
+{
+	alloc_collector.stop(run->priv);
+	free(run->priv);
+	free(run->cfg);
+}
+
+/* One window of the collector, sealed. */
+static struct snapshot *run_collect(struct run *run)
+{
+	struct snapshot *snap = snapshot_new(NULL, 1000);
+
+	ck_assert_ptr_nonnull(snap);
+	ck_assert_int_eq(alloc_collector.collect(run->priv, snap), 0);
+	ck_assert_int_eq(snapshot_seal(snap), 0);
+	return snap;
+}
+
+static void assert_vmstat_window(const char *fixture, uint64_t pgalloc, uint64_t pgfree)
+{
+	const double page = (double)sysconf(_SC_PAGESIZE);
+	struct snapshot *snap;
+	struct run run;
+	const char *text;
+	size_t len;
+
+	run_start(&run, fixture, "");
+	ck_assert_int_eq(run.probe_r, 0);
+	ck_assert_msg(run.start_r == 0, "%s: start returned %d (%s)", fixture, run.start_r, run.st.reason);
+	ck_assert_str_eq(run.st.mode, "vmstat");
+	ck_assert_int_eq(run.st.state, COLLECTOR_ACTIVE);
+	ck_assert_str_eq(run.st.reason, "");
+
+	snap = run_collect(&run);
+	ck_assert_double_eq(snapshot_value(snap, "memwatch_page_allocated_pages_total", NULL), (double)pgalloc);
+	ck_assert_double_eq(snapshot_value(snap, "memwatch_page_allocated_bytes_total", NULL), (double)pgalloc * page);
+	ck_assert_double_eq(snapshot_value(snap, "memwatch_page_frees_total", NULL), (double)pgfree);
+	/* Absent, not zero: not a single line of the per-order families. */
+	text = snapshot_text(snap, &len);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_msg(strstr(text, "memwatch_page_allocations_total") == NULL, "%s: per-order series in:\n%s", fixture,
+		      text);
+	ck_assert_msg(strstr(text, "memwatch_page_allocation_failures_total") == NULL, "%s: failure series in:\n%s",
+		      fixture, text);
+	ck_assert_uint_eq(snapshot_series(snap), 3);
+	snapshot_unref(snap);
+	run_stop(&run);
+}
+
+/* Linux 6.18: pgalloc_dma 0, dma32 0, normal 25739609, movable 0, device 0. */
+START_TEST(test_vmstat_6_18)
+{
+	assert_vmstat_window("real-6.18.txt", 25739609, 26815768);
+}
+END_TEST
+
+START_TEST(test_vmstat_crlf)
+{
+	assert_vmstat_window("crlf.txt", 25739609, 26815768);
+}
+END_TEST
+
+/* 3.10 (CentOS 7): dma, dma32, normal and movable zones. */
+START_TEST(test_vmstat_3_10)
+{
+	assert_vmstat_window("linux-3.10-centos7.txt", UINT64_C(1024) + 98765432 + 1234567890 + 0, 1333400000);
+}
+END_TEST
+
+/* 32-bit ARM: a highmem zone (pgalloc_high). */
+START_TEST(test_vmstat_arm32_highmem)
+{
+	assert_vmstat_window("linux-5.4-arm32-highmem.txt", UINT64_C(51234567) + 8765432 + 0, 60123456);
+}
+END_TEST
+
+/* The probe does not look for kmem:mm_page_alloc at all without trace: it
+ * neither fails nor degrades, whatever the kernel has. */
+START_TEST(test_vmstat_probe_needs_no_tracepoint)
+{
+	struct collector_status st = { .state = COLLECTOR_ACTIVE };
+	void *cfg = alloc_cfg("[collector.alloc]\ntrace = no\n");
+
+	ck_assert_int_eq(alloc_collector.probe(cfg, &st), 0);
+	ck_assert_int_eq(st.state, COLLECTOR_ACTIVE);
+	ck_assert_str_eq(st.reason, "");
+	free(cfg);
+}
+END_TEST
+
+/* No vmstat: degraded (not running), with a reason naming the file. */
+START_TEST(test_vmstat_missing)
+{
+	struct run run;
+
+	run_start(&run, "/nonexistent/vmstat", "");
+	ck_assert_int_eq(run.probe_r, 0);
+	ck_assert_int_eq(run.start_r, -ENOENT);
+	ck_assert_str_eq(run.st.mode, "vmstat");
+	ck_assert_msg(strstr(run.st.reason, "/nonexistent/vmstat") != NULL, "reason '%s'", run.st.reason);
+	run_stop(&run);
+}
+END_TEST
+
+/* A file without any pgalloc_<zone> line: no page counts rather than a 0. */
+START_TEST(test_vmstat_without_pgalloc)
+{
+	struct snapshot *snap;
+	struct run run;
+
+	run_start(&run, "garbage.bin", "");
+	ck_assert_int_eq(run.start_r, 0);
+	snap = run_collect(&run);
+	ck_assert(isnan(snapshot_value(snap, "memwatch_page_allocated_pages_total", NULL)));
+	ck_assert(isnan(snapshot_value(snap, "memwatch_page_allocated_bytes_total", NULL)));
+	snapshot_unref(snap);
+	run_stop(&run);
+}
+END_TEST
+
+static Suite *collector_alloc_suite(void)
+{
+	Suite *s = suite_create("collector_alloc");
+	TCase *tc = tcase_create("config");
+
+	tcase_add_test(tc, test_trace_bad_values);
+	tcase_add_test(tc, test_trace_values);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("vmstat");
+	tcase_add_test(tc, test_vmstat_6_18);
+	tcase_add_test(tc, test_vmstat_crlf);
+	tcase_add_test(tc, test_vmstat_3_10);
+	tcase_add_test(tc, test_vmstat_arm32_highmem);
+	tcase_add_test(tc, test_vmstat_probe_needs_no_tracepoint);
+	tcase_add_test(tc, test_vmstat_missing);
+	tcase_add_test(tc, test_vmstat_without_pgalloc);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(collector_alloc_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
