@@ -139,7 +139,10 @@ write_config() {
 	for c in "${COLLECTORS[@]}"; do
 		on=no
 		for want in "$@"; do [ "$want" = "$c" ] && on=yes; done
-		printf '[collector.%s]\nenabled = %s\n\n' "$c" "$on" >>"$file"
+		printf '[collector.%s]\nenabled = %s\n' "$c" "$on" >>"$file"
+		# Its per-order tracing is opt-in: the attribution measures what it costs.
+		[ "$c" = alloc ] && [ "$on" = yes ] && printf 'trace = yes\n' >>"$file"
+		printf '\n' >>"$file"
 	done
 }
 
