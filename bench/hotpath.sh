@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # Cost of memwatchd on the workloads it watches.
 #
-#   bench/hotpath.sh [--pairs N] [--seconds S] [--cpu N] [--stress-ng] [--mixed-seconds S] [--no-doc]
+#   bench/hotpath.sh [--pairs N] [--mixed-pairs N] [--seconds S] [--cpu N] [--stress-ng]
+#                    [--mixed-seconds S] [--no-doc]
 #
 # 1. loops: bench/page_alloc_loop.c, the fault loop (mmap 2 MiB, write every
 #    4 KiB page, munmap, repeat) and the pipe loop (pages allocated without
 #    page faults), without memwatchd and with memwatchd in its default
-#    configuration (all collectors), N pairs (default 40). Each run is
+#    configuration (all collectors), N pairs (default 100). Each run is
 #    calibrated to about S seconds of its CPU time (default 0.5; the pipe
 #    loop half of that).
 # 2. mixed: bench/mixed_work.c, a fixed amount of mixed work (page-cache file
 #    writes and reads, anonymous faults, fork+exit, malloc churn) timed by its
-#    own CPU time, inside a memory cgroup with a limit; the same alternation.
+#    own CPU time, inside a memory cgroup with a limit; the same alternation,
+#    --mixed-pairs pairs (default 160: its target, 1 %, is smaller than one
+#    pair's noise).
 # 3. attribution: the loops with only [collector.alloc] enabled, with its
 #    opt-in per-allocation tracing (trace = yes), against every collector
 #    disabled, in one daemon switched between the two by SIGHUP.
@@ -34,11 +37,12 @@
 # Needs root (BPF, cgroups), cc, curl, bpftool; stress-ng for --stress-ng.
 . "$(dirname "$0")/lib.sh"
 
-PAIRS=40 SECONDS_PER_RUN=0.5 MIXED_SECONDS=10 WRITE_DOC=1 STRESS=
+PAIRS=100 MPAIRS=160 SECONDS_PER_RUN=0.5 MIXED_SECONDS=10 WRITE_DOC=1 STRESS=
 WORK_CPU=$(($(nproc --all) - 1))
 while [ $# -gt 0 ]; do
 	case $1 in
 	--pairs) PAIRS=$2; shift ;;
+	--mixed-pairs) MPAIRS=$2; shift ;;
 	--seconds) SECONDS_PER_RUN=$2; shift ;;
 	--mixed-seconds) MIXED_SECONDS=$2; shift ;;
 	--cpu) WORK_CPU=$2; shift ;;
@@ -49,8 +53,9 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [ "$PAIRS" -ge 2 ] 2>/dev/null || die "--pairs needs a number of at least 2"
+[ "$MPAIRS" -ge 2 ] 2>/dev/null || die "--mixed-pairs needs a number of at least 2"
 [ "$WORK_CPU" -ge 0 ] 2>/dev/null && taskset -c "$WORK_CPU" true 2>/dev/null || die "--cpu $WORK_CPU is not a CPU this can run on"
-ARGS="--pairs $PAIRS --seconds $SECONDS_PER_RUN --cpu $WORK_CPU${STRESS:+ --stress-ng --mixed-seconds $MIXED_SECONDS}"
+ARGS="--pairs $PAIRS --mixed-pairs $MPAIRS --seconds $SECONDS_PER_RUN --cpu $WORK_CPU${STRESS:+ --stress-ng --mixed-seconds $MIXED_SECONDS}"
 
 [ "$(id -u)" = 0 ] || die "needs root (BPF, cgroups)"
 for t in cc curl bpftool taskset; do command -v $t >/dev/null || die "$t not found"; done
@@ -169,7 +174,7 @@ progress() {
 alternate loop "$PAIRS" "$BENCH_TMP/all.conf" loops
 
 # --- 2. mixed workload: no daemon / default daemon ------------------------------
-alternate mixed "$PAIRS" "$BENCH_TMP/all.conf" mixed
+alternate mixed "$MPAIRS" "$BENCH_TMP/all.conf" mixed
 
 # --- 3. attribution: every collector disabled / only alloc ----------------------
 # One daemon; its configuration is switched between the two by SIGHUP (the
@@ -335,9 +340,10 @@ S=$BENCH_TMP/section.md
 	echo "rest of the work is cheap. The **mixed** workload (\`bench/mixed_work.c\`) is a fixed amount of"
 	echo "work per round — a 4 MiB page-cache file written, read back and truncated, 1 MiB of anonymous memory"
 	echo "faulted in and unmapped, a fork of a child that exits at once, 1,000 malloc/free — run in a memory"
-	echo "cgroup limited to $((MEMCG_LIMIT >> 20)) MiB; its CPU time per round is the measure."
+	echo "cgroup limited to $((MEMCG_LIMIT >> 20)) MiB; its CPU time per round is the measure. The loops run $PAIRS pairs,"
+	echo "the mixed workload $MPAIRS: its target is smaller than the noise of one pair."
 	echo
-	echo "The confidence interval is distribution-free (order statistics of the per-pair ratios: with $NP"
+	echo "The confidence interval is distribution-free (order statistics of the per-pair ratios: for the loops' $NP"
 	echo "pairs, the k-th smallest and k-th largest with k = $K, coverage $(awk -v c="$COV" 'BEGIN {printf "%.0f", c * 100}') %). A target is *met* when the whole"
 	echo "interval is within it, *missed* when none of it is, and *not resolved* when the machine's noise"
 	echo "is larger than the target — then the in-kernel run time below is the better estimate."
@@ -394,10 +400,12 @@ S=$BENCH_TMP/section.md
 	echo '```'
 	awk -F'\t' -v n="$PAIRS" '{ v[$1, $2, $3, $4] = $5 }
 		END { for (i = 1; i <= n; i++)
-			printf "pair %3d  fault %7.0f -> %7.0f  pipe %5.0f -> %5.0f  mixed %7.1f -> %7.1f  | attr fault %7.0f -> %7.0f  pipe %5.0f -> %5.0f\n", i,
+			printf "pair %3d  fault %7.0f -> %7.0f  pipe %5.0f -> %5.0f  | attr fault %7.0f -> %7.0f  pipe %5.0f -> %5.0f\n", i,
 				v["loop", i, "off", "fault_cpu"], v["loop", i, "on", "fault_cpu"], v["loop", i, "off", "pipe_cpu"], v["loop", i, "on", "pipe_cpu"],
-				v["mixed", i, "off", "mixed_cpu"] / 1000, v["mixed", i, "on", "mixed_cpu"] / 1000,
 				v["attr", i, "none", "fault_cpu"], v["attr", i, "alloc", "fault_cpu"], v["attr", i, "none", "pipe_cpu"], v["attr", i, "alloc", "pipe_cpu"] }' "$R"
+	awk -F'\t' -v n="$MPAIRS" '$1 == "mixed" && $4 == "mixed_cpu" { v[$2, $3] = $5 }
+		END { for (i = 1; i <= n; i++)
+			printf "mixed %3d %7.1f -> %7.1f%s", i, v[i, "off"] / 1000, v[i, "on"] / 1000, i % 4 == 0 || i == n ? "\n" : "   " }' "$R"
 	if [ -n "$STRESS" ]; then
 		for ((i = 1; i <= SPAIRS; i++)); do
 			printf 'stress-ng pair %2d  vm %6.1f -> %6.1f  hdd %6.0f -> %6.0f bogo-ops/s\n' "$i" \
