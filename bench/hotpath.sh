@@ -136,10 +136,12 @@ mixed() {
 	rec "$phase" "$pair" "$side" mixed_cpu "$(echo "$out" | field cpu_ns_per_round)"
 	rec "$phase" "$pair" "$side" mixed_wall "$(echo "$out" | field wall_ns_per_round)"
 }
-# Settle after the first window is published (the daemon's start-up work is done by then).
-SETTLE=0.3
+# Start-up (BTF parsing, verification, the heap handed back) and shutdown
+# (programs and maps freed through RCU and kworkers) leave work behind on
+# every CPU for a while; the runs measure the steady state around them.
+SETTLE=1
 daemon_up() { start_memwatchd "$1"; sleep "$SETTLE"; }
-daemon_down() { stop_pid "$MW_PID"; }
+daemon_down() { stop_pid "$MW_PID"; sleep "$SETTLE"; }
 last() { vals "$1" "$2" "$3" | tail -1; }
 
 # alternate PHASE NPAIRS CONF WORK: WORK PHASE PAIR off without the daemon
@@ -326,7 +328,7 @@ S=$BENCH_TMP/section.md
 	echo "- command: \`bench/hotpath.sh $ARGS\`; per run: fault loop $ITER iterations of 2 MiB ($((ITER * 512)) pages), pipe loop $PITER iterations of 64 KiB ($((PITER * 16)) pages), mixed $MROUNDS rounds; BPF programs named \`page_alloc*\` loaded by others at start/end: $FOREIGN_AT_START/$FOREIGN_AT_END (they cost both sides alike but add noise)"
 	echo
 	echo "The two sides alternate in short runs, A B B A A B B A …: without memwatchd, then memwatchd started"
-	echo "(first window published, ${SETTLE} s settle) and two runs with it, then stopped, and so on; a pair is two"
+	echo "(first window published, ${SETTLE} s settle) and two runs with it, then stopped (${SETTLE} s settle), and so on; a pair is two"
 	echo "adjacent runs, the ratio is taken per pair and its median reported, so the drift of the noisy"
 	echo "machine cancels and one daemon start serves two pairs. *CPU* is the workload's own user+system"
 	echo "time (\`CLOCK_PROCESS_CPUTIME_ID\`, plus reaped children for the mixed workload; it includes the"
