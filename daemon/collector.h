@@ -21,7 +21,7 @@ const char *collector_state_name(enum collector_state s);
 struct collector_status {
 	enum collector_state state;
 	bool running;
-	char mode[32];    /* attach flavour: tp_btf, raw_tp, tracepoint, or procfs */
+	char mode[32];    /* attach flavour (tp_btf, raw_tp, tracepoint), or procfs, vmstat, a memavail method */
 	char reason[256]; /* why degraded or failed; empty when active */
 };
 

@@ -20,7 +20,8 @@ static const struct metric_desc desc_collector_up = {
 };
 static const struct metric_desc desc_collector_info = {
 	"memwatch_collector_info",
-	"Collector state: mode is the attach flavour or procfs; reason is empty unless degraded or failed.",
+	"Collector state: mode is the attach flavour, or the source or method used without one; "
+	"reason is empty unless degraded or failed.",
 	METRIC_GAUGE, 4, { "collector", "state", "mode", "reason" },
 };
 static const struct metric_desc desc_collector_duration = {
