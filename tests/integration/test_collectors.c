@@ -1188,6 +1188,30 @@ static void toucher_child(const char *cg, size_t len, int cmd, int rep)
 	_exit(0);
 }
 
+/* Forks a toucher_child; a byte on *cmd_fd starts it and closing it ends it;
+ * it answers on *rep_fd once it has touched its memory. */
+static pid_t spawn_toucher(const char *cg, size_t len, int *cmd_fd, int *rep_fd)
+{
+	int cmd[2], rep[2];
+	pid_t child;
+
+	ck_assert_int_eq(pipe2(cmd, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(rep, O_CLOEXEC), 0);
+	fflush(NULL);
+	child = fork();
+	ck_assert_msg(child >= 0, "fork: %s", strerror(errno));
+	if (child == 0) {
+		close(cmd[1]);
+		close(rep[0]);
+		toucher_child(cg, len, cmd[0], rep[1]);
+	}
+	close(cmd[0]);
+	close(rep[1]);
+	*cmd_fd = cmd[1];
+	*rep_fd = rep[0];
+	return child;
+}
+
 static void allocs_and_faults_run(const char *source)
 {
 	const size_t len = 256 * MiB;
@@ -1197,7 +1221,7 @@ static void allocs_and_faults_run(const char *source)
 	struct bracket vm0, vm1;
 	struct proc_faults pf;
 	struct mw_daemon *d;
-	int cmd[2], rep[2], st;
+	int cmd, rep, st;
 	pid_t child;
 	char c;
 
@@ -1210,26 +1234,15 @@ static void allocs_and_faults_run(const char *source)
 		 source ? "source = " : "", source ? source : "", source ? "\n" : "");
 	d = start_with_config(conf);
 
-	ck_assert_int_eq(pipe2(cmd, O_CLOEXEC), 0);
-	ck_assert_int_eq(pipe2(rep, O_CLOEXEC), 0);
-	fflush(NULL);
-	child = fork();
-	ck_assert_msg(child >= 0, "fork: %s", strerror(errno));
-	if (child == 0) {
-		close(cmd[1]);
-		close(rep[0]);
-		toucher_child(NULL, len, cmd[0], rep[1]);
-	}
-	close(cmd[0]);
-	close(rep[1]);
+	child = spawn_toucher(NULL, len, &cmd, &rep);
 
 	/* Both counts are read right after a window is published, before and after. */
 	captured0 = vmstat_get("compact_success");
 	body = window_bracket(d, realtime_now(), pgalloc_pages, &vm0);
 	pages0 = metric_or_fail(body, "memwatch_page_allocated_pages_total", NULL);
 	free(body);
-	write_byte(cmd[1], 'g');
-	read_exact(rep[0], &c, 1, WORKLOAD_TIMEOUT_MS, "the child to touch 256 MiB");
+	write_byte(cmd, 'g');
+	read_exact(rep, &c, 1, WORKLOAD_TIMEOUT_MS, "the child to touch 256 MiB");
 	body = window_bracket(d, realtime_now(), pgalloc_pages, &vm1);
 	captured1 = vmstat_get("compact_success");
 	pages1 = metric_or_fail(body, "memwatch_page_allocated_pages_total", NULL);
@@ -1274,10 +1287,10 @@ static void allocs_and_faults_run(const char *source)
 	assert_traced_mode("alloc", mode);
 	free(body);
 
-	close(cmd[1]);
+	close(cmd);
 	st = wait_child(child, 10000, "the touching child");
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the touching child ended with status 0x%x", st);
-	close(rep[0]);
+	close(rep);
 	mw_assert_clean_stop(d);
 }
 
@@ -1526,7 +1539,7 @@ START_TEST(test_alloc_vmstat_default)
 	char cg[256], mode[64], *body;
 	double pages0, pages1;
 	struct mw_daemon *d;
-	int cmd[2], rep[2], st;
+	int cmd, rep, st;
 	unsigned progs;
 	pid_t child;
 	char c;
@@ -1545,22 +1558,11 @@ START_TEST(test_alloc_vmstat_default)
 	ck_assert_msg(progs == 0,
 		      "with the built-in default trace = no, memwatchd holds %u BPF program(s) named page_alloc*", progs);
 
-	ck_assert_int_eq(pipe2(cmd, O_CLOEXEC), 0);
-	ck_assert_int_eq(pipe2(rep, O_CLOEXEC), 0);
-	fflush(NULL);
-	child = fork();
-	ck_assert_msg(child >= 0, "fork: %s", strerror(errno));
-	if (child == 0) {
-		close(cmd[1]);
-		close(rep[0]);
-		toucher_child(cg, len, cmd[0], rep[1]);
-	}
-	close(cmd[0]);
-	close(rep[1]);
+	child = spawn_toucher(cg, len, &cmd, &rep);
 
 	pages0 = vmstat_pages_in_bracket(d, "trace = no, before the child");
-	write_byte(cmd[1], 'g');
-	read_exact(rep[0], &c, 1, WORKLOAD_TIMEOUT_MS, "the child to touch 256 MiB");
+	write_byte(cmd, 'g');
+	read_exact(rep, &c, 1, WORKLOAD_TIMEOUT_MS, "the child to touch 256 MiB");
 	pages1 = vmstat_pages_in_bracket(d, "trace = no, after the child touched 256 MiB");
 	note("allocations (trace = no): memwatchd +%.0f pages while a child in %s touched %zu pages", pages1 - pages0,
 	     cg, len / 4096);
@@ -1576,10 +1578,10 @@ START_TEST(test_alloc_vmstat_default)
 	progs = held_alloc_progs(d);
 	ck_assert_msg(progs == 0, "with trace = no, memwatchd holds %u BPF program(s) named page_alloc*", progs);
 
-	close(cmd[1]);
+	close(cmd);
 	st = wait_child(child, 10000, "the touching child");
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the touching child ended with status 0x%x", st);
-	close(rep[0]);
+	close(rep);
 	memcg_remove(cg);
 	mw_assert_clean_stop(d);
 }
