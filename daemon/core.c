@@ -169,6 +169,8 @@ int core_init(struct core *core, struct config *config, struct collector_setting
 	core->ring = snapshot_ring_new(config->daemon.history);
 	if (!core->ring)
 		return -ENOMEM;
+	/* Without it every window sets up its own compressor: slower, still correct. */
+	core->gzip = snapshot_gzip_new();
 	for (i = 0; i < n_all_collectors; i++) {
 		core->collectors[i].ops = all_collectors[i];
 		core->collectors[i].settings = settings[i];
@@ -274,6 +276,7 @@ void core_done(struct core *core)
 		free(core->collectors);
 	}
 	snapshot_ring_free(core->ring);
+	snapshot_gzip_free(core->gzip);
 	config_free(core->config);
 	*core = (struct core){ 0 };
 }
@@ -390,7 +393,7 @@ void core_end_window(struct core *core, uint64_t now_mono, uint64_t now_real)
 	core->series_dropped_total += snapshot_dropped_series(snap);
 	add_meta(core, snap, now_real);
 	snapshot_add(snap, &desc_series_dropped, NULL, (double)core->series_dropped_total);
-	if (snapshot_seal(snap) < 0) {
+	if (snapshot_seal_with(snap, core->gzip) < 0) {
 		log_error("Out of memory rendering window %" PRIu64 ", skipped", w.seq);
 		snapshot_unref(snap);
 		goto out;

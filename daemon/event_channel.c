@@ -4,10 +4,12 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 #include "cgroup_paths.h"
 #include "core.h"
@@ -19,7 +21,7 @@
 
 #define MAX_SOURCES 16
 #define MAX_OOM_CGROUPS 512
-#define POLL_MSEC 100
+#define RETRY_MSEC 100
 
 struct oom_cgroup {
 	char path[256];
@@ -34,6 +36,7 @@ struct event_channel {
 	struct perf_buffer *pb;
 	pthread_t thread;
 	bool thread_started;
+	int wake_fd; /* eventfd: stop or pause changed */
 	atomic_bool stop;
 	atomic_bool paused;
 	atomic_int memavail_source;
@@ -228,24 +231,47 @@ static void handle_perf_lost(void *ctx, int cpu, __u64 lost)
 	pthread_mutex_unlock(&ch->lock);
 }
 
+/* Sleeps until an event or a wake-up arrives: no timer, so an idle machine
+ * costs this thread nothing. Paused (debug_pause_events, for tests that fill
+ * the buffer), it waits for the wake-up alone. */
 static void *consumer_main(void *arg)
 {
 	struct event_channel *ch = arg;
+	struct pollfd pfd[2] = {
+		{ .fd = ch->wake_fd, .events = POLLIN },
+		{ .fd = ch->rb ? ring_buffer__epoll_fd(ch->rb) : perf_buffer__epoll_fd(ch->pb), .events = POLLIN },
+	};
 
 	while (!atomic_load(&ch->stop)) {
+		uint64_t wakes;
 		int r;
 
-		if (atomic_load(&ch->paused)) {
-			usleep(POLL_MSEC * 1000);
+		if (poll(pfd, atomic_load(&ch->paused) ? 1 : 2, -1) < 0) {
+			if (errno != EINTR) {
+				log_warning_errno(-errno, "Event channel: poll failed: %m");
+				usleep(RETRY_MSEC * 1000);
+			}
 			continue;
 		}
-		r = ch->rb ? ring_buffer__poll(ch->rb, POLL_MSEC) : perf_buffer__poll(ch->pb, POLL_MSEC);
+		if (pfd[0].revents)
+			(void)!read(ch->wake_fd, &wakes, sizeof(wakes));
+		if (!pfd[1].revents || atomic_load(&ch->paused))
+			continue;
+		r = ch->rb ? ring_buffer__consume(ch->rb) : perf_buffer__consume(ch->pb);
 		if (r < 0 && r != -EINTR) {
-			log_warning_errno(r, "Event channel: poll failed: %m");
-			usleep(POLL_MSEC * 1000);
+			log_warning_errno(r, "Event channel: reading the buffer failed: %m");
+			usleep(RETRY_MSEC * 1000);
 		}
 	}
 	return NULL;
+}
+
+static void wake_consumer(struct event_channel *ch)
+{
+	uint64_t one = 1;
+
+	if (ch->wake_fd >= 0)
+		(void)!write(ch->wake_fd, &one, sizeof(one));
 }
 
 static int create_shared_maps(struct event_channel *ch, size_t buffer_bytes)
@@ -289,11 +315,17 @@ int event_channel_open(const struct event_settings *settings)
 	ch = calloc(1, sizeof(*ch));
 	if (!ch)
 		return -ENOMEM;
-	ch->fd = ch->memavail_fd = -1;
+	ch->fd = ch->memavail_fd = ch->wake_fd = -1;
 	ch->meminfo.fd = -1;
 	ch->page_size = sysconf(_SC_PAGESIZE);
 	pthread_mutex_init(&ch->lock, NULL);
 	channel = ch;
+	ch->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (ch->wake_fd < 0) {
+		r = -errno;
+		log_warning_errno(r, "Event channel unavailable (no eventfd for its consumer): %m");
+		goto fail;
+	}
 	r = create_shared_maps(ch, round_buffer(settings->buffer_bytes));
 	if (r < 0) {
 		log_warning_errno(r, "Event channel unavailable (no ring buffer or perf buffer): %m");
@@ -344,8 +376,11 @@ void event_channel_close(void)
 		return;
 	if (ch->thread_started) {
 		atomic_store(&ch->stop, true);
+		wake_consumer(ch);
 		pthread_join(ch->thread, NULL);
 	}
+	if (ch->wake_fd >= 0)
+		close(ch->wake_fd);
 	ring_buffer__free(ch->rb);
 	perf_buffer__free(ch->pb);
 	if (ch->fd >= 0)
@@ -369,7 +404,8 @@ void event_channel_apply(const struct event_settings *settings)
 
 	if (!ch)
 		return;
-	atomic_store(&ch->paused, settings->paused);
+	if (atomic_exchange(&ch->paused, settings->paused) != settings->paused)
+		wake_consumer(ch);
 	pthread_mutex_lock(&ch->lock);
 	ch->gate_ns = settings->gate_msec * 1000000ULL;
 	for (i = 0; i < ch->n_sources; i++)

@@ -423,6 +423,11 @@ int main(int argc, char *argv[])
 	 * frees blocks of megabytes, which would raise glibc's dynamic threshold
 	 * so that every later large block came from the heap and pinned it. */
 	(void)mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+	/* The main loop trims every TRIM_EVERY_WINDOWS windows; glibc's own trim
+	 * after every free at the top of the heap (a directory stream, a window's
+	 * text) shrank and regrew the heap each window: a TLB flush and page
+	 * faults every second for nothing. */
+	(void)mallopt(M_TRIM_THRESHOLD, 1024 * 1024);
 
 	r = parse_argv(argc, argv, &o);
 	if (r <= 0)

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <math.h>
 #include <string.h>
+#include <sys/types.h>
 #include <zlib.h>
 #include "json.h"
 #include "snapshot.h"
@@ -461,39 +462,42 @@ static void render_family(struct strbuf *sb, const struct family *f)
 /* Level 6 is zlib's default: within a few percent of 9's size at a fraction of its time. */
 #define GZIP_LEVEL 6
 
-static int gzip_compress(const char *in, size_t len, char **ret, size_t *ret_len)
+struct snapshot_gzip {
+	z_stream zs;
+};
+
+struct snapshot_gzip *snapshot_gzip_new(void)
 {
-	z_stream zs = { 0 };
-	char *out;
-	uLong cap;
+	struct snapshot_gzip *g = calloc(1, sizeof(*g));
+
+	/* windowBits 15 + 16: a gzip header and trailer instead of zlib's. */
+	if (g && deflateInit2(&g->zs, GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(g);
+		return NULL;
+	}
+	return g;
+}
+
+void snapshot_gzip_free(struct snapshot_gzip *g)
+{
+	if (!g)
+		return;
+	deflateEnd(&g->zs);
+	free(g);
+}
+
+/* Compresses in[len] into out[cap] (at least deflateBound() after the reset); returns the compressed length or < 0. */
+static ssize_t gzip_compress(struct snapshot_gzip *g, const char *in, size_t len, char *out, size_t cap)
+{
 	int r;
 
-	/* One deflate() call takes at most UINT_MAX bytes; no window comes near that. */
-	if (len > UINT_MAX / 2)
-		return -EFBIG;
-	/* windowBits 15 + 16: a gzip header and trailer instead of zlib's. */
-	if (deflateInit2(&zs, GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return -ENOMEM;
-	cap = deflateBound(&zs, (uLong)len);
-	out = malloc(cap);
-	if (!out) {
-		deflateEnd(&zs);
-		return -ENOMEM;
-	}
-	zs.next_in = (Bytef *)in;
-	zs.avail_in = (uInt)len;
-	zs.next_out = (Bytef *)out;
-	zs.avail_out = (uInt)cap;
+	g->zs.next_in = (Bytef *)in;
+	g->zs.avail_in = (uInt)len;
+	g->zs.next_out = (Bytef *)out;
+	g->zs.avail_out = (uInt)cap;
 	/* With a deflateBound() buffer, one Z_FINISH call is guaranteed to finish. */
-	r = deflate(&zs, Z_FINISH);
-	deflateEnd(&zs);
-	if (r != Z_STREAM_END) {
-		free(out);
-		return -EIO;
-	}
-	*ret = out;
-	*ret_len = zs.total_out;
-	return 0;
+	r = deflate(&g->zs, Z_FINISH);
+	return r == Z_STREAM_END ? (ssize_t)g->zs.total_out : -EIO;
 }
 
 int snapshot_render_text(const struct snapshot *s, struct strbuf *sb)
@@ -506,11 +510,13 @@ int snapshot_render_text(const struct snapshot *s, struct strbuf *sb)
 	return strbuf_failed(sb) ? -ENOMEM : 0;
 }
 
-int snapshot_seal(struct snapshot *s)
+int snapshot_seal_with(struct snapshot *s, struct snapshot_gzip *gzip)
 {
+	_cleanup_(snapshot_gzip_freep) struct snapshot_gzip *own = NULL;
 	struct strbuf sb;
-	char *text, *gz = NULL, *block;
-	size_t text_len, gz_len = 0;
+	char *text, *block;
+	size_t text_len, bound = 0;
+	ssize_t gz_len = -1;
 
 	if (s->sealed)
 		return 0;
@@ -520,25 +526,38 @@ int snapshot_seal(struct snapshot *s)
 	text = strbuf_steal(&sb, &text_len);
 	if (!text)
 		return -ENOMEM;
-	/* Compressed once here so that a gzip scrape, like a plain one, only
-	 * takes a reference. On failure there is no gzip copy and scrapes get
-	 * the text: never an error. */
-	if (gzip_compress(text, text_len, &gz, &gz_len) < 0)
-		gz_len = 0;
-	/* Right-sized, one block: the strbuf grew by doubling. */
-	block = realloc(text, text_len + 1 + gz_len);
+	if (!gzip)
+		gzip = own = snapshot_gzip_new();
+	/* Compressed once here, straight behind the text in the same block, so
+	 * that a gzip scrape, like a plain one, only takes a reference. On failure
+	 * there is no gzip copy and scrapes get the text: never an error. One
+	 * deflate() call takes at most UINT_MAX bytes; no window comes near that.
+	 * Reset before the bound: a finished stream has its gzip trailer marked
+	 * written, and deflateBound() would leave it out. */
+	if (gzip && text_len <= UINT_MAX / 2 && deflateReset(&gzip->zs) == Z_OK)
+		bound = deflateBound(&gzip->zs, (uLong)text_len);
+	block = bound ? realloc(text, text_len + 1 + bound) : NULL;
+	if (block) {
+		text = block;
+		gz_len = gzip_compress(gzip, text, text_len, text + text_len + 1, bound);
+	}
+	/* Right-sized: the strbuf grew by doubling, and the bound is generous. */
+	block = realloc(text, text_len + 1 + (gz_len > 0 ? (size_t)gz_len : 0));
 	if (block)
 		text = block;
-	if (block && gz) {
-		memcpy(block + text_len + 1, gz, gz_len);
-		s->gzip = block + text_len + 1;
-		s->gzip_len = gz_len;
+	if (gz_len > 0) {
+		s->gzip = text + text_len + 1;
+		s->gzip_len = (size_t)gz_len;
 	}
-	free(gz);
 	s->text = text;
 	s->text_len = text_len;
 	s->sealed = true;
 	return 0;
+}
+
+int snapshot_seal(struct snapshot *s)
+{
+	return snapshot_seal_with(s, NULL);
 }
 
 void *snapshot_trim(struct snapshot *s)

@@ -49,7 +49,14 @@ int snapshot_add_log2_histogram_from(struct snapshot *s, const struct metric_des
 				     size_t n_slots, int first_exponent, double scale, double raw_sum);
 
 /* Renders the exposition text once, and a gzip copy of it; afterwards the
- * snapshot is read-only, but for snapshot_trim(). */
+ * snapshot is read-only, but for snapshot_trim(). snapshot_seal_with() reuses
+ * the compressor's state (~270 KiB, which a fresh one allocates and zeroes)
+ * from one window to the next; snapshot_seal() sets one up for this call. */
+struct snapshot_gzip;
+struct snapshot_gzip *snapshot_gzip_new(void);
+void snapshot_gzip_free(struct snapshot_gzip *g);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct snapshot_gzip *, snapshot_gzip_free)
+int snapshot_seal_with(struct snapshot *s, struct snapshot_gzip *gzip);
 int snapshot_seal(struct snapshot *s);
 
 /* Only the newest window's text is served; older ones are read through their

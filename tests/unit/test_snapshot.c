@@ -988,6 +988,34 @@ static const struct metric_desc cg_usage = {
 	.labels = { "cgroup" },
 };
 
+/* One compressor for every window, as the daemon keeps it: each window's copy
+ * is a whole gzip member of its own text, whatever the windows before it were
+ * (big, small, empty). */
+START_TEST(test_gzip_reused_across_windows)
+{
+	struct snapshot_gzip *gz = snapshot_gzip_new();
+	const unsigned series[] = { 3, 5000, 0, 1, 20000, 7 };
+	char cg[64];
+	const char *lv[] = { cg };
+	size_t w, i;
+
+	ck_assert_ptr_nonnull(gz);
+	for (w = 0; w < sizeof(series) / sizeof(series[0]); w++) {
+		struct snapshot *s = new_snap(series[w] + 1);
+
+		for (i = 0; i < series[w]; i++) {
+			snprintf(cg, sizeof(cg), "/w%zu/cg-%zu", w, i * 2654435761u);
+			ck_assert_int_eq(snapshot_add(s, &cg_usage, lv, (double)(w * i)), 0);
+		}
+		ck_assert_int_eq(snapshot_seal_with(s, gz), 0);
+		assert_gzip_is_text(s);
+		snapshot_unref(s);
+	}
+	snapshot_gzip_free(gz);
+}
+END_TEST
+
+
 /* What a window of a busy host looks like: label values repeated across
  * families, runs of histograms with equal bounds broken by other bounds,
  * histograms without finite buckets, empty and missing label values. */
@@ -1194,6 +1222,7 @@ static Suite *snapshot_suite(void)
 	tcase_add_test(gzip, test_gzip_matches_text);
 	tcase_add_test(gzip, test_gzip_empty);
 	tcase_add_test(gzip, test_gzip_huge);
+	tcase_add_test(gzip, test_gzip_reused_across_windows);
 	tcase_set_timeout(gzip, 60);
 	suite_add_tcase(s, gzip);
 
