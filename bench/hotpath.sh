@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Cost of memwatchd on the workloads it watches.
 #
-#   bench/hotpath.sh [--pairs N] [--mixed-pairs N] [--seconds S] [--cpu N] [--stress-ng]
-#                    [--mixed-seconds S] [--no-doc]
+#   bench/hotpath.sh [--pairs N] [--mixed-pairs N] [--seconds S] [--mixed-run S] [--cpu N]
+#                    [--stress-ng] [--mixed-seconds S] [--no-doc]
 #
 # 1. loops: bench/page_alloc_loop.c, the fault loop (mmap 2 MiB, write every
 #    4 KiB page, munmap, repeat) and the pipe loop (pages allocated without
@@ -13,8 +13,10 @@
 # 2. mixed: bench/mixed_work.c, a fixed amount of mixed work (page-cache file
 #    writes and reads, anonymous faults, fork+exit, malloc churn) timed by its
 #    own CPU time, inside a memory cgroup with a limit; the same alternation,
-#    --mixed-pairs pairs (default 160: its target, 1 %, is smaller than one
-#    pair's noise).
+#    --mixed-pairs pairs (default 240) of runs of about --mixed-run seconds of
+#    CPU time (default 1.5): its target, 1 %, is smaller than one pair's
+#    noise (about 5 % between two adjacent 0.5 s runs here, less for longer
+#    ones, while the daemon's start and settle cost the same per pair).
 # 3. attribution: the loops with only [collector.alloc] enabled, with its
 #    opt-in per-allocation tracing (trace = yes), against every collector
 #    disabled, in one daemon switched between the two by SIGHUP.
@@ -37,13 +39,14 @@
 # Needs root (BPF, cgroups), cc, curl, bpftool; stress-ng for --stress-ng.
 . "$(dirname "$0")/lib.sh"
 
-PAIRS=100 MPAIRS=160 SECONDS_PER_RUN=0.5 MIXED_SECONDS=10 WRITE_DOC=1 STRESS=
+PAIRS=100 MPAIRS=240 SECONDS_PER_RUN=0.5 MIXED_RUN=1.5 MIXED_SECONDS=10 WRITE_DOC=1 STRESS=
 WORK_CPU=$(($(nproc --all) - 1))
 while [ $# -gt 0 ]; do
 	case $1 in
 	--pairs) PAIRS=$2; shift ;;
 	--mixed-pairs) MPAIRS=$2; shift ;;
 	--seconds) SECONDS_PER_RUN=$2; shift ;;
+	--mixed-run) MIXED_RUN=$2; shift ;;
 	--mixed-seconds) MIXED_SECONDS=$2; shift ;;
 	--cpu) WORK_CPU=$2; shift ;;
 	--stress-ng) STRESS=1 ;;
@@ -55,7 +58,7 @@ done
 [ "$PAIRS" -ge 2 ] 2>/dev/null || die "--pairs needs a number of at least 2"
 [ "$MPAIRS" -ge 2 ] 2>/dev/null || die "--mixed-pairs needs a number of at least 2"
 [ "$WORK_CPU" -ge 0 ] 2>/dev/null && taskset -c "$WORK_CPU" true 2>/dev/null || die "--cpu $WORK_CPU is not a CPU this can run on"
-ARGS="--pairs $PAIRS --mixed-pairs $MPAIRS --seconds $SECONDS_PER_RUN --cpu $WORK_CPU${STRESS:+ --stress-ng --mixed-seconds $MIXED_SECONDS}"
+ARGS="--pairs $PAIRS --mixed-pairs $MPAIRS --seconds $SECONDS_PER_RUN --mixed-run $MIXED_RUN --cpu $WORK_CPU${STRESS:+ --stress-ng --mixed-seconds $MIXED_SECONDS}"
 
 [ "$(id -u)" = 0 ] || die "needs root (BPF, cgroups)"
 for t in cc curl bpftool taskset; do command -v $t >/dev/null || die "$t not found"; done
@@ -106,15 +109,15 @@ ratios() {
 		END { for (i = 1; i <= n; i++) if ((i in x) && (i in y) && y[i] > 0) printf "%.6f\n", x[i] / y[i] }' "$R"
 }
 
-# Calibrate the iteration counts to about SECONDS_PER_RUN per fault-loop and
-# mixed run and half of it per pipe-loop run (CPU time, which is what is
+# Calibrate the iteration counts to about SECONDS_PER_RUN per fault-loop run,
+# half of it per pipe-loop run and MIXED_RUN per mixed run (CPU time, which is what is
 # compared; wall time is longer when the machine is busy).
 cal=$(pinned "$LOOP" 20 2)
 ITER=$(awk -v s="$(echo "$cal" | field cpu_ns_per_page)" -v t="$SECONDS_PER_RUN" 'BEGIN { n = int(t * 1e9 / (s * 512)); print n < 20 ? 20 : n }')
 cal2=$(pinned "$LOOP" --pipe 20000)
 PITER=$(awk -v s="$(echo "$cal2" | field cpu_ns_per_page)" -v t="$SECONDS_PER_RUN" 'BEGIN { n = int(t / 2 * 1e9 / (s * 16)); print n < 20000 ? 20000 : n }')
 cal3=$(in_memcg "$MIXED" --dir "$BENCH_TMP" 20)
-MROUNDS=$(awk -v s="$(echo "$cal3" | field cpu_ns_per_round)" -v t="$SECONDS_PER_RUN" 'BEGIN { n = int(t * 1e9 / s); print n < 20 ? 20 : n }')
+MROUNDS=$(awk -v s="$(echo "$cal3" | field cpu_ns_per_round)" -v t="$MIXED_RUN" 'BEGIN { n = int(t * 1e9 / s); print n < 20 ? 20 : n }')
 log "fault loop: $ITER iterations of 2 MiB per run ($cal); pipe loop: $PITER iterations of 64 KiB ($cal2); mixed: $MROUNDS rounds ($cal3)"
 
 # Both loops on one side of a pair: records cpu and wall ns/page of each.
@@ -343,7 +346,8 @@ S=$BENCH_TMP/section.md
 	echo "work per round — a 4 MiB page-cache file written, read back and truncated, 1 MiB of anonymous memory"
 	echo "faulted in and unmapped, a fork of a child that exits at once, 1,000 malloc/free — run in a memory"
 	echo "cgroup limited to $((MEMCG_LIMIT >> 20)) MiB; its CPU time per round is the measure. The loops run $PAIRS pairs,"
-	echo "the mixed workload $MPAIRS: its target is smaller than the noise of one pair."
+	echo "the mixed workload $MPAIRS pairs of longer runs ($MROUNDS rounds, about $MIXED_RUN s): its target is smaller than the"
+	echo "noise of one pair (about 5 % between two adjacent 0.5 s runs of the same side here)."
 	echo
 	echo "The confidence interval is distribution-free (order statistics of the per-pair ratios: for the loops' $NP"
 	echo "pairs, the k-th smallest and k-th largest with k = $K, coverage $(awk -v c="$COV" 'BEGIN {printf "%.0f", c * 100}') %). A target is *met* when the whole"

@@ -5,17 +5,20 @@
 # starts an idle process instead of memwatchd. Whatever "overhead" this
 # reports is the machine's noise and the design's bias, nothing else.
 #
-#   bench/placebo_mixed.sh [--pairs N] [--rounds R] [--cpu N]
+#   bench/placebo_mixed.sh [--pairs N] [--run S] [--cpu N]
+#
+# Pairs (default 240) and run length (CPU seconds, default 1.5) as in
+# hotpath.sh's mixed phase.
 #
 # Prints the median of the per-pair ratios and its confidence interval, as
 # hotpath.sh computes them. Needs root (memory cgroup) and cc.
 . "$(dirname "$0")/lib.sh"
 
-PAIRS=160 ROUNDS=60 WORK_CPU=$(($(nproc --all) - 1))
+PAIRS=240 RUN=1.5 WORK_CPU=$(($(nproc --all) - 1))
 while [ $# -gt 0 ]; do
 	case $1 in
 	--pairs) PAIRS=$2; shift ;;
-	--rounds) ROUNDS=$2; shift ;;
+	--run) RUN=$2; shift ;;
 	--cpu) WORK_CPU=$2; shift ;;
 	*) die "unknown argument $1 (see the header of $0)" ;;
 	esac
@@ -40,6 +43,9 @@ mixed() {
 	taskset -c "$WORK_CPU" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$MEMCG" "$MIXED" --dir "$BENCH_TMP" "$ROUNDS" |
 		sed -n 's/.* cpu_ns_per_round=\([0-9]*\).*/\1/p'
 }
+cal=$(taskset -c "$WORK_CPU" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$MEMCG" "$MIXED" --dir "$BENCH_TMP" 20 |
+	sed -n 's/.* cpu_ns_per_round=\([0-9]*\).*/\1/p')
+ROUNDS=$(awk -v s="$cal" -v t="$RUN" 'BEGIN { n = int(t * 1e9 / s); print n < 20 ? 20 : n }')
 placebo_up() { sleep 100000 & PLACEBO=$!; STARTED_PIDS+=("$PLACEBO"); sleep 1; }
 placebo_down() { stop_pid "$PLACEBO"; sleep 1; }
 

@@ -25,7 +25,7 @@ case "$*" in
 esac
 
 if [ -n "$QUICK" ]; then
-	HOT=(--pairs 20 --mixed-pairs 40) SCRAPE=(--rounds 3) FOOT=(--duration 60) SCALE=()
+	HOT=(--pairs 20 --mixed-pairs 40 --mixed-run 0.5) SCRAPE=(--rounds 3) FOOT=(--duration 60) SCALE=()
 else
 	HOT=() SCRAPE=(--rounds 5) FOOT=(--duration 600) SCALE=()
 fi
