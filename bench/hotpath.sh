@@ -132,9 +132,33 @@ loops() {
 	rec "$phase" "$pair" "$side" pipe_cpu "$(echo "$out" | field cpu_ns_per_page)"
 	rec "$phase" "$pair" "$side" pipe_wall "$(echo "$out" | field wall_ns_per_page)"
 }
+# The mixed runs come from one process (mixed_work --serve: a run per line
+# read) for MIXED_BLOCK pairs, then a new one: each process has its own speed
+# (address-space layout, its file), a few percent apart here, which a new
+# process per run added to every pair's noise. A block holds whole A B B A
+# cycles, so each process serves both sides alike.
+MIXED_BLOCK=8 MIXW_PID=
+mixed_server_stop() {
+	[ -n "$MIXW_PID" ] || return 0
+	exec 7>&- 8<&-
+	stop_pid "$MIXW_PID"
+	MIXW_PID=
+}
+mixed_server_start() {
+	local fifo=$BENCH_TMP/mixed_work
+	mixed_server_stop
+	rm -f "$fifo.in" "$fifo.out"
+	mkfifo "$fifo.in" "$fifo.out"
+	in_memcg "$MIXED" --dir "$BENCH_TMP" --serve "$MROUNDS" <"$fifo.in" >"$fifo.out" &
+	MIXW_PID=$!
+	STARTED_PIDS+=("$MIXW_PID")
+	exec 7>"$fifo.in" 8<"$fifo.out"
+}
 mixed() {
 	local phase=$1 pair=$2 side=$3 out
-	out=$(in_memcg "$MIXED" --dir "$BENCH_TMP" "$MROUNDS")
+	if [ "$side" = off ] && ((pair % 2 == 1 && (pair - 1) % MIXED_BLOCK == 0)); then mixed_server_start; fi
+	echo run >&7
+	read -r out <&8 || die "the mixed workload (pid $MIXW_PID) stopped"
 	echo "$phase $pair $side mixed $out" >>"$BENCH_TMP/loop.log"
 	rec "$phase" "$pair" "$side" mixed_cpu "$(echo "$out" | field cpu_ns_per_round)"
 	rec "$phase" "$pair" "$side" mixed_wall "$(echo "$out" | field wall_ns_per_round)"
@@ -180,6 +204,7 @@ alternate loop "$PAIRS" "$BENCH_TMP/all.conf" loops
 
 # --- 2. mixed workload: no daemon / default daemon ------------------------------
 alternate mixed "$MPAIRS" "$BENCH_TMP/all.conf" mixed
+mixed_server_stop
 
 # --- 3. attribution: every collector disabled / only alloc ----------------------
 # One daemon; its configuration is switched between the two by SIGHUP (the
@@ -347,7 +372,9 @@ S=$BENCH_TMP/section.md
 	echo "faulted in and unmapped, a fork of a child that exits at once, 1,000 malloc/free — run in a memory"
 	echo "cgroup limited to $((MEMCG_LIMIT >> 20)) MiB; its CPU time per round is the measure. The loops run $PAIRS pairs,"
 	echo "the mixed workload $MPAIRS pairs of longer runs ($MROUNDS rounds, about $MIXED_RUN s): its target is smaller than the"
-	echo "noise of one pair (about 5 % between two adjacent 0.5 s runs of the same side here)."
+	echo "noise of one pair (about 5 % between two adjacent 0.5 s runs of the same side here). Its runs come from one"
+	echo "process (\`mixed_work --serve\`, a run per request) for $MIXED_BLOCK pairs, then a new one: each process has its own"
+	echo "speed (address-space layout, its file), and a new one per run added that to every pair's noise."
 	echo
 	echo "The confidence interval is distribution-free (order statistics of the per-pair ratios: for the loops' $NP"
 	echo "pairs, the k-th smallest and k-th largest with k = $K, coverage $(awk -v c="$COV" 'BEGIN {printf "%.0f", c * 100}') %). A target is *met* when the whole"

@@ -10,12 +10,16 @@
  *   malloc  1,000 malloc/free pairs of 16 B..4 KiB (a fixed pseudo-random
  *           sequence), the user-space share of a real program
  *
- *   mixed_work [--dir DIR] [ROUNDS]      (defaults: the current directory, 200)
+ *   mixed_work [--dir DIR] [--serve] [ROUNDS]   (defaults: the current directory, 200)
  *
  * A tenth of the rounds (at least one) run first, untimed. Prints one line of
  * key=value pairs: rounds, wall and CPU nanoseconds per round (CPU: user +
  * system of this process and of its reaped children), and the minor faults of
- * the timed part. The file is removed at exit. Nothing here is sized to put
+ * the timed part. With --serve, after the warm-up it times ROUNDS rounds and
+ * prints that line again for every line read from stdin, until end of file:
+ * both sides of a comparison then run in the same process, with the same
+ * address-space layout and file, which differ from one process to the next
+ * (and with them the speed, by a few percent here). The file is removed at exit. Nothing here is sized to put
  * the machine under memory pressure: about 6 MiB are in use at any time. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -136,24 +140,53 @@ static int one_round(int fd, size_t page, unsigned *seed)
 	return 0;
 }
 
+/* Times ROUNDS rounds and prints the result line. */
+static int timed_rounds(int fd, size_t page, unsigned *seed, long rounds)
+{
+	double w0, w1, c0, c1, k0, k1;
+	long i, f0, f1;
+
+	f0 = minor_faults();
+	k0 = children_cpu_ns();
+	c0 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
+	w0 = now_ns(CLOCK_MONOTONIC);
+	for (i = 0; i < rounds; i++)
+		if (one_round(fd, page, seed) < 0)
+			return -1;
+	w1 = now_ns(CLOCK_MONOTONIC);
+	c1 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
+	k1 = children_cpu_ns();
+	f1 = minor_faults();
+
+	printf("rounds=%ld wall_s=%.4f wall_ns_per_round=%.0f cpu_ns_per_round=%.0f children_cpu_ns_per_round=%.0f "
+	       "minor_faults=%ld\n",
+	       rounds, (w1 - w0) / 1e9, (w1 - w0) / (double)rounds, (c1 - c0 + k1 - k0) / (double)rounds,
+	       (k1 - k0) / (double)rounds, f1 - f0);
+	fflush(stdout);
+	return 0;
+}
+
 int main(int argc, char *argv[])
 {
 	const char *dir = ".";
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	long rounds = 200, warmup, i, f0, f1;
-	double w0, w1, c0, c1, k0, k1;
+	long rounds = 200, warmup, i;
 	unsigned seed = 1;
-	char path[4096];
-	int fd, argi = 1, rc = 1;
+	char path[4096], line[64];
+	int fd, argi = 1, rc = 1, serve = 0;
 
-	if (argc > 2 && strcmp(argv[1], "--dir") == 0) {
-		dir = argv[2];
-		argi = 3;
+	if (argc > argi + 1 && strcmp(argv[argi], "--dir") == 0) {
+		dir = argv[argi + 1];
+		argi += 2;
+	}
+	if (argc > argi && strcmp(argv[argi], "--serve") == 0) {
+		serve = 1;
+		argi++;
 	}
 	if (argc > argi)
 		rounds = atol(argv[argi]);
 	if (rounds <= 0) {
-		fprintf(stderr, "usage: %s [--dir DIR] [ROUNDS]\n", argv[0]);
+		fprintf(stderr, "usage: %s [--dir DIR] [--serve] [ROUNDS]\n", argv[0]);
 		return 2;
 	}
 	snprintf(path, sizeof(path), "%s/mixed_work.%ld", dir, (long)getpid());
@@ -168,22 +201,13 @@ int main(int argc, char *argv[])
 		if (one_round(fd, page, &seed) < 0)
 			goto out;
 
-	f0 = minor_faults();
-	k0 = children_cpu_ns();
-	c0 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
-	w0 = now_ns(CLOCK_MONOTONIC);
-	for (i = 0; i < rounds; i++)
-		if (one_round(fd, page, &seed) < 0)
+	if (!serve) {
+		rc = timed_rounds(fd, page, &seed, rounds) < 0;
+		goto out;
+	}
+	while (fgets(line, sizeof(line), stdin))
+		if (timed_rounds(fd, page, &seed, rounds) < 0)
 			goto out;
-	w1 = now_ns(CLOCK_MONOTONIC);
-	c1 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
-	k1 = children_cpu_ns();
-	f1 = minor_faults();
-
-	printf("rounds=%ld wall_s=%.4f wall_ns_per_round=%.0f cpu_ns_per_round=%.0f children_cpu_ns_per_round=%.0f "
-	       "minor_faults=%ld\n",
-	       rounds, (w1 - w0) / 1e9, (w1 - w0) / (double)rounds, (c1 - c0 + k1 - k0) / (double)rounds,
-	       (k1 - k0) / (double)rounds, f1 - f0);
 	rc = 0;
 out:
 	close(fd);
