@@ -133,10 +133,10 @@ loops() {
 	rec "$phase" "$pair" "$side" pipe_wall "$(echo "$out" | field wall_ns_per_page)"
 }
 # The mixed runs come from one process (mixed_work --serve: a run per line
-# read) for MIXED_BLOCK pairs, then a new one: each process has its own speed
-# (address-space layout, its file), a few percent apart here, which a new
-# process per run added to every pair's noise. A block holds whole A B B A
-# cycles, so each process serves both sides alike.
+# read) for MIXED_BLOCK pairs, then a new one, so that both runs of a pair
+# share one address-space layout and file (processes can differ in speed by
+# a few percent here). A block holds whole A B B A cycles, so each process
+# serves both sides alike.
 MIXED_BLOCK=8 MIXW_PID=
 mixed_server_stop() {
 	[ -n "$MIXW_PID" ] || return 0
@@ -373,8 +373,8 @@ S=$BENCH_TMP/section.md
 	echo "cgroup limited to $((MEMCG_LIMIT >> 20)) MiB; its CPU time per round is the measure. The loops run $PAIRS pairs,"
 	echo "the mixed workload $MPAIRS pairs of longer runs ($MROUNDS rounds, about $MIXED_RUN s): its target is smaller than the"
 	echo "noise of one pair (about 5 % between two adjacent 0.5 s runs of the same side here). Its runs come from one"
-	echo "process (\`mixed_work --serve\`, a run per request) for $MIXED_BLOCK pairs, then a new one: each process has its own"
-	echo "speed (address-space layout, its file), and a new one per run added that to every pair's noise."
+	echo "process (\`mixed_work --serve\`, a run per request) for $MIXED_BLOCK pairs, then a new one, so that both runs of a pair"
+	echo "share one address-space layout and file: processes can differ in speed by a few percent here."
 	echo
 	echo "The confidence interval is distribution-free (order statistics of the per-pair ratios: for the loops' $NP"
 	echo "pairs, the k-th smallest and k-th largest with k = $K, coverage $(awk -v c="$COV" 'BEGIN {printf "%.0f", c * 100}') %). A target is *met* when the whole"
