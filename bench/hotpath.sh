@@ -137,28 +137,15 @@ loops() {
 # share one address-space layout and file (processes can differ in speed by
 # a few percent here). A block holds whole A B B A cycles, so each process
 # serves both sides alike.
-MIXED_BLOCK=8 MIXW_PID=
-mixed_server_stop() {
-	[ -n "$MIXW_PID" ] || return 0
-	exec 7>&- 8<&-
-	stop_pid "$MIXW_PID"
-	MIXW_PID=
-}
-mixed_server_start() {
-	local fifo=$BENCH_TMP/mixed_work
-	mixed_server_stop
-	rm -f "$fifo.in" "$fifo.out"
-	mkfifo "$fifo.in" "$fifo.out"
-	in_memcg "$MIXED" --dir "$BENCH_TMP" --serve "$MROUNDS" <"$fifo.in" >"$fifo.out" &
-	MIXW_PID=$!
-	STARTED_PIDS+=("$MIXW_PID")
-	exec 7>"$fifo.in" 8<"$fifo.out"
-}
+MIXED_BLOCK=8
 mixed() {
 	local phase=$1 pair=$2 side=$3 out
-	if [ "$side" = off ] && ((pair % 2 == 1 && (pair - 1) % MIXED_BLOCK == 0)); then mixed_server_start; fi
-	echo run >&7
-	read -r out <&8 || die "the mixed workload (pid $MIXW_PID) stopped"
+	if [ "$side" = off ] && ((pair % 2 == 1 && (pair - 1) % MIXED_BLOCK == 0)); then
+		# in_memcg's command, not the function: the server's PID is then mixed_work's own.
+		serve_start taskset -c "$WORK_CPU" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$MEMCG" \
+			"$MIXED" --dir "$BENCH_TMP" --serve "$MROUNDS"
+	fi
+	out=$(serve_request "the mixed workload")
 	echo "$phase $pair $side mixed $out" >>"$BENCH_TMP/loop.log"
 	rec "$phase" "$pair" "$side" mixed_cpu "$(echo "$out" | field cpu_ns_per_round)"
 	rec "$phase" "$pair" "$side" mixed_wall "$(echo "$out" | field wall_ns_per_round)"
@@ -204,7 +191,7 @@ alternate loop "$PAIRS" "$BENCH_TMP/all.conf" loops
 
 # --- 2. mixed workload: no daemon / default daemon ------------------------------
 alternate mixed "$MPAIRS" "$BENCH_TMP/all.conf" mixed
-mixed_server_stop
+serve_stop
 
 # --- 3. attribution: every collector disabled / only alloc ----------------------
 # One daemon; its configuration is switched between the two by SIGHUP (the

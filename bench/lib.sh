@@ -61,6 +61,33 @@ trap bench_cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# serve_start COMMAND...: runs COMMAND in the background as a server that
+# answers every line on its stdin with one line on its stdout (mixed_work
+# --serve); serve_request sends a line and prints the answer; serve_stop closes
+# its stdin and stops it. One at a time, on fds 7 and 8.
+SERVE_PID=
+serve_stop() {
+	[ -n "$SERVE_PID" ] || return 0
+	exec 7>&- 8<&-
+	stop_pid "$SERVE_PID"
+	SERVE_PID=
+}
+serve_start() {
+	serve_stop
+	rm -f "$BENCH_TMP/serve.in" "$BENCH_TMP/serve.out"
+	mkfifo "$BENCH_TMP/serve.in" "$BENCH_TMP/serve.out"
+	"$@" <"$BENCH_TMP/serve.in" >"$BENCH_TMP/serve.out" &
+	SERVE_PID=$!
+	STARTED_PIDS+=("$SERVE_PID")
+	exec 7>"$BENCH_TMP/serve.in" 8<"$BENCH_TMP/serve.out"
+}
+serve_request() {
+	local out
+	echo run >&7
+	read -r out <&8 || die "the server (pid $SERVE_PID, $1) stopped"
+	echo "$out"
+}
+
 # A TCP port nobody uses, from a random spot in 20000 up to the start of the
 # kernel's ephemeral range (clients' ports, which a busy neighbour can take
 # between this check and the bind), or 20000-59999 if that range starts low.

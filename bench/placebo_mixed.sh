@@ -43,35 +43,15 @@ cal=$(taskset -c "$WORK_CPU" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$M
 	sed -n 's/.* cpu_ns_per_round=\([0-9]*\).*/\1/p')
 ROUNDS=$(awk -v s="$cal" -v t="$RUN" 'BEGIN { n = int(t * 1e9 / s); print n < 20 ? 20 : n }')
 # As in hotpath.sh: one mixed_work --serve process for 8 pairs (whole cycles), then a new one.
-MIXW_PID=
-server_stop() {
-	[ -n "$MIXW_PID" ] || return 0
-	exec 7>&- 8<&-
-	stop_pid "$MIXW_PID"
-	MIXW_PID=
-}
-server_start() {
-	server_stop
-	rm -f "$BENCH_TMP/in" "$BENCH_TMP/out"
-	mkfifo "$BENCH_TMP/in" "$BENCH_TMP/out"
-	taskset -c "$WORK_CPU" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$MEMCG" "$MIXED" --dir "$BENCH_TMP" --serve "$ROUNDS" \
-		<"$BENCH_TMP/in" >"$BENCH_TMP/out" &
-	MIXW_PID=$!
-	STARTED_PIDS+=("$MIXW_PID")
-	exec 7>"$BENCH_TMP/in" 8<"$BENCH_TMP/out"
-}
-mixed() {
-	local out
-	echo run >&7
-	read -r out <&8 || die "the mixed workload stopped"
-	echo "$out" | sed -n 's/.* cpu_ns_per_round=\([0-9]*\).*/\1/p'
-}
+mixed() { serve_request "the mixed workload" | sed -n 's/.* cpu_ns_per_round=\([0-9]*\).*/\1/p'; }
 placebo_up() { sleep 100000 & PLACEBO=$!; STARTED_PIDS+=("$PLACEBO"); sleep 1; }
 placebo_down() { stop_pid "$PLACEBO"; sleep 1; }
 
 : >"$BENCH_TMP/ratios"
 for ((i = 1; i <= PAIRS; i += 2)); do
-	(((i - 1) % 8 == 0)) && server_start
+	if (((i - 1) % 8 == 0)); then
+		serve_start taskset -c "$WORK_CPU" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$MEMCG" "$MIXED" --dir "$BENCH_TMP" --serve "$ROUNDS"
+	fi
 	off=$(mixed); placebo_up; on=$(mixed)
 	echo "$on / $off" | awk '{printf "%.6f\n", $1 / $3}' >>"$BENCH_TMP/ratios"
 	if ((i + 1 <= PAIRS)); then
@@ -82,7 +62,7 @@ for ((i = 1; i <= PAIRS; i += 2)); do
 	fi
 	log "pairs $i-$((i + 1))/$PAIRS: cpu ns/round $off (idle process absent) / $on (present)"
 done
-server_stop
+serve_stop
 read -r lo hi cov < <(median_ci <"$BENCH_TMP/ratios")
 echo "placebo (A/A), mixed workload, $PAIRS pairs of $ROUNDS rounds on CPU $WORK_CPU: median of per-pair ratios" \
 	"$(pct "$(median <"$BENCH_TMP/ratios")"), interval $(pct "$lo") … $(pct "$hi") (coverage $(awk -v c="$cov" 'BEGIN {printf "%.0f", c * 100}') %)"

@@ -1167,8 +1167,16 @@ static struct proc_faults proc_stat_faults(pid_t pid)
 
 /* Joins memory cgroup cg (unless NULL), waits for a byte on cmd, touches len
  * bytes, reports on rep, then idles until cmd closes. */
-static void toucher_child(const char *cg, size_t len, int cmd, int rep)
+struct toucher_args {
+	const char *cg;
+	size_t len;
+};
+
+static void toucher_child(const void *arg, int cmd, int rep)
 {
+	const struct toucher_args *a = arg;
+	const char *cg = a->cg;
+	size_t len = a->len;
 	char c;
 	char *p;
 
@@ -1188,9 +1196,9 @@ static void toucher_child(const char *cg, size_t len, int cmd, int rep)
 	_exit(0);
 }
 
-/* Forks a toucher_child; a byte on *cmd_fd starts it and closing it ends it;
- * it answers on *rep_fd once it has touched its memory. */
-static pid_t spawn_toucher(const char *cg, size_t len, int *cmd_fd, int *rep_fd)
+/* Forks a child that runs fn(arg, cmd, rep) and never returns: it reads
+ * commands on cmd and answers on rep; the parent gets the other ends. */
+static pid_t spawn_child(void (*fn)(const void *arg, int cmd, int rep), const void *arg, int *cmd_fd, int *rep_fd)
 {
 	int cmd[2], rep[2];
 	pid_t child;
@@ -1203,13 +1211,23 @@ static pid_t spawn_toucher(const char *cg, size_t len, int *cmd_fd, int *rep_fd)
 	if (child == 0) {
 		close(cmd[1]);
 		close(rep[0]);
-		toucher_child(cg, len, cmd[0], rep[1]);
+		fn(arg, cmd[0], rep[1]);
+		_exit(0);
 	}
 	close(cmd[0]);
 	close(rep[1]);
 	*cmd_fd = cmd[1];
 	*rep_fd = rep[0];
 	return child;
+}
+
+/* A toucher_child: a byte on *cmd_fd starts it and closing it ends it; it
+ * answers on *rep_fd once it has touched its memory. */
+static pid_t spawn_toucher(const char *cg, size_t len, int *cmd_fd, int *rep_fd)
+{
+	const struct toucher_args args = { cg, len };
+
+	return spawn_child(toucher_child, &args, cmd_fd, rep_fd);
 }
 
 static void allocs_and_faults_run(const char *source)
@@ -1705,7 +1723,7 @@ struct ramp_report {
 
 /* On 'g': touches RAMP_STEP every RAMP_PERIOD_NS, reporting each step; on
  * 'f': frees everything and reports step -1; exits when cmd closes. */
-static void ramp_child(int cmd, int rep)
+static void ramp_child(const void *unused, int cmd, int rep)
 {
 	struct ramp_report r = { 0, 0, 0 };
 	struct timespec ts;
@@ -1752,7 +1770,7 @@ START_TEST(test_exhaustion_eta)
 	int n = 0, i0, i1;
 	char *body;
 	struct mw_daemon *d;
-	int cmd[2], rep[2], st;
+	int cmd, rep, st;
 	int64_t deadline;
 	pid_t child;
 	bool recovered = false;
@@ -1760,24 +1778,13 @@ START_TEST(test_exhaustion_eta)
 	ck_assert_msg(meminfo_bytes("MemAvailable") > RAMP_STEP * RAMP_STEPS + 4 * GiB,
 		      "MemAvailable is too low for a %llu MiB ramp", RAMP_STEP * RAMP_STEPS / MiB);
 	d = start_with_config("[daemon]\nwindow = 500ms\n[collector.meminfo]\nexhaustion_horizon = 5s\n");
-	ck_assert_int_eq(pipe2(cmd, O_CLOEXEC), 0);
-	ck_assert_int_eq(pipe2(rep, O_CLOEXEC), 0);
-	fflush(NULL);
-	child = fork();
-	ck_assert_msg(child >= 0, "fork: %s", strerror(errno));
-	if (child == 0) {
-		close(cmd[1]);
-		close(rep[0]);
-		ramp_child(cmd[0], rep[1]);
-	}
-	close(cmd[0]);
-	close(rep[1]);
+	child = spawn_child(ramp_child, NULL, &cmd, &rep);
 
-	write_byte(cmd[1], 'g');
+	write_byte(cmd, 'g');
 	/* Once the horizon holds nothing but the ramp (plus a window of margin),
 	 * read the next window. */
 	do
-		read_exact(rep[0], &reps[n++], sizeof(reps[0]), WORKLOAD_TIMEOUT_MS, "a ramp step");
+		read_exact(rep, &reps[n++], sizeof(reps[0]), WORKLOAD_TIMEOUT_MS, "a ramp step");
 	while (n < RAMP_STEPS && reps[n - 1].mono_ns - reps[0].mono_ns < (RAMP_HORIZON_S + 1) * 1000000000LL);
 	ck_assert_msg(n <= RAMP_STEPS - 4, "the ramp is too short: %d of %d steps took %.1f s", n, RAMP_STEPS,
 		      (double)(reps[n - 1].mono_ns - reps[0].mono_ns) / 1e9);
@@ -1791,7 +1798,7 @@ START_TEST(test_exhaustion_eta)
 
 	/* The child's actual pace over the horizon that slope was fitted on. */
 	while (n < RAMP_STEPS)
-		read_exact(rep[0], &reps[n++], sizeof(reps[0]), WORKLOAD_TIMEOUT_MS, "a ramp step");
+		read_exact(rep, &reps[n++], sizeof(reps[0]), WORKLOAD_TIMEOUT_MS, "a ramp step");
 	for (i0 = 0; i0 < n - 1 && (double)reps[i0].mono_ns < end_mono - RAMP_HORIZON_S * 1e9; i0++)
 		;
 	for (i1 = n - 1; i1 > 0 && (double)reps[i1].mono_ns > end_mono; i1--)
@@ -1810,8 +1817,8 @@ START_TEST(test_exhaustion_eta)
 		      slope, rate);
 	ck_assert_msg(isfinite(eta) && eta > 0, "memwatch_memory_exhaustion_eta_seconds is %g under a steady ramp", eta);
 
-	write_byte(cmd[1], 'f');
-	read_exact(rep[0], &r, sizeof(r), WORKLOAD_TIMEOUT_MS, "the child to free its memory");
+	write_byte(cmd, 'f');
+	read_exact(rep, &r, sizeof(r), WORKLOAD_TIMEOUT_MS, "the child to free its memory");
 	ck_assert_int_eq(r.step, -1);
 	/* Bounded: a few windows, at most the horizon and then some. */
 	deadline = mono_ms() + (RAMP_HORIZON_S + 5) * 1000;
@@ -1825,10 +1832,10 @@ START_TEST(test_exhaustion_eta)
 	ck_assert_msg(recovered, "after the child freed %llu MiB, the slope is %g and the ETA %g (want >= 0 and +Inf)",
 		      RAMP_STEP * RAMP_STEPS / MiB, slope, eta);
 
-	close(cmd[1]);
+	close(cmd);
 	st = wait_child(child, 10000, "the ramp child");
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the ramp child ended with status 0x%x", st);
-	close(rep[0]);
+	close(rep);
 	mw_assert_clean_stop(d);
 }
 END_TEST
