@@ -19,8 +19,9 @@
  * prints that line again for every line read from stdin, until end of file:
  * both sides of a comparison then run in the same process, with the same
  * address-space layout and file, which differ from one process to the next
- * (and with them, at times, the speed by a few percent here). The file is removed at exit. Nothing here is sized to put
- * the machine under memory pressure: about 6 MiB are in use at any time. */
+ * (and with them, at times, the speed by a few percent here). The file is
+ * removed at exit. Nothing here is sized to put the machine under memory
+ * pressure: about 6 MiB are in use at any time. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
