@@ -3,7 +3,9 @@
 #include <check.h>
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <ftw.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -17,6 +19,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1180,4 +1183,225 @@ void mw_dump_daemon_logs(const char *dir, const char *extra_glob)
 		 "for f in '%s'/daemon.*/stderr.log %s%s%s%s; do [ -s \"$f\" ] && { echo \"==== $f\"; cat \"$f\"; }; done 1>&2",
 		 dir, extra_glob ? "'" : "", extra_glob ? dir : "", extra_glob ? "'/" : "", extra_glob ? extra_glob : "");
 	(void)!system(cmd);
+}
+
+/* si_mem_available() worked out here from /proc/zoneinfo and /proc/vmstat,
+ * independently of the daemon (its parser and its BPF program), in bytes. */
+double mw_memavail_by_hand(void)
+{
+	unsigned long long free_pages = 0, low = 0, reserve = 0, file = 0, reclaimable = 0, v;
+	unsigned long long z_free = 0, z_low = 0, z_high = 0, z_boost = 0, z_managed = 0, z_prot = 0;
+	int node = -1, prev_node = -2, zone_index = -1, zones = 0;
+	char line[512], key[64];
+	FILE *f = fopen("/proc/zoneinfo", "re");
+
+	ck_assert(f != NULL);
+	for (;;) {
+		bool eof = !fgets(line, sizeof(line), f);
+
+		if (eof || strncmp(line, "Node ", 5) == 0) {
+			if (zone_index >= 0) {
+				unsigned long long r = z_prot + (z_high - z_boost);
+
+				free_pages += z_free;
+				low += z_low;
+				reserve += r < z_managed ? r : z_managed;
+				zones++;
+			}
+			if (eof)
+				break;
+			ck_assert(sscanf(line, "Node %d,", &node) == 1);
+			zone_index = node == prev_node ? zone_index + 1 : 0;
+			prev_node = node;
+			z_free = z_low = z_high = z_boost = z_managed = z_prot = 0;
+			continue;
+		}
+		if (sscanf(line, " pages free %llu", &v) == 1)
+			z_free = v;
+		else if (sscanf(line, " %63s %llu", key, &v) == 2 && strcmp(key, "low") == 0)
+			z_low = v;
+		else if (sscanf(line, " %63s %llu", key, &v) == 2 && strcmp(key, "high") == 0 && !z_high)
+			z_high = v;
+		else if (sscanf(line, " %63s %llu", key, &v) == 2 && strcmp(key, "boost") == 0)
+			z_boost = v;
+		else if (sscanf(line, " %63s %llu", key, &v) == 2 && strcmp(key, "managed") == 0)
+			z_managed = v;
+		else if (strstr(line, "protection: (")) {
+			char *p = strchr(line, '(') + 1;
+			int j = 0;
+
+			/* The largest reserve against the zones above this one. */
+			for (; *p && *p != ')'; j++) {
+				v = strtoull(p, &p, 10);
+				if (j >= zone_index && v > z_prot)
+					z_prot = v;
+				p += strspn(p, ", ");
+			}
+		}
+	}
+	fclose(f);
+	ck_assert(zones > 0);
+
+	f = fopen("/proc/vmstat", "re");
+	ck_assert(f != NULL);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %llu", key, &v) == 2) {
+			if (strcmp(key, "nr_active_file") == 0 || strcmp(key, "nr_inactive_file") == 0)
+				file += v;
+			else if (strcmp(key, "nr_slab_reclaimable") == 0 || strcmp(key, "nr_kernel_misc_reclaimable") == 0)
+				reclaimable += v;
+		}
+	fclose(f);
+
+	{
+		long long avail = (long long)free_pages - (long long)reserve;
+
+		avail += (long long)(file - (file / 2 < low ? file / 2 : low));
+		avail += (long long)(reclaimable - (reclaimable / 2 < low ? reclaimable / 2 : low));
+		return (double)(avail > 0 ? avail : 0) * (double)sysconf(_SC_PAGESIZE);
+	}
+}
+
+
+bool mw_zone_counters_agree(double *by_hand, double *meminfo)
+{
+	double a = mw_memavail_by_hand(), m = (double)mw_proc_meminfo_kb("MemAvailable") * 1024.0;
+
+	if (by_hand)
+		*by_hand = a;
+	if (meminfo)
+		*meminfo = m;
+	/* The daemon's documented tolerance for the counters method: 2%. */
+	return m > 0 && fabs(a - m) <= 0.02 * m;
+}
+
+/* ---- the expectation table (tests/expectations/collectors.tsv) ---- */
+
+/* Evaluates a base condition (the "-agree" form) independently of the daemon. */
+static int eval_condition(const char *base)
+{
+	if (strcmp(base, "zone-counters-agree") == 0) {
+		double a, m;
+		bool agree = mw_zone_counters_agree(&a, &m);
+
+		fprintf(stderr, "expectations: zone-counters-agree is %s: si_mem_available from /proc/zoneinfo and "
+				"/proc/vmstat %.0f B, MemAvailable %.0f B\n",
+			agree ? "true" : "false", a, m);
+		return agree;
+	}
+	return -1;
+}
+
+int mw_expectation(const char *environment, const char *collector, struct mw_expectation *out)
+{
+	char release[sizeof(((struct utsname *)0)->release)], line[1024];
+	struct utsname u;
+	bool matched_any = false;
+	int lineno = 0, r = -ENOENT;
+	FILE *f;
+
+	ck_assert(uname(&u) == 0);
+	snprintf(release, sizeof(release), "%s", u.release);
+	*out = (struct mw_expectation){ 0 };
+#ifndef EXPECTATIONS_TSV
+	ck_abort_msg("this test binary was built without -DEXPECTATIONS_TSV (tests/integration/meson.build)");
+#else
+	f = fopen(EXPECTATIONS_TSV, "re");
+	ck_assert_msg(f != NULL, "cannot open %s: %s", EXPECTATIONS_TSV, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		char *cols[7], *save = NULL, *p;
+		int n = 0;
+
+		lineno++;
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0] == '#' || line[strspn(line, " \t")] == '\0')
+			continue;
+		for (p = strtok_r(line, "\t", &save); p && n < 7; p = strtok_r(NULL, "\t", &save))
+			cols[n++] = p;
+		ck_assert_msg(n == 7 && !p, "%s:%d: not 7 tab-separated columns", EXPECTATIONS_TSV, lineno);
+		if (strcmp(cols[0], environment) != 0 || fnmatch(cols[1], release, 0) != 0)
+			continue;
+		matched_any = true;
+		if (r == 0 || strcmp(cols[2], collector) != 0)
+			continue;
+		if (strcmp(cols[6], "-") != 0) {
+			/* "x-disagree" is the negation of "x-agree", which the test evaluates. */
+			char base[128];
+			size_t len = strlen(cols[6]);
+			bool negated = len > 9 && strcmp(cols[6] + len - 9, "-disagree") == 0;
+			int holds;
+
+			snprintf(base, sizeof(base), "%.*s%s", (int)(negated ? len - 9 : len), cols[6],
+				 negated ? "-agree" : "");
+			holds = eval_condition(base);
+			ck_assert_msg(holds >= 0, "%s:%d: condition %s, which these tests cannot evaluate",
+				      EXPECTATIONS_TSV, lineno, base);
+			if (negated ? holds : !holds)
+				continue;
+		}
+		snprintf(out->state, sizeof(out->state), "%s", cols[3]);
+		snprintf(out->mode, sizeof(out->mode), "%s", cols[4]);
+		snprintf(out->reason, sizeof(out->reason), "%s", strcmp(cols[5], "-") == 0 ? "" : cols[5]);
+		snprintf(out->condition, sizeof(out->condition), "%s", strcmp(cols[6], "-") == 0 ? "" : cols[6]);
+		out->line = lineno;
+		r = 0;
+	}
+	fclose(f);
+#endif
+	if (!matched_any) {
+		bool ci = getenv("CI") && strcmp(getenv("CI"), "true") == 0;
+
+		fprintf(stderr, "\n*** no expectation row for kernel %s (environment %s), add one to "
+				"tests/expectations/collectors.tsv ***\n%s\n\n",
+			release, environment, ci ? "CI=true: failing" : "skipping this assertion (CI is not true)");
+		ck_assert_msg(!ci, "no expectation row for kernel %s, add one to tests/expectations/collectors.tsv",
+			      release);
+		return -ENOENT;
+	}
+	ck_assert_msg(r == 0, "tests/expectations/collectors.tsv has rows for %s on kernel %s, but none for collector %s",
+		      environment, release, collector);
+	return 0;
+}
+
+bool mw_expect_matches(const struct mw_expectation *want, const char *collector, const char *state, const char *mode,
+		       const char *reason, char *why, size_t why_len)
+{
+	if (strcmp(state, want->state) != 0 || strcmp(mode, want->mode) != 0)
+		snprintf(why, why_len, "%s: %s/%s, want %s/%s (collectors.tsv line %d%s%s) reason '%s'", collector, state,
+			 mode, want->state, want->mode, want->line, want->condition[0] ? ", condition " : "",
+			 want->condition, reason);
+	else if (!want->reason[0] && reason[0])
+		snprintf(why, why_len, "%s: reason '%s', want none (collectors.tsv line %d)", collector, reason,
+			 want->line);
+	else if (want->reason[0] && !strstr(reason, want->reason))
+		snprintf(why, why_len, "%s: reason '%s' lacks '%s' (collectors.tsv line %d)", collector, reason,
+			 want->reason, want->line);
+	else
+		return true;
+	return false;
+}
+
+bool mw_assert_collector_expected(const char *body, const char *collector, struct mw_expectation *ret)
+{
+	char matcher[96], labels[1024], state[64], mode[64], reason[512], why[1024];
+	struct mw_expectation want;
+	double v = NAN;
+
+	if (mw_expectation("host", collector, &want) < 0)
+		return false;
+	snprintf(matcher, sizeof(matcher), "collector=\"%s\"", collector);
+	ck_assert_msg(mw_metric(body, "memwatch_collector_info", matcher, &v, labels, sizeof(labels)),
+		      "no memwatch_collector_info{%s} in:\n%s", matcher, body);
+	ck_assert(v == 1.0);
+	ck_assert(mw_label(labels, "state", state, sizeof(state)));
+	ck_assert(mw_label(labels, "mode", mode, sizeof(mode)));
+	ck_assert(mw_label(labels, "reason", reason, sizeof(reason)));
+	ck_assert_msg(mw_expect_matches(&want, collector, state, mode, reason, why, sizeof(why)), "%s", why);
+	ck_assert_msg(mw_metric(body, "memwatch_collector_up", matcher, &v, NULL, 0), "no memwatch_collector_up{%s}",
+		      matcher);
+	ck_assert_msg(v == (strcmp(want.state, "active") == 0 ? 1.0 : 0.0) || strcmp(want.state, "degraded") == 0,
+		      "memwatch_collector_up{%s} is %g with state %s", matcher, v, want.state);
+	if (ret)
+		*ret = want;
+	return true;
 }

@@ -161,4 +161,31 @@ long long mw_proc_meminfo_kb(const char *field);
 
 void mw_sleep_ms(int ms);
 
+/* si_mem_available() worked out from /proc/zoneinfo and /proc/vmstat,
+ * independently of the daemon, in bytes. */
+double mw_memavail_by_hand(void);
+/* The condition zone-counters-agree: that figure within the daemon's 2%
+ * tolerance of /proc/meminfo MemAvailable (both returned if not NULL). */
+bool mw_zone_counters_agree(double *by_hand, double *meminfo);
+
+/* One row of tests/expectations/collectors.tsv (see expectations.py there). */
+struct mw_expectation {
+	char state[16];
+	char mode[32];
+	char reason[256];    /* substring the reason must contain; "" for none */
+	char condition[64];  /* "" for an unconditional row */
+	int line;
+};
+/* The row for collector in environment ("host") on this kernel (uname -r,
+ * fnmatch), conditions evaluated here, independently of the daemon. A kernel
+ * without rows fails the test when CI=true, and otherwise says so loudly and
+ * returns -ENOENT (the caller skips its assertion). */
+int mw_expectation(const char *environment, const char *collector, struct mw_expectation *out);
+/* True when state/mode/reason are what want says; otherwise why says what differs. */
+bool mw_expect_matches(const struct mw_expectation *want, const char *collector, const char *state, const char *mode,
+		       const char *reason, char *why, size_t why_len);
+/* Asserts memwatch_collector_info for collector in a scrape is exactly the
+ * host's row (stored in ret if not NULL). False when the kernel has no row. */
+bool mw_assert_collector_expected(const char *body, const char *collector, struct mw_expectation *ret);
+
 #endif

@@ -1095,83 +1095,6 @@ START_TEST(test_memavail_methods)
 }
 END_TEST
 
-/* si_mem_available() worked out here from /proc/zoneinfo and /proc/vmstat,
- * independently of the daemon (its parser and its BPF program), in bytes. */
-static double memavail_by_hand(void)
-{
-	unsigned long long free_pages = 0, low = 0, reserve = 0, file = 0, reclaimable = 0, v;
-	unsigned long long z_free = 0, z_low = 0, z_high = 0, z_boost = 0, z_managed = 0, z_prot = 0;
-	int node = -1, prev_node = -2, zone_index = -1, zones = 0;
-	char line[512], key[64];
-	FILE *f = fopen("/proc/zoneinfo", "re");
-
-	ck_assert(f != NULL);
-	for (;;) {
-		bool eof = !fgets(line, sizeof(line), f);
-
-		if (eof || strncmp(line, "Node ", 5) == 0) {
-			if (zone_index >= 0) {
-				unsigned long long r = z_prot + (z_high - z_boost);
-
-				free_pages += z_free;
-				low += z_low;
-				reserve += r < z_managed ? r : z_managed;
-				zones++;
-			}
-			if (eof)
-				break;
-			ck_assert(sscanf(line, "Node %d,", &node) == 1);
-			zone_index = node == prev_node ? zone_index + 1 : 0;
-			prev_node = node;
-			z_free = z_low = z_high = z_boost = z_managed = z_prot = 0;
-			continue;
-		}
-		if (sscanf(line, " pages free %llu", &v) == 1)
-			z_free = v;
-		else if (sscanf(line, " %63s %llu", key, &v) == 2 && strcmp(key, "low") == 0)
-			z_low = v;
-		else if (sscanf(line, " %63s %llu", key, &v) == 2 && strcmp(key, "high") == 0 && !z_high)
-			z_high = v;
-		else if (sscanf(line, " %63s %llu", key, &v) == 2 && strcmp(key, "boost") == 0)
-			z_boost = v;
-		else if (sscanf(line, " %63s %llu", key, &v) == 2 && strcmp(key, "managed") == 0)
-			z_managed = v;
-		else if (strstr(line, "protection: (")) {
-			char *p = strchr(line, '(') + 1;
-			int j = 0;
-
-			/* The largest reserve against the zones above this one. */
-			for (; *p && *p != ')'; j++) {
-				v = strtoull(p, &p, 10);
-				if (j >= zone_index && v > z_prot)
-					z_prot = v;
-				p += strspn(p, ", ");
-			}
-		}
-	}
-	fclose(f);
-	ck_assert(zones > 0);
-
-	f = fopen("/proc/vmstat", "re");
-	ck_assert(f != NULL);
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%63s %llu", key, &v) == 2) {
-			if (strcmp(key, "nr_active_file") == 0 || strcmp(key, "nr_inactive_file") == 0)
-				file += v;
-			else if (strcmp(key, "nr_slab_reclaimable") == 0 || strcmp(key, "nr_kernel_misc_reclaimable") == 0)
-				reclaimable += v;
-		}
-	fclose(f);
-
-	{
-		long long avail = (long long)free_pages - (long long)reserve;
-
-		avail += (long long)(file - (file / 2 < low ? file / 2 : low));
-		avail += (long long)(reclaimable - (reclaimable / 2 < low ? reclaimable / 2 : low));
-		return (double)(avail > 0 ? avail : 0) * (double)sysconf(_SC_PAGESIZE);
-	}
-}
-
 /* The counters method: its figure against the same arithmetic done here, and
  * against /proc/meminfo; whether it is used follows from the second; pressure
  * events carry its figure when it is. */
@@ -1208,7 +1131,7 @@ START_TEST(test_memavail_counters)
 
 		free(body);
 		body = next;
-		by_hand = memavail_by_hand();
+		by_hand = mw_memavail_by_hand();
 		meminfo = (double)mw_proc_meminfo_kb("MemAvailable") * 1024.0;
 		computed = metric_or_fail(body, "memwatch_memory_available_computed_bytes", NULL);
 		metric_or_fail(body, "memwatch_memavail_counters_error_ratio", NULL);
