@@ -84,8 +84,33 @@ scrape_print() {
 	mark "END metrics $1"
 }
 
+# An independent count of the kswapd tracepoints: a tracefs histogram trigger
+# on each (its "Hits:" total), armed before the daemon starts.
+KSWAPD_EVENTS="mm_vmscan_kswapd_wake mm_vmscan_wakeup_kswapd"
+trace_arm() {
+	for e in $KSWAPD_EVENTS; do
+		echo 'hist:keys=common_type' >"/sys/kernel/tracing/events/vmscan/$e/trigger" ||
+			mark "cannot arm a hist trigger on vmscan/$e"
+	done
+}
+# "EVENT HITS DROPPED" a line, for the events above.
+trace_counts() {
+	for e in $KSWAPD_EVENTS; do
+		awk -v e="$e" '$1 == "Hits:" { h = $2 } $1 == "Dropped:" { d = $2 } END { print e, h, d }' \
+			"/sys/kernel/tracing/events/vmscan/$e/hist"
+	done
+}
+
+# The trace counts are read just before and just after the scrape: the
+# window the scrape returns was cut somewhere in between.
 scrape() {
+	mark "BEGIN trace $1 before"
+	trace_counts
+	mark "END trace $1 before"
 	scrape_fetch
+	mark "BEGIN trace $1 after"
+	trace_counts
+	mark "END trace $1 after"
 	scrape_print "$1"
 }
 
@@ -104,7 +129,7 @@ for tp in $TRACEPOINTS; do
 	mark "END format $tp"
 done
 
-# Scenario 5: every collector active, or degraded for a reason; none failed.
+# Scenario 5: every collector exactly as tests/expectations/collectors.tsv says for this kernel.
 memwatchd --check >/tmp/check.out 2>/tmp/check.err
 rc=$?
 mark "BEGIN check"
@@ -143,6 +168,7 @@ memwatchd --listen "$LISTEN2" -c /tmp/memavail-counters.conf >/tmp/memwatchd-cou
 counters=$!
 echo -900 >"/proc/$counters/oom_score_adj"
 
+trace_arm
 memwatchd --listen "$LISTEN" >/tmp/memwatchd.log 2>&1 &
 daemon=$!
 # What memwatchd.service asks for (OOMScoreAdjust=-900).
