@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include "collector.h"
+#include "privileges.h"
 
 const struct collector_ops *const all_collectors[] = {
 	&meminfo_collector,
@@ -38,4 +40,10 @@ void collector_status_set_reason(struct collector_status *st, const char *fmt, .
 	va_start(ap, fmt);
 	vsnprintf(st->reason, sizeof(st->reason), fmt, ap);
 	va_end(ap);
+}
+
+void collector_status_note_bpf_error(struct collector_status *st, int r)
+{
+	if (r == -EPERM && !bpf_privileged())
+		st->unprivileged = true;
 }

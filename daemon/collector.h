@@ -23,10 +23,17 @@ struct collector_status {
 	bool running;
 	char mode[32];    /* attach flavour (tp_btf, raw_tp, tracepoint), or procfs, vmstat, a memavail method */
 	char reason[256]; /* why degraded or failed; empty when active */
+	/* Degraded because the process may not load BPF programs, not because the
+	 * kernel lacks something: --check exits 1 for it. */
+	bool unprivileged;
 };
 
 void collector_status_set_reason(struct collector_status *st, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* A collector that fell back after error r from bpf(): EPERM without the
+ * capabilities BPF needs is missing privilege (st->unprivileged); as a
+ * privileged process it is the kernel refusing (fentry on some kernels). */
+void collector_status_note_bpf_error(struct collector_status *st, int r);
 
 /* The core owns both blobs: cfg (config_size bytes, filled by config_defaults
  * and configure) and priv (priv_size bytes, zeroed before start). Every

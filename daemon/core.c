@@ -479,8 +479,12 @@ bool core_all_healthy(const struct core *core)
 {
 	size_t i;
 
-	for (i = 0; i < n_all_collectors; i++)
-		if (core->collectors[i].status.state == COLLECTOR_FAILED)
+	for (i = 0; i < n_all_collectors; i++) {
+		const struct collector_status *st = &core->collectors[i].status;
+
+		/* Degraded counts as healthy only for what the kernel lacks. */
+		if (st->state == COLLECTOR_FAILED || (st->state == COLLECTOR_DEGRADED && st->unprivileged))
 			return false;
+	}
 	return true;
 }

@@ -160,6 +160,10 @@ static int run_check(struct core *core)
 		printf("%-10s %-9s %-11s %s\n", ci->ops->name, collector_state_name(ci->status.state),
 		       ci->status.mode[0] ? ci->status.mode : "-", ci->status.reason);
 	}
+	for (i = 0; i < n_all_collectors; i++)
+		if (core->collectors[i].status.state == COLLECTOR_DEGRADED && core->collectors[i].status.unprivileged)
+			log_error("Collector %s is degraded for lack of privilege (CAP_BPF and CAP_PERFMON), "
+				  "not for a kernel limit", core->collectors[i].ops->name);
 	ok = core_all_healthy(core);
 	core_stop_collectors(core);
 	return ok ? 0 : 1;

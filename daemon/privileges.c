@@ -23,6 +23,18 @@ static int last_cap(void)
 	return v;
 }
 
+bool bpf_privileged(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { 0 };
+	uint64_t eff, bpf = 1ULL << CAP_BPF | 1ULL << CAP_PERFMON;
+
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return false;
+	eff = (uint64_t)data[0].effective | (uint64_t)data[1].effective << 32;
+	return (eff & bpf) == bpf || (eff & 1ULL << CAP_SYS_ADMIN);
+}
+
 int drop_capabilities(void)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };

@@ -146,6 +146,7 @@ static int faults_start(void *priv, const void *cfg, struct collector_status *st
 		log_debug_errno(r, "faults: task iterator unavailable, reading %s/PID/stat instead: %m",
 				s->cfg.proc_root);
 		st->state = COLLECTOR_DEGRADED;
+		collector_status_note_bpf_error(st, r);
 		collector_status_set_reason(st, "BPF task iterator unavailable (%s): reading /proc/PID/stat",
 					    strerror(-r));
 	}

@@ -399,7 +399,7 @@ static int memavail_start(void *priv, const void *cfg, struct collector_status *
 	const struct memavail_config *config = cfg;
 	enum method method = config->method;
 	struct memavail_state *s = priv;
-	int r_fexit = -EOPNOTSUPP, r_kprobe = -EOPNOTSUPP;
+	int r_fexit = -EOPNOTSUPP, r_kprobe = -EOPNOTSUPP, r_counters = -EOPNOTSUPP;
 	char counters_why[200] = "";
 
 	s->page_size = sysconf(_SC_PAGESIZE);
@@ -418,7 +418,8 @@ static int memavail_start(void *priv, const void *cfg, struct collector_status *
 					    method == METHOD_FEXIT ? "fexit" : "kprobe",
 					    strerror(-(method == METHOD_FEXIT ? r_fexit : r_kprobe)));
 		return -EOPNOTSUPP;
-	} else if (method != METHOD_PROCFS && counters_start(s, config->counters_tolerance, counters_why, sizeof(counters_why)) == 0) {
+	} else if (method != METHOD_PROCFS &&
+		   (r_counters = counters_start(s, config->counters_tolerance, counters_why, sizeof(counters_why))) == 0) {
 		s->source = MEMAVAIL_COUNTERS;
 		if (!s->wmark_hook) {
 			st->state = COLLECTOR_DEGRADED;
@@ -438,6 +439,11 @@ static int memavail_start(void *priv, const void *cfg, struct collector_status *
 			collector_status_set_reason(st, "method = counters: %s: reading /proc/meminfo as each event arrives",
 						    counters_why);
 		}
+	}
+	if (st->state == COLLECTOR_DEGRADED) {
+		collector_status_note_bpf_error(st, r_fexit);
+		collector_status_note_bpf_error(st, r_kprobe);
+		collector_status_note_bpf_error(st, r_counters);
 	}
 	snprintf(st->mode, sizeof(st->mode), "%s", memavail_source_name(s->source));
 	event_channel_set_memavail_source(s->source);
