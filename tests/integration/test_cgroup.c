@@ -121,6 +121,47 @@ static struct mw_daemon *start_fixtures(const char *v1, const char *v2, unsigned
 	return d;
 }
 
+/* A fixture walk is a few hundred microseconds: the walk's wall-clock time is
+ * above zero and well inside the 500 ms window, and its CPU time is no more
+ * than its wall-clock time (both clocks count in nanoseconds; 1 ms of slack
+ * for where each is read). */
+static void expect_walk_times(const char *body)
+{
+	double wall = metric_or_fail(body, "memwatch_cgroup_walk_seconds", NULL);
+	double cpu = metric_or_fail(body, "memwatch_cgroup_walk_cpu_seconds", NULL);
+
+	ck_assert_msg(wall > 0 && wall < 0.5, "memwatch_cgroup_walk_seconds %g for a fixture tree", wall);
+	ck_assert_msg(cpu > 0 && cpu <= wall + 0.001, "memwatch_cgroup_walk_cpu_seconds %g, walk_seconds %g", cpu, wall);
+}
+
+/* Each walk skips exactly the fixture's broken cgroups: between two windows
+ * the counter grows by that many per window in between (their end
+ * timestamps are 500 ms apart, give or take scheduling). */
+static void expect_skipped_per_window(struct mw_daemon *d, double per_window)
+{
+	double t0, t1, s0, s1, windows;
+	char *body = mw_scrape(d->port), *next;
+
+	ck_assert_ptr_nonnull(body);
+	t0 = metric_or_fail(body, "memwatch_window_end_timestamp_seconds", NULL);
+	s0 = metric_or_fail(body, "memwatch_cgroup_walk_skipped_total", NULL);
+	ck_assert_msg(mw_poll_metric(d->port, "memwatch_window_end_timestamp_seconds", NULL, POLL_TIMEOUT_MS, mw_pred_gt,
+				     t0, &t1),
+		      "no window after %f", t0);
+	next = mw_scrape(d->port);
+	ck_assert_ptr_nonnull(next);
+	t1 = metric_or_fail(next, "memwatch_window_end_timestamp_seconds", NULL);
+	s1 = metric_or_fail(next, "memwatch_cgroup_walk_skipped_total", NULL);
+	windows = round((t1 - t0) / 0.5);
+	ck_assert_msg(windows >= 1 && fabs(t1 - t0 - windows * 0.5) < 0.2, "window ends %f and %f", t0, t1);
+	ck_assert_msg(s1 - s0 == per_window * windows,
+		      "memwatch_cgroup_walk_skipped_total grew by %g over %g windows, want %g per window", s1 - s0,
+		      windows, per_window);
+	expect_walk_times(next);
+	free(body);
+	free(next);
+}
+
 START_TEST(test_fixture_v1)
 {
 	char *body;
@@ -148,9 +189,10 @@ START_TEST(test_fixture_v1)
 	/* Missing memory.usage_in_bytes: skipped whole, every window. */
 	expect_absent(body, "memwatch_cgroup_memory_usage_bytes", "cgroup=\"/broken\"");
 	expect_absent(body, "memwatch_cgroup_memory_events_total", "cgroup=\"/broken\"");
-	ck_assert(metric_or_fail(body, "memwatch_cgroup_walk_skipped_total", NULL) >= 1);
+	/* /broken, every walk. */
+	expect_skipped_per_window(d, 1);
 	expect(body, "memwatch_cgroup_walk_truncated", NULL, 0);
-	ck_assert(metric_or_fail(body, "memwatch_cgroup_walk_seconds", NULL) >= 0);
+	expect_walk_times(body);
 	/* Nothing folded. */
 	expect(body, "memwatch_cgroup_memory_usage_bytes", "cgroup=\"other\"", 0);
 	expect(body, "memwatch_cgroup_memory_events_total", "cgroup=\"other\",event=\"failcnt\"", 0);
@@ -200,7 +242,8 @@ START_TEST(test_fixture_v2)
 	expect_absent(body, "memwatch_cgroup_memory_usage_bytes", "cgroup=\"/broken\"");
 	expect_absent(body, "memwatch_cgroup_memory_usage_bytes", "cgroup=\"/nomemory\"");
 	expect_absent(body, "memwatch_cgroup_memory_usage_bytes", "cgroup=\"/link-to-workload\"");
-	ck_assert(metric_or_fail(body, "memwatch_cgroup_walk_skipped_total", NULL) >= 1);
+	/* Only /broken is skipped: /nomemory is no memory cgroup, the symlink is not followed. */
+	expect_skipped_per_window(d, 1);
 	free(body);
 	mw_assert_clean_stop(d);
 }

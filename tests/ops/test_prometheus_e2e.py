@@ -75,6 +75,15 @@ def api(port, path, **params):
     return doc.get("data") if doc.get("status") == "success" else None
 
 
+def psi_some_seconds():
+    """The kernel's own `some total=` of /proc/pressure/memory, in seconds."""
+    with open("/proc/pressure/memory") as f:
+        for line in f:
+            if line.startswith("some "):
+                return int(line.rsplit("total=", 1)[1]) / 1e6
+    raise RuntimeError("no some line in /proc/pressure/memory")
+
+
 def query(port, q):
     data = api(port, "/api/v1/query", query=q)
     return data.get("result", []) if data else []
@@ -119,6 +128,7 @@ def main():
                     "rule_files:\n  - %s\n"
                     "scrape_configs:\n  - job_name: memwatchd\n    static_configs:\n"
                     "      - targets: ['127.0.0.1:%d']\n" % (json.dumps(rules), mport))
+        psi_start = psi_some_seconds()
         env.prom = subprocess.Popen([prometheus, "--config.file=" + pconf,
                                      "--storage.tsdb.path=" + os.path.join(env.tmp, "data"),
                                      "--web.listen-address=127.0.0.1:%d" % pport,
@@ -152,9 +162,30 @@ def main():
         r = query(pport, 'changes(memwatch_window_end_timestamp_seconds{job="memwatchd"}[5s])')
         if not r or float(r[0]["value"][1]) < 1:
             problems.append("no new window between scrapes: changes(memwatch_window_end_timestamp_seconds[5s]) = %s" % r)
-        r = query(pport, 'rate(memwatch_pressure_memory_some_seconds_total{job="memwatchd"}[5s]) >= 0')
+        # The PSI counter as Prometheus stored it lies between the kernel's own
+        # total read before the query and after it; its rate is a share of
+        # wall-clock time, so within [0, 1] (a unit slip would be 1e6 off).
+        psi0 = psi_some_seconds()
+        r = query(pport, 'memwatch_pressure_memory_some_seconds_total{job="memwatchd"}')
+        psi1 = psi_some_seconds()
         if not r:
-            problems.append("rate() of a counter gives nothing")
+            problems.append("no memwatch_pressure_memory_some_seconds_total in Prometheus")
+        else:
+            v = float(r[0]["value"][1])
+            # Prometheus serves the latest scrape (at most a scrape interval
+            # old), so the lower bound is the kernel's total a little before psi0.
+            if not (v <= psi1 and v >= psi_start):
+                problems.append("memwatch_pressure_memory_some_seconds_total %r in Prometheus, /proc/pressure/memory "
+                                "some total %.6f s before Prometheus started and %.6f s now" % (v, psi_start, psi1))
+            print("PSI some: Prometheus %.6f s, /proc/pressure/memory %.6f .. %.6f s" % (v, psi0, psi1))
+        r = query(pport, 'rate(memwatch_pressure_memory_some_seconds_total{job="memwatchd"}[5s])')
+        if not r or len(r) != 1:
+            problems.append("rate() of the PSI counter: %r, want one series" % r)
+        else:
+            rate = float(r[0]["value"][1])
+            if not 0 <= rate <= 1:
+                problems.append("rate(memwatch_pressure_memory_some_seconds_total[5s]) = %r, not a share of time "
+                                "in [0, 1]" % rate)
 
         # The rules: loaded, evaluated, healthy.
         expected = count_rules(rules)
