@@ -328,7 +328,8 @@ def boot(qemu, vmlinuz, initrd, disk, console_log, timeout):
 # ---------------------------------------------------------------- parsing
 
 ANSI = re.compile(r"\x1b(\[[0-9;?]*[A-Za-z]|[A-Za-z])")
-MARK = re.compile(r"^=== (.*) ===$")
+# The firmware leaves escape sequences before the first marker on its console line.
+MARK = re.compile(r"(?:^|\.)=== (.*) ===$")
 
 
 def blocks(lines):
@@ -336,7 +337,7 @@ def blocks(lines):
     and the list of single markers."""
     out, singles, cur, name = {}, [], None, None
     for line in lines:
-        m = MARK.match(line)
+        m = MARK.search(line)
         if m:
             text = m.group(1)
             if text.startswith("BEGIN "):
