@@ -5,7 +5,7 @@ set -eu
 
 build_pkgs="meson ninja-build gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
 libmicrohttpd-dev libsystemd-dev libinih-dev"
-test_pkgs="check prometheus prometheus-alertmanager python3 python3-yaml linux-perf chromium tmux qemu-system-x86 busybox-static openssl curl systemd man-db strace dpkg-dev debhelper build-essential"
+test_pkgs="locales check prometheus prometheus-alertmanager python3 python3-yaml linux-perf chromium tmux qemu-system-x86 busybox-static openssl curl systemd man-db strace dpkg-dev debhelper build-essential"
 
 pkgs=$build_pkgs
 if [ "${1:-}" = "--test" ]; then
@@ -18,14 +18,30 @@ for p in $pkgs; do
 		missing="$missing $p"
 	fi
 done
-[ -z "$missing" ] && exit 0
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "install-deps: missing packages:$missing (run as root to install them)" >&2
-	exit 1
+# The tests of locale-independent number formatting and parsing need a locale
+# whose decimal separator is a comma.
+comma_locale() {
+	locale -a 2>/dev/null | grep -qix 'de_DE.utf8' && return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "install-deps: no de_DE.UTF-8 locale (run as root to generate it)" >&2
+		return 1
+	fi
+	echo "install-deps: generating the de_DE.UTF-8 locale" >&2
+	localedef -i de_DE -c -f UTF-8 de_DE.UTF-8
+}
+
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "install-deps: missing packages:$missing (run as root to install them)" >&2
+		exit 1
+	fi
+	echo "install-deps: installing$missing" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
-echo "install-deps: installing$missing" >&2
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-# shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends $missing >/dev/null
+if [ "${1:-}" = "--test" ]; then
+	comma_locale
+fi
