@@ -274,13 +274,14 @@ static void wake_consumer(struct event_channel *ch)
 		(void)!write(ch->wake_fd, &one, sizeof(one));
 }
 
-static int create_shared_maps(struct event_channel *ch, size_t buffer_bytes)
+static int create_shared_maps(struct event_channel *ch, size_t buffer_bytes, bool perf_buffer)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts);
 	int ncpus = libbpf_num_possible_cpus();
 
 	/* Probe by trying: a ring buffer (5.8+), else a perf event array. */
-	ch->fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "memwatch_events", 0, 0, (__u32)buffer_bytes, &opts);
+	ch->fd = perf_buffer ? -1 :
+		bpf_map_create(BPF_MAP_TYPE_RINGBUF, "memwatch_events", 0, 0, (__u32)buffer_bytes, &opts);
 	ch->ringbuf = ch->fd >= 0;
 	if (ch->fd < 0) {
 		if (ncpus <= 0)
@@ -326,7 +327,7 @@ int event_channel_open(const struct event_settings *settings)
 		log_warning_errno(r, "Event channel unavailable (no eventfd for its consumer): %m");
 		goto fail;
 	}
-	r = create_shared_maps(ch, round_buffer(settings->buffer_bytes));
+	r = create_shared_maps(ch, round_buffer(settings->buffer_bytes), settings->perf_buffer);
 	if (r < 0) {
 		log_warning_errno(r, "Event channel unavailable (no ring buffer or perf buffer): %m");
 		goto fail;

@@ -42,6 +42,7 @@ struct event_settings {
 	size_t history;       /* events kept for /api/v1/events */
 	size_t buffer_bytes;  /* ring buffer size; power of two, >= page size */
 	bool paused;          /* debug hook: stop draining (tests) */
+	bool perf_buffer;     /* debug hook: the pre-5.8 perf buffer even where a ring buffer works (tests) */
 };
 
 int event_channel_open(const struct event_settings *settings);

@@ -144,6 +144,7 @@ static struct event_settings event_settings_from(const struct daemon_config *d)
 		.history = d->event_history,
 		.buffer_bytes = d->event_buffer_bytes,
 		.paused = d->debug_pause_events,
+		.perf_buffer = d->debug_perf_buffer,
 	};
 }
 

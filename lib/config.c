@@ -223,7 +223,7 @@ static int daemon_key(struct parse_state *st, const char *key, const char *value
 	static const char *const keys[] = {
 		"listen", "window", "sample_interval", "history", "log_level", "max_series", "max_connections",
 		"event_gate", "event_history", "event_buffer_bytes", "debug_pause_events", "drop_capabilities",
-		"tls_cert_file", "tls_key_file", "basic_auth_users",
+		"tls_cert_file", "tls_key_file", "basic_auth_users", "debug_perf_buffer",
 	};
 	struct daemon_config *d = &st->cfg->daemon;
 	uint64_t v;
@@ -378,6 +378,12 @@ static int daemon_key(struct parse_state *st, const char *key, const char *value
 			return -EINVAL;
 		}
 		snprintf(d->basic_auth_users, sizeof(d->basic_auth_users), "%s", value);
+		return 0;
+	case 15:
+		if (config_parse_bool(value, &d->debug_perf_buffer) < 0) {
+			config_error_set(st->err, st->file, line, "daemon", key, "'%s' is not a boolean", value);
+			return -EINVAL;
+		}
 		return 0;
 	}
 	return -EINVAL;

@@ -38,6 +38,7 @@ struct daemon_config {
 	uint32_t event_history;      /* events kept for /api/v1/events */
 	uint32_t event_buffer_bytes; /* BPF ring buffer size (rounded up to a power of two) */
 	bool debug_pause_events;     /* tests: stop draining the event channel */
+	bool debug_perf_buffer;      /* tests: the perf buffer even where a ring buffer works */
 	bool drop_capabilities;      /* after attaching, keep only CAP_BPF and CAP_PERFMON */
 	char tls_cert_file[256];     /* PEM; TLS is on when both files are set */
 	char tls_key_file[256];

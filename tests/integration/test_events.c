@@ -66,6 +66,17 @@
 #define MEMCG_RECLAIMS "memwatch_memcg_reclaim_total"
 #define K_MEMCG "kind=\"memcg_reclaim\""
 #define CH_RINGBUF "channel=\"ringbuf\""
+#define CH_PERFBUF "channel=\"perfbuf\""
+
+/* Loop tests run through both event channels: 0 the ring buffer (what this
+ * kernel has), 1 the perf buffer older kernels fall back to (forced with
+ * debug_perf_buffer). Each test runs in its own process (check's fork mode). */
+static int channel_i;
+
+static const char *kernel_channel(void)
+{
+	return channel_i ? CH_PERFBUF : CH_RINGBUF;
+}
 #define CH_CONSUMER "channel=\"consumer\""
 
 static pid_t runner_pid; /* the process that runs main(): names our cgroups and files */
@@ -431,9 +442,10 @@ static char *config_text(const char *window, int history, const char *daemon_ext
 	char *text;
 
 	ck_assert(asprintf(&text,
-			   "[daemon]\nwindow = %s\nsample_interval = 50ms\nhistory = %d\nlog_level = info\n%s\n"
+			   "[daemon]\nwindow = %s\nsample_interval = 50ms\nhistory = %d\nlog_level = info\n%s\n%s"
 			   "[collector.memavail]\n%s%s\n",
-			   window, history, daemon_extra ? daemon_extra : "", memavail_method ? "method = " : "",
+			   window, history, daemon_extra ? daemon_extra : "",
+			   channel_i ? "debug_perf_buffer = yes\n" : "", memavail_method ? "method = " : "",
 			   memavail_method ? memavail_method : "") > 0);
 	return text;
 }
@@ -454,11 +466,36 @@ static char *temp_config(const char *daemon_extra, const char *memavail_method)
 	return temp_config_full("500ms", 20, daemon_extra, memavail_method);
 }
 
+struct series {
+	const char *name, *matcher;
+};
+
+static struct series memcg_series[] = {
+	{ PRESSURE, K_MEMCG }, { RECEIVED, K_MEMCG }, { GATED, K_MEMCG },
+	{ DROPPED, CH_RINGBUF }, { MEMCG_RECLAIMS, NULL },
+};
+
+/* Starts a loop test on channel i; the daemon logs which one it opened. */
+static void use_channel(int i)
+{
+	channel_i = i;
+	memcg_series[3].matcher = kernel_channel();
+}
+
+static void assert_channel(struct mw_daemon *d)
+{
+	const char *want = channel_i ? "Event channel: perf buffer" : "Event channel: ring buffer";
+
+	ck_assert_msg(mw_log_wait(d, POLL_TIMEOUT_MS, (const char *const[]){ want, NULL }), "no '%s' in the log:\n%s",
+		      want, mw_log(d));
+}
+
 static struct mw_daemon *start_or_fail(const char *config)
 {
 	struct mw_daemon *d = mw_start(config, NULL, false);
 
 	ck_assert_msg(d != NULL, "memwatchd with %s did not start serving /metrics (log above)", config);
+	assert_channel(d);
 	return d;
 }
 
@@ -530,9 +567,6 @@ static char *next_window(struct mw_daemon *d, const char *body)
 	return scrape_or_fail(d);
 }
 
-struct series {
-	const char *name, *matcher;
-};
 
 /* Scrapes window after window until every series holds the same value in two
  * consecutive windows (the workload and the consumer are done). */
@@ -832,7 +866,7 @@ static unsigned long long prog_run_cnt(pid_t pid, const char *name)
 
 /* ---- 1. memcg OOM kill ---- */
 
-START_TEST(test_oom_kill)
+static void oom_kill_run(void)
 {
 	char *conf = temp_config(NULL, "procfs"), *body, *out, matcher[160], buf[256], want_hex[64], pidstr[16];
 	struct mw_daemon *d = start_or_fail(conf);
@@ -906,14 +940,16 @@ START_TEST(test_oom_kill)
 	mw_assert_clean_stop(d);
 	free(conf);
 }
+START_TEST(test_oom_kill)
+{
+	use_channel(_i);
+	oom_kill_run();
+}
 END_TEST
 
 /* ---- 2. paused consumer, flooded buffer ---- */
 
-static const struct series memcg_series[] = {
-	{ PRESSURE, K_MEMCG }, { RECEIVED, K_MEMCG }, { GATED, K_MEMCG },
-	{ DROPPED, CH_RINGBUF }, { MEMCG_RECLAIMS, NULL },
-};
+
 
 START_TEST(test_pause_and_flood)
 {
@@ -929,7 +965,7 @@ START_TEST(test_pause_and_flood)
 	pid_t pid;
 
 	body = scrape_or_fail(d);
-	drop0 = metric_or_fail(body, DROPPED, CH_RINGBUF);
+	drop0 = metric_or_fail(body, DROPPED, kernel_channel());
 	press0 = metric_or_fail(body, PRESSURE, K_MEMCG);
 	free(body);
 	cg_create(&cg, CG_LIMIT);
@@ -953,10 +989,10 @@ START_TEST(test_pause_and_flood)
 		mw_sleep_ms(20);
 	}
 	assert_exited_ok(st, "dd in the 64 MiB cgroup");
-	ck_assert_msg(mw_poll_metric(d->port, DROPPED, CH_RINGBUF, POLL_TIMEOUT_MS, mw_pred_gt, drop0, &v),
+	ck_assert_msg(mw_poll_metric(d->port, DROPPED, kernel_channel(), POLL_TIMEOUT_MS, mw_pred_gt, drop0, &v),
 		      "memwatch_events_dropped_total{channel=\"ringbuf\"} stayed at %g with the consumer paused", v);
 	body = scrape_settled(d, memcg_series, sizeof(memcg_series) / sizeof(memcg_series[0]));
-	drop1 = metric_or_fail(body, DROPPED, CH_RINGBUF);
+	drop1 = metric_or_fail(body, DROPPED, kernel_channel());
 	recv1 = metric_or_fail(body, RECEIVED, K_MEMCG);
 	press1 = metric_or_fail(body, PRESSURE, K_MEMCG);
 	ck_assert_msg(recv1 <= fits, "received %g memcg_reclaim events while paused (at most %g fit)", recv1, fits);
@@ -981,7 +1017,7 @@ START_TEST(test_pause_and_flood)
 	/* The events that waited in the buffer are taken now. */
 	body = scrape_settled(d, memcg_series, sizeof(memcg_series) / sizeof(memcg_series[0]));
 	recv1 = metric_or_fail(body, RECEIVED, K_MEMCG);
-	drop1 = metric_or_fail(body, DROPPED, CH_RINGBUF);
+	drop1 = metric_or_fail(body, DROPPED, kernel_channel());
 	press1 = metric_or_fail(body, PRESSURE, K_MEMCG);
 	free(body);
 
@@ -994,7 +1030,7 @@ START_TEST(test_pause_and_flood)
 		      recv1, v);
 	body = scrape_settled(d, memcg_series, sizeof(memcg_series) / sizeof(memcg_series[0]));
 	recv2 = metric_or_fail(body, RECEIVED, K_MEMCG);
-	drop2 = metric_or_fail(body, DROPPED, CH_RINGBUF);
+	drop2 = metric_or_fail(body, DROPPED, kernel_channel());
 	press2 = metric_or_fail(body, PRESSURE, K_MEMCG);
 	ck_assert_msg(recv2 - recv1 >= 50, "received grew by %g, want at least 50", recv2 - recv1);
 	ck_assert_msg(drop2 - drop1 < recv2 - recv1,
@@ -1039,7 +1075,7 @@ static void collector_info(const char *body, const char *collector, char *state,
  * method, allowed to run however far it is from /proc/meminfo), against the
  * same arithmetic done here on /proc/zoneinfo and /proc/vmstat; and against
  * MemAvailable too while the two agree on this kernel (zone-counters-agree). */
-START_TEST(test_memavail_at_pressure)
+static void memavail_at_pressure_run(void)
 {
 	char *conf = temp_config(NULL, "counters\ncounters_tolerance = 100%"), *body, state[512], mode[512],
 	     reason[512];
@@ -1119,6 +1155,11 @@ START_TEST(test_memavail_at_pressure)
 	cg_destroy(&cg);
 	mw_assert_clean_stop(d);
 	free(conf);
+}
+START_TEST(test_memavail_at_pressure)
+{
+	use_channel(_i);
+	memavail_at_pressure_run();
 }
 END_TEST
 
@@ -1309,7 +1350,7 @@ END_TEST
 
 /* ---- 4. the rate gate ---- */
 
-START_TEST(test_rate_gate)
+static void rate_gate_run(void)
 {
 	char *conf = temp_config("event_gate = 1s\n", "procfs"), *body;
 	struct mw_daemon *d = start_or_fail(conf);
@@ -1329,7 +1370,7 @@ START_TEST(test_rate_gate)
 	recv0 = metric_or_fail(body, RECEIVED, K_MEMCG);
 	gated0 = metric_or_fail(body, GATED, K_MEMCG);
 	press0 = metric_or_fail(body, PRESSURE, K_MEMCG);
-	dropped0 = metric_or_fail(body, DROPPED, CH_RINGBUF);
+	dropped0 = metric_or_fail(body, DROPPED, kernel_channel());
 	consumer0 = metric_or_fail(body, DROPPED, CH_CONSUMER);
 	free(body);
 	cg_create(&cg, CG_LIMIT);
@@ -1356,7 +1397,7 @@ START_TEST(test_rate_gate)
 	recv = metric_or_fail(body, RECEIVED, K_MEMCG);
 	gated = metric_or_fail(body, GATED, K_MEMCG);
 	press = metric_or_fail(body, PRESSURE, K_MEMCG) - press0;
-	dropped = metric_or_fail(body, DROPPED, CH_RINGBUF) - dropped0;
+	dropped = metric_or_fail(body, DROPPED, kernel_channel()) - dropped0;
 	consumer = metric_or_fail(body, DROPPED, CH_CONSUMER) - consumer0;
 	fprintf(stderr, "rate gate: %g s storm, %g received, %g gated, %g dropped, %g instants; the kernel ran "
 			MEMCG_BEGIN_PROG " %llu times\n",
@@ -1379,6 +1420,11 @@ START_TEST(test_rate_gate)
 	cg_destroy(&cg);
 	mw_assert_clean_stop(d);
 	free(conf);
+}
+START_TEST(test_rate_gate)
+{
+	use_channel(_i);
+	rate_gate_run();
 }
 END_TEST
 
@@ -1491,16 +1537,16 @@ static Suite *events_suite(void)
 	TCase *tc;
 
 	tc = tcase("oom");
-	tcase_add_test(tc, test_oom_kill);
+	tcase_add_loop_test(tc, test_oom_kill, 0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase("channel");
 	tcase_add_test(tc, test_pause_and_flood);
-	tcase_add_test(tc, test_rate_gate);
+	tcase_add_loop_test(tc, test_rate_gate, 0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase("memavail");
-	tcase_add_test(tc, test_memavail_at_pressure);
+	tcase_add_loop_test(tc, test_memavail_at_pressure, 0, 2);
 	tcase_add_test(tc, test_memavail_methods);
 	tcase_add_test(tc, test_memavail_counters);
 	tcase_add_test(tc, test_memavail_counters_refused);
