@@ -1041,14 +1041,15 @@ START_TEST(test_direct_reclaim)
 	struct bracket vm0, vm1;
 	double stalls_lo, stalls_hi, runs_lo, runs_hi;
 	double direct0, direct1, wake0, wake1, fail9_0, fail9_1, awake, count, pages0, pages1, requests0, requests1;
-	unsigned long long kswapd_perf[2];
-	char perf_out[512];
-	pid_t perf;
+	unsigned long long kswapd_perf[3];
+	char perf_out[512], cache_cg[256], path[300];
+	double soft0, soft1;
+	pid_t perf, reader;
+	int r;
 	unsigned long long pgalloc0, pgalloc1, compact0, compact1;
 	char cg[256], sparse[512], matcher[64], *body, *buf;
 	struct hog_result res;
 	struct mw_daemon *d;
-	int64_t deadline;
 	int fd, pipefd[2], st;
 	pid_t hog;
 	ssize_t n;
@@ -1068,20 +1069,34 @@ START_TEST(test_direct_reclaim)
 	d = start_with_config("[daemon]\nwindow = 200ms\nsample_interval = 50ms\n[collector.reclaim]\ntop_k = 100\n"
 			      "[collector.alloc]\ntrace = yes\n");
 
-	/* Fill the page cache with clean pages: a sparse file, so no disk is used. */
+	/* Fill the page cache with clean pages: a sparse file, so no disk is used.
+	 * It is read in a v1 memory cgroup with a 1 GiB soft limit, far exceeded:
+	 * global reclaim then runs soft-limit reclaim on it first. */
+	memcg_path(cache_cg, sizeof(cache_cg), "-cache");
+	memcg_create(cache_cg, 0);
+	snprintf(path, sizeof(path), "%s/memory.soft_limit_in_bytes", cache_cg);
+	r = write_text(path, "1073741824");
+	ck_assert_msg(r == 0, "cannot set %s: %s", path, strerror(-r));
 	cached0 = meminfo_bytes("Cached");
 	sparse_create(sparse, sizeof(sparse), "cache", cache_bytes);
-	fd = open(sparse, O_RDONLY | O_CLOEXEC);
-	ck_assert_msg(fd >= 0, "open %s: %s", sparse, strerror(errno));
-	buf = malloc(MiB);
-	ck_assert_ptr_nonnull(buf);
-	deadline = mono_ms() + 150000;
-	while ((n = read(fd, buf, MiB)) > 0)
-		ck_assert_msg(mono_ms() < deadline, "reading %llu MiB into the page cache took over 150 s",
-			      cache_bytes / MiB);
-	ck_assert_msg(n == 0, "read %s: %s", sparse, strerror(errno));
-	free(buf);
-	close(fd);
+	fflush(NULL);
+	reader = fork();
+	ck_assert_msg(reader >= 0, "fork: %s", strerror(errno));
+	if (reader == 0) {
+		child_init();
+		if (memcg_join(cache_cg) < 0)
+			_exit(3);
+		fd = open(sparse, O_RDONLY | O_CLOEXEC);
+		buf = malloc(MiB);
+		if (fd < 0 || !buf)
+			_exit(4);
+		while ((n = read(fd, buf, MiB)) > 0)
+			;
+		_exit(n == 0 ? 0 : 5);
+	}
+	st = wait_child(reader, 150000, "reading the sparse file into the page cache");
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "reading %s in %s ended with status 0x%x", sparse,
+		      cache_cg, st);
 	cached1 = meminfo_bytes("Cached");
 	ck_assert_msg(cached1 > cached0 + cache_bytes / 2,
 		      "reading the %llu MiB sparse file %s left Cached at %llu MiB (was %llu MiB): no page cache "
@@ -1098,10 +1113,12 @@ START_TEST(test_direct_reclaim)
 	 * after the last: both ends are quiet (before the hog, after it freed). */
 	snprintf(perf_out, sizeof(perf_out), "%s/perf-kswapd.txt", mw_tmp_root());
 	perf = perf_start((const char *const[]){ "-e", "vmscan:mm_vmscan_kswapd_wake", "-e",
-						 "vmscan:mm_vmscan_wakeup_kswapd", NULL },
+						 "vmscan:mm_vmscan_wakeup_kswapd", "-e",
+						 "vmscan:mm_vmscan_memcg_softlimit_reclaim_begin", NULL },
 			  perf_out);
 	body = window_bracket(d, realtime_now(), reclaim_runs, &vm0);
 	requests0 = metric_or_fail(body, "memwatch_kswapd_wakeup_requests_total", NULL);
+	soft0 = metric_or_fail(body, "memwatch_memcg_softlimit_reclaim_total", NULL);
 	fallback0 = vmstat_get("thp_fault_fallback");
 	charge0 = vmstat_get("thp_fault_fallback_charge");
 	direct0 = metric_or_fail(body, "memwatch_direct_reclaim_total", NULL);
@@ -1129,8 +1146,9 @@ START_TEST(test_direct_reclaim)
 
 	body = window_bracket(d, realtime_now(), reclaim_runs, &vm1);
 	perf_stop(perf);
-	perf_counts(perf_out, kswapd_perf, 2);
+	perf_counts(perf_out, kswapd_perf, 3);
 	requests1 = metric_or_fail(body, "memwatch_kswapd_wakeup_requests_total", NULL);
+	soft1 = metric_or_fail(body, "memwatch_memcg_softlimit_reclaim_total", NULL);
 	fallback1 = vmstat_get("thp_fault_fallback");
 	charge1 = vmstat_get("thp_fault_fallback_charge");
 	direct1 = metric_or_fail(body, "memwatch_direct_reclaim_total", NULL);
@@ -1144,6 +1162,7 @@ START_TEST(test_direct_reclaim)
 	/* Clean up before judging: nothing of this size may stay behind. */
 	drop_file(sparse);
 	memcg_remove(cg);
+	memcg_remove(cache_cg);
 
 	stalls_lo = (double)(vm1.lo[0] - vm0.hi[0]);
 	stalls_hi = (double)(vm1.hi[0] - vm0.lo[0]);
@@ -1193,6 +1212,16 @@ START_TEST(test_direct_reclaim)
 	ck_assert_msg(requests1 - requests0 == (double)kswapd_perf[1],
 		      "memwatch_kswapd_wakeup_requests_total grew by %.0f, perf counted %llu vmscan:mm_vmscan_wakeup_kswapd",
 		      requests1 - requests0, kswapd_perf[1]);
+	note("direct reclaim: soft-limit reclaims memwatchd +%.0f, perf mm_vmscan_memcg_softlimit_reclaim_begin %llu",
+	     soft1 - soft0, kswapd_perf[2]);
+	ck_assert_msg(kswapd_perf[2] > 0,
+		      "no soft-limit reclaim (perf) with %llu MiB of page cache in a cgroup with a 1 GiB soft limit "
+		      "under global pressure",
+		      cache_bytes / MiB);
+	ck_assert_msg(soft1 - soft0 == (double)kswapd_perf[2],
+		      "memwatch_memcg_softlimit_reclaim_total grew by %.0f, perf counted %llu "
+		      "vmscan:mm_vmscan_memcg_softlimit_reclaim_begin",
+		      soft1 - soft0, kswapd_perf[2]);
 	ck_assert_msg(awake > 0, "memwatch_kswapd_awake_seconds_total is %g", awake);
 	/* A THP fault that falls back to small pages saw its order-9 allocation
 	 * fail (mm_page_alloc with no page), unless the memcg charge failed. */
