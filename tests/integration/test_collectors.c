@@ -1962,18 +1962,21 @@ START_TEST(test_exhaustion_eta)
 		      "memwatch_memory_available_slope_bytes_per_second is %.0f, a least-squares fit of MemAvailable "
 		      "read here over the same horizon %.0f B/s (%d samples): more than 15%% apart",
 		      slope, fit, used);
-	/* And the child's own pace: the rest of the host moves MemAvailable too. */
-	ck_assert_msg(fabs(-slope - rate) <= 0.25 * rate,
+	/* The child drives it, but the rest of this shared host moves MemAvailable
+	 * too (measured: the host's MemAvailable fell at 74% of the child's pace
+	 * while both fits agreed within 2%): its pace only bounds it loosely. */
+	ck_assert_msg(-slope >= rate / 2 && -slope <= rate * 2,
 		      "memwatch_memory_available_slope_bytes_per_second is %.0f, the child consumed %.0f bytes/s: more "
-		      "than 25%% apart",
+		      "than a factor of 2 apart",
 		      slope, rate);
-	/* ETA: the window's available memory at that slope. */
+	/* ETA: the window's available memory at that slope, and within 15% of
+	 * what the test's own fit gives. */
 	ck_assert_msg(fabs(eta - available / -slope) <= 1e-6 * eta,
 		      "memwatch_memory_exhaustion_eta_seconds %.3f, but memwatch_memory_available_bytes %.0f / %.0f B/s "
 		      "is %.3f", eta, available, -slope, available / -slope);
-	ck_assert_msg(fabs(eta - available / rate) <= 0.25 * (available / rate),
-		      "memwatch_memory_exhaustion_eta_seconds %.1f, at the child's pace %.0f B/s the %.0f bytes "
-		      "available last %.1f s", eta, rate, available, available / rate);
+	ck_assert_msg(fabs(eta - available / -fit) <= 0.15 * (available / -fit),
+		      "memwatch_memory_exhaustion_eta_seconds %.1f, at the slope fitted here (%.0f B/s) the %.0f bytes "
+		      "available last %.1f s", eta, fit, available, available / -fit);
 
 	write_byte(cmd, 'f');
 	read_exact(rep, &r, sizeof(r), WORKLOAD_TIMEOUT_MS, "the child to free its memory");
