@@ -8,8 +8,10 @@ matches the DaemonSet.
   PERFMON (SYS_RESOURCE at most besides); read-only mounts of the node's BTF,
   tracefs, cgroup tree and /proc; readiness (and liveness) on /healthz on the
   metrics port;
-- the ConfigMap's memwatchd.conf is accepted by the real daemon's parser
-  (`memwatchd --check` exits 0 or 1, never 2) and its paths lie below mounts;
+- the ConfigMap's memwatchd.conf, with /host/ mapped to / as the pod's mounts
+  would, passes `memwatchd --check` (exit 0, no sanitizer report; meminfo,
+  psi, alloc and faults exactly as tests/expectations/collectors.tsv has them
+  for this host) and its paths lie below mounts;
 - prometheus-scrape.yml passes `promtool check config` (Debian's Prometheus is
   built without Kubernetes discovery, so kubernetes_sd_configs is swapped for a
   static target in a copy; rule_files point at packaging/prometheus), its job
