@@ -240,6 +240,9 @@ static int meminfo_collect(void *priv, struct snapshot *snap)
 {
 	struct meminfo_state *s = priv;
 	const struct meminfo *m = &s->last;
+	/* The window ends now: take one last sample so "last" is the end value,
+	 * before the gauges below copy it (they were a sample behind the ETA). */
+	int r = meminfo_sample(s, 0);
 	const struct {
 		const struct metric_desc *desc;
 		unsigned bit;
@@ -259,10 +262,7 @@ static int meminfo_collect(void *priv, struct snapshot *snap)
 	};
 	double slope;
 	size_t i;
-	int r;
 
-	/* The window ends now: take one last sample so "last" is the end value. */
-	r = meminfo_sample(s, 0);
 	if (r < 0 && !s->have_last)
 		return r;
 	for (i = 0; i < ARRAY_SIZE(gauges); i++)
