@@ -1082,6 +1082,8 @@ static void memavail_at_pressure_run(void)
 	struct mw_daemon *d = start_or_fail(conf);
 	struct workload w = { .kind = WL_DD };
 	double press0, press = NAN, at = NAN, by_hand = NAN, meminfo = NAN;
+	double hand_min = INFINITY, hand_max = 0, info_min = INFINITY, info_max = 0;
+	int n_hand = 0;
 	unsigned long long runs0, runs = 0;
 	bool found = false, equal = false, agree = false;
 	int attempt, st, stats_fd;
@@ -1109,12 +1111,18 @@ static void memavail_at_pressure_run(void)
 
 		deadline = mono_ms() + WORKLOAD_TIMEOUT_MS;
 		while (!found && mono_ms() < stop_at && mono_ms() < deadline) {
+			/* The rest of the host moves memory meanwhile: the same figure,
+			 * worked out here all through the storm, brackets it. */
+			by_hand = mw_memavail_by_hand();
+			agree = mw_zone_counters_agree(NULL, &meminfo) && (n_hand == 0 || agree);
+			hand_min = fmin(hand_min, by_hand);
+			hand_max = fmax(hand_max, by_hand);
+			info_min = fmin(info_min, meminfo);
+			info_max = fmax(info_max, meminfo);
+			n_hand++;
 			body = scrape_or_fail(d);
-			if (mw_metric(body, "memwatch_memory_available_at_pressure_bytes", NULL, &at, NULL, 0)) {
+			if (mw_metric(body, "memwatch_memory_available_at_pressure_bytes", NULL, &at, NULL, 0))
 				found = true;
-				by_hand = mw_memavail_by_hand();
-				agree = mw_zone_counters_agree(NULL, &meminfo);
-			}
 			free(body);
 			if (stop_at == INT64_MAX && child_done(pid, &st)) {
 				assert_exited_ok(st, "dd in the 64 MiB cgroup");
@@ -1126,17 +1134,19 @@ static void memavail_at_pressure_run(void)
 			assert_exited_ok(wait_child(pid, "dd in the 64 MiB cgroup"), "dd in the 64 MiB cgroup");
 	}
 	ck_assert_msg(found, "no window with memwatch_memory_available_at_pressure_bytes in 3 storms");
-	fprintf(stderr, "memavail: at pressure %.0f (counters, in BPF), by hand from /proc/zoneinfo %.0f, "
-			"MemAvailable %.0f (zone-counters-agree: %s)\n",
-		at, by_hand, meminfo, agree ? "yes" : "no");
-	ck_assert_msg(fabs(at - by_hand) <= 0.05 * by_hand,
-		      "memwatch_memory_available_at_pressure_bytes %.0f is more than 5%% off si_mem_available worked "
-		      "out from /proc/zoneinfo and /proc/vmstat (%.0f)",
-		      at, by_hand);
+	fprintf(stderr, "memavail: at pressure %.0f (counters, in BPF); during the storm, by hand from "
+			"/proc/zoneinfo %.0f .. %.0f, MemAvailable %.0f .. %.0f (%d reads; zone-counters-agree: %s)\n",
+		at, hand_min, hand_max, info_min, info_max, n_hand, agree ? "yes" : "no");
+	/* 1%: the page counters move between one read of /proc and the next. */
+	ck_assert_msg(at >= 0.99 * hand_min && at <= 1.01 * hand_max,
+		      "memwatch_memory_available_at_pressure_bytes %.0f is outside si_mem_available worked out from "
+		      "/proc/zoneinfo and /proc/vmstat all through the storm (%.0f .. %.0f)",
+		      at, hand_min, hand_max);
 	if (agree)
-		ck_assert_msg(fabs(at - meminfo) <= 0.05 * meminfo,
-			      "memwatch_memory_available_at_pressure_bytes %.0f is more than 5%% off MemAvailable %.0f",
-			      at, meminfo);
+		ck_assert_msg(at >= 0.99 * info_min && at <= 1.01 * info_max,
+			      "memwatch_memory_available_at_pressure_bytes %.0f is outside MemAvailable during the storm "
+			      "(%.0f .. %.0f)",
+			      at, info_min, info_max);
 
 	/* Each run of the memcg reclaim begin program is one pressure instant. */
 	deadline = mono_ms() + POLL_TIMEOUT_MS;
