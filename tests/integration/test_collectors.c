@@ -353,6 +353,17 @@ static struct mw_daemon *start_with_config(const char *text)
 	return d;
 }
 
+/* Sample lines of body that start with prefix. */
+static size_t count_series(const char *body, const char *prefix)
+{
+	size_t n = 0, len = strlen(prefix);
+
+	for (const char *p = body; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (strncmp(p, prefix, len) == 0)
+			n++;
+	return n;
+}
+
 static double metric_or_fail(const char *body, const char *name, const char *matcher)
 {
 	double v = NAN;
@@ -989,6 +1000,174 @@ START_TEST(test_memcg_reclaim)
 	memcg_reclaim_run(NULL);
 	memcg_reclaim_run("raw_tp");
 	memcg_reclaim_run("tracepoint");
+}
+END_TEST
+
+/* ---- 1b. top_k and "other" for reclaiming processes ---- */
+
+struct reader_args {
+	const char *cg, *long_file, *short_file;
+};
+
+static pid_t spawn_child(void (*fn)(const void *arg, int cmd, int rep), const void *arg, int *cmd_fd, int *rep_fd);
+
+/* Joins its memory cgroup, then reads the long ('l') or the short ('s') file
+ * through the page cache on each command, answering 'd' when done. The same
+ * process all along: its counters carry on from one read to the next. */
+static void reader_child(const void *arg, int cmd, int rep)
+{
+	const struct reader_args *a = arg;
+	char c, *buf;
+
+	child_init();
+	if (memcg_join(a->cg) < 0)
+		_exit(5);
+	buf = malloc(MiB);
+	if (!buf)
+		_exit(3);
+	while (read(cmd, &c, 1) == 1) {
+		int fd = open(c == 'l' ? a->long_file : a->short_file, O_RDONLY | O_CLOEXEC);
+		ssize_t n;
+
+		if (fd < 0)
+			_exit(4);
+		while ((n = read(fd, buf, MiB)) > 0)
+			;
+		close(fd);
+		if (n < 0 || write(rep, "d", 1) != 1)
+			_exit(6);
+	}
+	_exit(0);
+}
+
+static bool child_answered(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	char c;
+
+	return poll(&pfd, 1, 0) == 1 && read(fd, &c, 1) == 1;
+}
+
+/* Two processes in two 64 MiB cgroups, top_k = 1, series_ttl = 0. In each
+ * phase one reads 8 GiB (stalling all along) while the other reads 96 MiB
+ * (a short stall) in the middle of it; then they swap. In every window one
+ * process at most is exported; the long reader is, with its whole count as
+ * perf has it (both phases); the short one never is, and pid="other" grows
+ * by exactly what everything but the long reader did (perf, system-wide). */
+START_TEST(test_reclaim_top_k_other)
+{
+	char cg[2][256], long_file[512], short_file[512], perf_out[512], filter[2][64], matcher[64];
+	struct reader_args args[2];
+	unsigned long long counts[3], total[2] = { 0, 0 };
+	int cmd[2], rep[2], phase, i, st;
+	struct mw_daemon *d;
+	pid_t child[2], perf;
+
+	memcg_path(cg[0], sizeof(cg[0]), "-rk0");
+	memcg_path(cg[1], sizeof(cg[1]), "-rk1");
+	memcg_create(cg[0], 64 * MiB);
+	memcg_create(cg[1], 64 * MiB);
+	sparse_create(long_file, sizeof(long_file), "rk-long", 8 * GiB);
+	sparse_create(short_file, sizeof(short_file), "rk-short", 96 * MiB);
+	d = start_with_config("[daemon]\nwindow = 500ms\nsample_interval = 50ms\n[collector.reclaim]\ntop_k = 1\n"
+			      "series_ttl = 0\n");
+	for (i = 0; i < 2; i++) {
+		args[i] = (struct reader_args){ cg[i], long_file, short_file };
+		child[i] = spawn_child(reader_child, &args[i], &cmd[i], &rep[i]);
+		snprintf(filter[i], sizeof(filter[i]), "common_pid == %d", (int)child[i]);
+	}
+	snprintf(perf_out, sizeof(perf_out), "%s/perf-topk.txt", mw_tmp_root());
+
+	for (phase = 0; phase < 2; phase++) {
+		int lead = phase, tail = 1 - phase;
+		bool lead_done = false, tail_done = false, tail_started = false, tail_seen = false;
+		double other0, other1, lead_max = 0, v;
+		int64_t t0, deadline;
+		char *body;
+
+		perf = perf_start((const char *const[]){ "-e", "vmscan:mm_vmscan_memcg_reclaim_begin", "--filter",
+							 filter[lead], "-e", "vmscan:mm_vmscan_memcg_reclaim_begin",
+							 "--filter", filter[tail], "-e",
+							 "vmscan:mm_vmscan_memcg_reclaim_begin", NULL },
+				  perf_out);
+		body = next_window(d);
+		other0 = metric_or_fail(body, "memwatch_process_memcg_reclaims_total", "pid=\"other\"");
+		free(body);
+
+		write_byte(cmd[lead], 'l');
+		t0 = mono_ms();
+		deadline = t0 + WORKLOAD_TIMEOUT_MS;
+		/* Every window: one process series at most, and who it is. */
+		while (!lead_done || !tail_done) {
+			ck_assert_msg(mono_ms() < deadline, "the readers did not finish within %d ms", WORKLOAD_TIMEOUT_MS);
+			if (!tail_started && mono_ms() - t0 >= 400) {
+				write_byte(cmd[tail], 's');
+				tail_started = true;
+			}
+			lead_done = lead_done || child_answered(rep[lead]);
+			tail_done = tail_done || (tail_started && child_answered(rep[tail]));
+			body = mw_scrape(d->port);
+			ck_assert_ptr_nonnull(body);
+			ck_assert_msg(count_series(body, "memwatch_process_memcg_reclaims_total{pid=\"") <= 2,
+				      "top_k = 1, yet more than one process series (plus other):\n%s", body);
+			snprintf(matcher, sizeof(matcher), "pid=\"%d\"", (int)child[lead]);
+			if (mw_metric(body, "memwatch_process_memcg_reclaims_total", matcher, &v, NULL, 0))
+				lead_max = fmax(lead_max, v);
+			snprintf(matcher, sizeof(matcher), "pid=\"%d\"", (int)child[tail]);
+			tail_seen = tail_seen || mw_metric(body, "memwatch_process_memcg_reclaims_total", matcher, NULL,
+							   NULL, 0);
+			free(body);
+			mw_sleep_ms(20);
+		}
+		ck_assert_msg(tail_started, "the short read never started");
+		/* The lead's last window, and one more for everything to settle. */
+		for (i = 0; i < 2; i++) {
+			body = next_window(d);
+			snprintf(matcher, sizeof(matcher), "pid=\"%d\"", (int)child[lead]);
+			if (mw_metric(body, "memwatch_process_memcg_reclaims_total", matcher, &v, NULL, 0))
+				lead_max = fmax(lead_max, v);
+			free(body);
+		}
+		body = next_window(d);
+		other1 = metric_or_fail(body, "memwatch_process_memcg_reclaims_total", "pid=\"other\"");
+		free(body);
+		perf_stop(perf);
+		perf_counts(perf_out, counts, 3);
+		total[lead] += counts[0];
+		total[tail] += counts[1];
+
+		note("top_k = 1, phase %d: long reader %d exported up to %.0f (perf: %llu in all), short reader %d "
+		     "(perf: %llu this phase) %s; other +%.0f, perf system-wide %llu",
+		     phase, (int)child[lead], lead_max, total[lead], (int)child[tail], counts[1],
+		     tail_seen ? "exported" : "never exported", other1 - other0, counts[2]);
+		ck_assert_msg(counts[1] > 0 && counts[0] > 10 * counts[1],
+			      "phase %d: the long read reclaimed %llu times, the short one %llu: not the intended shapes",
+			      phase, counts[0], counts[1]);
+		ck_assert_msg(lead_max == (double)total[lead],
+			      "phase %d: the long reader (pid %d) was exported with at most %.0f memcg reclaims, perf "
+			      "counted %llu",
+			      phase, (int)child[lead], lead_max, total[lead]);
+		ck_assert_msg(!tail_seen, "phase %d: the short reader (pid %d) was exported although top_k = 1 and the "
+			      "long one stalled all along", phase, (int)child[tail]);
+		ck_assert_msg(other1 - other0 == (double)(counts[2] - counts[0]),
+			      "phase %d: pid=\"other\" grew by %.0f, perf counted %llu memcg reclaims of everything but the "
+			      "long reader",
+			      phase, other1 - other0, counts[2] - counts[0]);
+	}
+	/* The second reader holds a copy of the first one's command pipe (forked
+	 * later): close both before waiting for either. */
+	close(cmd[0]);
+	close(cmd[1]);
+	for (i = 0; i < 2; i++) {
+		st = wait_child(child[i], 10000, "a reader");
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "reader %d ended with status 0x%x", i, st);
+		close(rep[i]);
+	}
+	drop_file(long_file);
+	drop_file(short_file);
+	memcg_remove(cg[0]);
+	memcg_remove(cg[1]);
+	mw_assert_clean_stop(d);
 }
 END_TEST
 
@@ -2019,6 +2198,7 @@ static Suite *collectors_suite(void)
 	Suite *s = suite_create("collectors");
 
 	add_test(s, "memcg_reclaim", test_memcg_reclaim, 120);
+	add_test(s, "reclaim_top_k_other", test_reclaim_top_k_other, 180);
 	add_test(s, "direct_reclaim", test_direct_reclaim, 300);
 	add_test(s, "allocs_and_faults", test_allocs_and_faults, 120);
 	add_test(s, "alloc_failures", test_alloc_failures, 120);
