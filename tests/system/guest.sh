@@ -245,6 +245,14 @@ echo "StatusText=$(prop memwatchd StatusText)"
 mark "END reloaded"
 scrape post-reload "$(now)"
 
+# What an operator reloads for: an edited file. The reclaim collector's
+# top_k changes, the rest stays; still no counter may go backwards.
+sed -i '/^\[collector\.reclaim\]/,/^\[/ s/^top_k = 10$/top_k = 20/' $CONF
+block conf-diff-edit grep -n '^top_k' $CONF
+block reload-edit systemctl reload memwatchd
+wait_active memwatchd
+scrape post-reload-edit "$(now)"
+
 # A configuration that does not parse: the reload is refused, the unit stays
 # active and the journal says why at priority err.
 cp $CONF /tmp/memwatchd.conf.good

@@ -398,7 +398,7 @@ def judge_cgroup_files(s, v, b):
     end = value(m, "memwatch_window_end_timestamp_seconds")
     exported = {lab["cgroup"] for n, lab, _ in m if n.startswith("memwatch_cgroup_memory_usage_bytes")}
     exported -= {"/", "other"}
-    problems, compared, exact, moved = [], 0, 0, 0
+    problems, compared, exact, moved, usage_exact = [], 0, 0, 0, 0
     shown = {IDLE_CG, CACHE_CG, "/system.slice/memwatchd.service", "/system.slice"}
     for cg in sorted(exported):
         a, z = before.get(cg), after.get(cg)
@@ -426,13 +426,16 @@ def judge_cgroup_files(s, v, b):
                 moved += 1
                 if cg in shown:
                     log(f"[{s}]   {cg:<34} {name:<52} {key:<16} daemon {mine!s:>12}  kernel {ka} / {kz}  (moved)")
-                if cg == IDLE_CG:
+                # memory.current of even an idle cgroup moves when a CPU's
+                # charge stock is drained; its limits must not.
+                if cg == IDLE_CG and key != "current":
                     problems.append(f"{cg} {key} moved ({ka} -> {kz}): the idle unit is not idle")
                 continue
             # Counters only grow: between the two reads, or equal when they agree.
             ok = mine is not None and lo <= mine <= hi
             compared += 1
             exact += lo == hi
+            usage_exact += key == "current"
             if cg == IDLE_CG and lo != hi:
                 problems.append(f"{cg} {key} moved ({ka} -> {kz}): the idle unit is not idle")
             if not ok:
@@ -441,11 +444,14 @@ def judge_cgroup_files(s, v, b):
             if cg in shown:
                 log(f"[{s}]   {cg:<34} {name:<52} {key:<16} daemon {mine!s:>12}  kernel {ka} / {kz}"
                     f"{'' if ok else '  MISMATCH'}")
+    if not usage_exact:
+        problems.append("no cgroup's memory.current stood still across the scrape: usage not compared")
     for need in (IDLE_CG, CACHE_CG):
         if need not in exported:
             problems.append(f"{need} not exported")
     detail = (f"{len(exported)} cgroups, {compared} figures equal to ({exact}) or between (counters) the "
-              f"guest's reads at {t0:.2f} and after the window ending {end}; {moved} gauges moved between "
+              f"guest's reads at {t0:.2f} and after the window ending {end} ({usage_exact} of them usage); "
+              f"{moved} gauges moved between "
               f"the reads, not compared")
     v.add("3 cgroup files", not problems, "; ".join(problems[:6]) or detail)
 
@@ -490,11 +496,11 @@ def judge_oom(s, v, b, singles):
     v.add("3 oom", not problems, "; ".join(problems) or "; ".join(notes))
 
 
-def judge_reload(s, v, b, singles):
-    pre, post = b.get("metrics pre-reload"), b.get("metrics post-reload")
+def judge_reload(s, v, b, singles, step="reload", pre_name="pre-reload", post_name="post-reload"):
+    pre, post = b.get(f"metrics {pre_name}"), b.get(f"metrics {post_name}")
     m0, m1 = parse_metrics(pre), parse_metrics(post)
     if m0 is None or m1 is None:
-        v.add("4 reload", False, "no fresh scrape around the reload")
+        v.add(f"4 {step}", False, "no fresh scrape around the reload")
         return
     fams = counter_families(pre)
     before = {(n, tuple(sorted(lab.items()))): x for n, lab, x in m0 if n in fams}
@@ -503,16 +509,15 @@ def judge_reload(s, v, b, singles):
     problems = [f"{n}{{{','.join(f'{a}={b_!r}' for a, b_ in lab)}}} {x0:g} -> {x1:g}" for (n, lab), x0, x1 in back]
     ok_reload = value(m1, "memwatch_config_reloads_total", result="success")
     ok_before = value(m0, "memwatch_config_reloads_total", result="success")
-    p = props(b.get("reloaded"))
-    if marker(singles, "rc reload") != "0" or p.get("ActiveState") != "active":
-        problems.insert(0, f"systemctl reload exit {marker(singles, 'rc reload')}, unit {p.get('ActiveState')}")
+    if marker(singles, f"rc {step}") != "0":
+        problems.insert(0, f"systemctl reload exit {marker(singles, f'rc {step}')}")
     if (ok_reload or 0) != (ok_before or 0) + 1:
         problems.insert(0, f"memwatch_config_reloads_total{{result=\"success\"}} {ok_before} -> {ok_reload}")
     common = len(set(before) & set(after))
-    log(f"[{s}] reload: {common} counter series in both scrapes, {len(back)} went backwards")
+    log(f"[{s}] {step}: {common} counter series in both scrapes, {len(back)} went backwards")
     for line in problems[:20]:
         log(f"[{s}]   {line}")
-    v.add("4 reload", not problems, (f"{len(back)} of {common} counter series went backwards: "
+    v.add(f"4 {step}", not problems, (f"{len(back)} of {common} counter series went backwards: "
                                      + "; ".join(problems[:8])) if problems else
           f"{common} counter series, none went backwards; reloads_total success {ok_before} -> {ok_reload}")
 
@@ -616,7 +621,11 @@ def judge(s, lines, rc, timed_out, unit_sha, rows):
     log(f"[{s}] per-cgroup figures (daemon at the window end; kernel: the cgroup's files before / after):")
     judge_cgroup_files(s, v, b)
     judge_oom(s, v, b, singles)
+    p = props(b.get("reloaded"))
+    if p.get("ActiveState") != "active" or p.get("SubState") != "running":
+        v.add("4 reload", False, f"after systemctl reload: {p.get('ActiveState')} ({p.get('SubState')})")
     judge_reload(s, v, b, singles)
+    judge_reload(s, v, b, singles, "reload-edit", "post-reload", "post-reload-edit")
     judge_bad_reload(s, v, b)
     judge_watchdog(s, v, b)
     judge_stop(s, v, b, singles)
