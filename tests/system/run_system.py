@@ -263,6 +263,9 @@ def judge_install(s, v, b, singles, want, unit_sha):
     if not any(re.search(r'Status: "' + re.escape(want_status), l) for l in status):
         problems.append(f"systemctl status has no Status: \"{want_status}...\" line")
     uid = p.get("UID")
+    log(f"[{s}] the running unit: {' '.join(st)}")
+    for line in b.get("procstatus") or []:
+        log(f"[{s}]   /proc/MainPID/status {line}")
     ps = {}
     for line in b.get("procstatus") or []:
         k, _, rest = line.partition(":")
