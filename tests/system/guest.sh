@@ -73,6 +73,18 @@ scrape() {
 	scrape_print "$1"
 }
 
+# `systemctl reload` returns once SIGHUP is sent: scrapes until a window
+# counts the reload ($2 successful ones in all), then prints it as $1.
+scrape_reloaded() {
+	local i n
+	for i in $(seq 1 30); do
+		scrape_fetch "$(now)"
+		n=$(awk '$1 == "memwatch_config_reloads_total{result=\"success\"}" { printf "%d", $2 }' /tmp/metrics)
+		[ "${n:-0}" -ge "$2" ] && break
+	done
+	scrape_print "$1"
+}
+
 events() {
 	curl -s --max-time 10 "$URL/api/v1/events" >/tmp/events.json
 	mark "BEGIN events $1"
@@ -243,7 +255,7 @@ mark "BEGIN reloaded"
 unit_state
 echo "StatusText=$(prop memwatchd StatusText)"
 mark "END reloaded"
-scrape post-reload "$(now)"
+scrape_reloaded post-reload 1
 
 # What an operator reloads for: an edited file. The reclaim collector's
 # top_k changes, the rest stays; still no counter may go backwards.
@@ -251,7 +263,7 @@ sed -i '/^\[collector\.reclaim\]/,/^\[/ s/^top_k = 10$/top_k = 20/' $CONF
 block conf-diff-edit grep -n '^top_k' $CONF
 block reload-edit systemctl reload memwatchd
 wait_active memwatchd
-scrape post-reload-edit "$(now)"
+scrape_reloaded post-reload-edit 2
 
 # A configuration that does not parse: the reload is refused, the unit stays
 # active and the journal says why at priority err.
@@ -260,7 +272,11 @@ printf '[daemon]\nwindow = banana\n' >>$CONF
 since=$(date '+%Y-%m-%d %H:%M:%S')
 pid_before=$(prop memwatchd MainPID)
 block bad-reload systemctl reload memwatchd
-sleep 2
+for i in $(seq 1 100); do
+	[ -n "$(journalctl -u memwatchd -p err --since "$since" -q --no-pager)" ] && break
+	sleep 0.2
+done
+sleep 1
 mark "BEGIN bad-reload-after"
 unit_state
 echo "pid-before $pid_before"

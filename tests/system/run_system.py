@@ -519,7 +519,7 @@ def judge_reload(s, v, b, singles, step="reload", pre_name="pre-reload", post_na
     ok_before = value(m0, "memwatch_config_reloads_total", result="success")
     if marker(singles, f"rc {step}") != "0":
         problems.insert(0, f"systemctl reload exit {marker(singles, f'rc {step}')}")
-    if (ok_reload or 0) != (ok_before or 0) + 1:
+    if (ok_reload or 0) != (ok_before or 0) + 1:  # the scrape after must count this reload
         problems.insert(0, f"memwatch_config_reloads_total{{result=\"success\"}} {ok_before} -> {ok_reload}")
     common = len(set(before) & set(after))
     log(f"[{s}] {step}: {common} counter series in both scrapes, {len(back)} went backwards")
