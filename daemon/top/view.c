@@ -119,27 +119,24 @@ static const json_t *last_window(const json_t *doc)
 bool chart_history_add(struct chart_history *h, const json_t *windows)
 {
 	const json_t *list = json_object_get(windows, "windows");
-	bool gap = h->n > 0;
+	bool had = h->n > 0, gap = false;
+	uint64_t newest = had ? h->seq[h->n - 1] : 0;
 	size_t i;
 
 	for (i = 0; i < json_array_size(list); i++) {
 		const json_t *w = json_array_get(list, i);
 		double seq = num(w, "seq");
 
-		if (!(seq >= 0))
+		if (!(seq >= 0) || (h->n && (uint64_t)seq <= h->seq[h->n - 1]))
 			continue;
-		if (h->n && (uint64_t)seq <= h->seq[h->n - 1]) {
-			if ((uint64_t)seq == h->seq[h->n - 1])
-				gap = false;
-			continue;
-		}
+		/* The first new window does not follow the newest kept: windows were missed. */
+		if (had && h->seq[h->n - 1] == newest && (uint64_t)seq > newest + 1)
+			gap = true;
 		if (h->n == CHART_MAX) {
 			memmove(h->seq, h->seq + 1, (CHART_MAX - 1) * sizeof(h->seq[0]));
 			memmove(h->min, h->min + 1, (CHART_MAX - 1) * sizeof(h->min[0]));
 			h->n--;
 		}
-		if (h->n && (uint64_t)seq == h->seq[h->n - 1] + 1)
-			gap = false;
 		h->seq[h->n] = (uint64_t)seq;
 		h->min[h->n] = num(json_object_get(w, "available_bytes"), "min");
 		h->n++;
