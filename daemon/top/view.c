@@ -224,8 +224,12 @@ static size_t char_step(const char *s, int *cols)
 static void cell(char *buf, size_t len, const char *s, int width, bool keep_tail)
 {
 	int used = 0, total = 0;
-	size_t n, o = 0;
+	size_t n, o = 0, pad;
 
+	if (len < 8) {
+		buf[0] = '\0';
+		return;
+	}
 	fit(s, 1 << 20, &total);
 	if (keep_tail && total > width && width > 3) {
 		while (*s && total > width - 3) {
@@ -238,13 +242,19 @@ static void cell(char *buf, size_t len, const char *s, int width, bool keep_tail
 		o = 3;
 		width -= 3;
 	}
+	if (width < 0)
+		width = 0;
 	n = fit(s, width, &used);
-	if (o + n + (size_t)(width - used) + 1 > len)
-		n = used = 0;
+	/* Never more than buf holds: fewer characters, then fewer blanks. */
+	while (o + n + 1 > len && width > 0)
+		n = fit(s, --width, &used);
+	pad = (size_t)(width - used);
+	if (o + n + pad + 1 > len)
+		pad = len - 1 - o - n;
 	memcpy(buf + o, s, n);
 	o += n;
-	memset(buf + o, ' ', (size_t)(width - used));
-	o += (size_t)(width - used);
+	memset(buf + o, ' ', pad);
+	o += pad;
 	buf[o] = '\0';
 }
 
@@ -366,16 +376,22 @@ static void draw_title(const struct view *v)
 {
 	char when[32], url[256];
 	time_t now = time(NULL);
+	int x, room, wlen;
 	struct tm tm;
-	int x;
 
 	gmtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%H:%M:%S UTC  q: quit", &tm);
+	wlen = (int)strlen(when);
 	x = put(0, 0, A_BOLD, "memwatch-top  ");
-	/* The URL gives way to the clock on a narrow terminal. */
-	cell(url, sizeof(url), v->url, COLS - x - (int)strlen(when) - 2 > 8 ? COLS - x - (int)strlen(when) - 2 : 8, false);
+	/* The URL gets what the clock leaves; on a very narrow terminal there is no clock. */
+	room = COLS - x - wlen - 2;
+	if (room < 8) {
+		put(0, x, A_NORMAL, v->url);
+		return;
+	}
+	cell(url, sizeof(url), v->url, room, false);
 	put(0, x, A_NORMAL, url);
-	put(0, COLS > (int)strlen(when) ? COLS - (int)strlen(when) : 0, A_NORMAL, when);
+	put(0, COLS - wlen, A_NORMAL, when);
 }
 
 /* A message wrapped over the lines from y; returns the line after it. */

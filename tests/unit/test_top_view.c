@@ -363,6 +363,29 @@ START_TEST(test_problem_wraps)
 }
 END_TEST
 
+/* Any size, however small or large, draws within it (ASan watches the rest). */
+START_TEST(test_any_size)
+{
+	static const int sizes[][2] = { { 1, 1 }, { 3, 10 }, { 5, 20 }, { 10, 30 }, { 24, 79 }, { 24, 149 },
+					{ 24, 150 }, { 100, 300 }, { 300, 500 } };
+	static struct chart_history h;
+	json_t *w = windows_of_seqs(1, 600);
+	char buf[2048];
+	size_t i;
+
+	chart_history_add(&h, w);
+	json_decref(w);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		draw_at(sizes[i][0], sizes[i][1], &h);
+		ck_assert_int_eq(LINES, sizes[i][0]);
+		ck_assert_int_eq(COLS, sizes[i][1]);
+		line_at(0, buf, sizeof(buf));
+		ck_assert_msg(strncmp(buf, "memwatch-top", sizes[i][1] < 12 ? (size_t)sizes[i][1] : 12) == 0,
+			      "%dx%d: title \"%s\"", sizes[i][1], sizes[i][0], buf);
+	}
+}
+END_TEST
+
 static Suite *top_view_suite(void)
 {
 	Suite *s = suite_create("top_view");
@@ -376,6 +399,7 @@ static Suite *top_view_suite(void)
 	tcase_add_test(tc, test_80x24);
 	tcase_add_test(tc, test_200x60);
 	tcase_add_test(tc, test_problem_wraps);
+	tcase_add_test(tc, test_any_size);
 	suite_add_tcase(s, tc);
 	return s;
 }
