@@ -602,7 +602,6 @@ START_TEST(test_top_tls_auth)
 	port = mw_free_port();
 	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
 	d = mw_spawn((const char *const[]){ "--config", path, "--listen", listen, NULL }, false);
-	free(path);
 	ck_assert_ptr_nonnull(d);
 	snprintf(url, sizeof(url), "https://127.0.0.1:%d", port);
 	snprintf(ca, sizeof(ca), "%s/ca.pem", tls_dir);
@@ -652,6 +651,18 @@ START_TEST(test_top_tls_auth)
 	assert_fits(screen, 80, 24);
 	free(screen);
 	term_key_exits(&t, "C-c");
+
+	/* memwatchd --top with the daemon's configuration: https, the port given
+	 * by --listen; the private CA is not known to it either. */
+	term_start(&t, "tls-alias", 80, 24,
+		   (const char *const[]){ MEMWATCHD_PATH, "--top", "--config", path, "--listen", listen, NULL });
+	screen = term_wait(&t, (const char *const[]){ url, "Cannot reach the daemon", "TLS", NULL }, SCREEN_TIMEOUT_MS,
+			   &found);
+	ck_assert_msg(found, "memwatchd --top --config (TLS) did not run memwatch-top on %s within %d ms:\n%s", url,
+		      SCREEN_TIMEOUT_MS, screen);
+	free(screen);
+	term_key_exits(&t, "q");
+	free(path);
 
 	ck_assert(mw_running(d));
 	ck_assert_int_eq(mw_stop(d), 0);
