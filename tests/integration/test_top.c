@@ -508,6 +508,26 @@ END_TEST
 
 /* ==== c. no daemon ==== */
 
+/* With its attributes (capture-pane -e): the error in red, and never a
+ * background colour of memwatch-top's own (SGR 40-47, 100-107, 48;...): the
+ * terminal's background stays. */
+static void assert_terminal_colors(const struct term *t)
+{
+	char *out = NULL;
+	const char *p;
+	int st = tmux(t, (const char *const[]){ "capture-pane", "-e", "-p", "-t", "top", NULL }, &out);
+
+	ck_assert_msg(st == 0 && out, "tmux capture-pane -e failed (0x%x)", st);
+	ck_assert_msg(strstr(out, "\x1b[31mCannot reach the daemon"), "the error is not red:\n%s", out);
+	for (p = strstr(out, "\x1b["); p; p = strstr(p + 1, "\x1b[")) {
+		int code = atoi(p + 2);
+
+		ck_assert_msg(!((code >= 40 && code <= 48) || (code >= 100 && code <= 107)),
+			      "a background colour (SGR %d) on the screen:\n%s", code, out);
+	}
+	free(out);
+}
+
 START_TEST(test_top_unreachable)
 {
 	char url[64], needle[64], *screen;
@@ -527,6 +547,7 @@ START_TEST(test_top_unreachable)
 	ck_assert_msg(strstr(screen, "Connection refused"), "no reason given:\n%s", screen);
 	assert_fits(screen, 80, 24);
 	free(screen);
+	assert_terminal_colors(&t);
 	term_key_exits(&t, "q");
 }
 END_TEST
