@@ -119,7 +119,7 @@ static const json_t *last_window(const json_t *doc)
 bool chart_history_add(struct chart_history *h, const json_t *windows)
 {
 	const json_t *list = json_object_get(windows, "windows");
-	bool had = h->n > 0, gap = false;
+	bool had = h->n > 0, first_new = true, gap = false;
 	uint64_t newest = had ? h->seq[h->n - 1] : 0;
 	size_t i;
 
@@ -130,8 +130,9 @@ bool chart_history_add(struct chart_history *h, const json_t *windows)
 		if (!(seq >= 0) || (h->n && (uint64_t)seq <= h->seq[h->n - 1]))
 			continue;
 		/* The first new window does not follow the newest kept: windows were missed. */
-		if (had && h->seq[h->n - 1] == newest && (uint64_t)seq > newest + 1)
+		if (first_new && had && (uint64_t)seq > newest + 1)
 			gap = true;
+		first_new = false;
 		if (h->n == CHART_MAX) {
 			memmove(h->seq, h->seq + 1, (CHART_MAX - 1) * sizeof(h->seq[0]));
 			memmove(h->min, h->min + 1, (CHART_MAX - 1) * sizeof(h->min[0]));
