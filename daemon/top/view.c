@@ -267,7 +267,7 @@ static attr_t color(const struct view *v, short pair)
 /* ---- tables ---- */
 
 struct row {
-	char label[160];
+	char label[256];
 	double value;
 	const json_t *sample;
 };
@@ -300,7 +300,8 @@ static void table_fill(struct table *t, const json_t *window, const char *name, 
 		const json_t *s = json_array_get(f, i), *labels = json_object_get(s, "labels");
 		const char *k = str(labels, key);
 		double d = num(s, "delta");
-		char a[24], b[128];
+		char a[24], b[256];
+		size_t klen = strlen(k);
 		struct row *r;
 
 		if (strcmp(k, "other") == 0 || !(d > 0))
@@ -316,8 +317,9 @@ static void table_fill(struct table *t, const json_t *window, const char *name, 
 		if (strcmp(key, "pid") == 0)
 			snprintf(r->label, sizeof(r->label), "%-7s %s", term_safe(a, 8, k, utf8),
 				 term_safe(b, 16, str(labels, "comm"), utf8));
-		else
-			snprintf(r->label, sizeof(r->label), "%s", term_safe(b, sizeof(b), k, utf8));
+		else /* a path: its tail is what tells it apart */
+			snprintf(r->label, sizeof(r->label), "%s",
+				 term_safe(b, sizeof(b), klen >= sizeof(b) ? k + klen - (sizeof(b) - 1) : k, utf8));
 		r->value = d;
 		r->sample = s;
 	}
