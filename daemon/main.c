@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
-#include <arpa/inet.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <link.h>

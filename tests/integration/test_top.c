@@ -549,6 +549,28 @@ START_TEST(test_top_unreachable)
 	free(screen);
 	assert_terminal_colors(&t);
 	term_key_exits(&t, "q");
+
+	/* A terminal without colours (vt100): the same words, no colour at all. */
+	term_start(&t, "unreachable-mono", 80, 24,
+		   (const char *const[]){ "/usr/bin/env", "TERM=vt100", MEMWATCH_TOP_PATH, "--url", url, NULL });
+	screen = term_wait(&t, (const char *const[]){ "Cannot reach the daemon", needle, NULL }, SCREEN_TIMEOUT_MS,
+			   &found);
+	ck_assert_msg(found, "memwatch-top on a vt100 did not say it cannot reach the daemon; screen:\n%s", screen);
+	free(screen);
+	{
+		char *out = NULL;
+		const char *p;
+
+		ck_assert_int_eq(tmux(&t, (const char *const[]){ "capture-pane", "-e", "-p", "-t", "top", NULL }, &out),
+				 0);
+		for (p = strstr(out, "\x1b["); p; p = strstr(p + 1, "\x1b[")) {
+			int code = atoi(p + 2);
+
+			ck_assert_msg(code < 30 || code == 39 || code == 49, "colour (SGR %d) on a vt100:\n%s", code, out);
+		}
+		free(out);
+	}
+	term_key_exits(&t, "q");
 }
 END_TEST
 
