@@ -217,8 +217,8 @@ const char *top_client_host_port(const struct top_client *c)
 
 static bool tls_failure(CURLcode rc)
 {
-	return rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CONNECT_ERROR || rc == CURLE_SSL_CACERT_BADFILE ||
-	       rc == CURLE_SSL_CERTPROBLEM || rc == CURLE_SSL_ISSUER_ERROR;
+	return rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CONNECT_ERROR ||
+	       rc == CURLE_SSL_CACERT_BADFILE || rc == CURLE_SSL_CERTPROBLEM || rc == CURLE_SSL_ISSUER_ERROR;
 }
 
 static enum top_failure transport_error(struct top_client *c, CURLcode rc, char *err, size_t errlen)

@@ -123,7 +123,8 @@ static int parse_argv(int argc, char *argv[], struct options *o)
 		return -EINVAL;
 	}
 	if (!o->user != !o->password_file) {
-		fprintf(stderr, "memwatch-top: --user and --password-file go together (a password is never an argument)\n");
+		fprintf(stderr, "memwatch-top: --user and --password-file go together "
+				"(a password is never an argument)\n");
 		return -EINVAL;
 	}
 	return 1;

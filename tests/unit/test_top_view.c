@@ -110,7 +110,8 @@ static json_t *make_windows(void)
 	for (i = 0; i < N_PROCS; i++) {
 		snprintf(pid, sizeof(pid), "%d", 1000 + i);
 		snprintf(comm, sizeof(comm), i == 7 ? "\x1b[2Jevil" : "stall%02d", i);
-		json_array_append_new(procs, series(json_pack("{s:s, s:s}", "pid", pid, "comm", comm), 1, (i + 1) * 1e-3));
+		json_array_append_new(procs,
+				      series(json_pack("{s:s, s:s}", "pid", pid, "comm", comm), 1, (i + 1) * 1e-3));
 	}
 	json_array_append_new(procs, series(json_pack("{s:s, s:s}", "pid", "other", "comm", ""), 5, 5));
 	for (i = 0; i < N_CGROUPS; i++) {
@@ -132,11 +133,14 @@ static json_t *make_windows(void)
 				      json_pack("{s:{s:s, s:s, s:s}, s:f}", "labels", "collector", names[i], "state",
 						i == 6 ? "degraded" : "active", "mode", "procfs", "value", 1.0));
 	metrics = json_pack("{s:o, s:o, s:o, s:o, s:o, s:[{s:f}], s:[{s:f}], s:[{s:f}]}",
-			    "memwatch_process_direct_reclaim_seconds_total", procs, "memwatch_cgroup_reclaim_seconds_total",
-			    cgroups, "memwatch_process_minor_faults_total", minor, "memwatch_process_major_faults_total",
-			    major, "memwatch_collector_info", collectors, "memwatch_memory_available_ratio", "value",
-			    0.5, "memwatch_window_seconds", "value", 1.0, "memwatch_oom_kills_total", "value",
-			    (double)N_KILLS);
+			    "memwatch_process_direct_reclaim_seconds_total", procs,
+			    "memwatch_cgroup_reclaim_seconds_total", cgroups,
+			    "memwatch_process_minor_faults_total", minor,
+			    "memwatch_process_major_faults_total", major,
+			    "memwatch_collector_info", collectors,
+			    "memwatch_memory_available_ratio", "value", 0.5,
+			    "memwatch_window_seconds", "value", 1.0,
+			    "memwatch_oom_kills_total", "value", (double)N_KILLS);
 	json_array_append_new(list, json_pack("{s:f, s:{s:f, s:f, s:f}, s:o}", "seq", 1.0, "available_bytes", "last",
 					      2048.0 * 1048576, "min", 2047.0 * 1048576, "max", 2049.0 * 1048576,
 					      "metrics", metrics));
@@ -276,7 +280,8 @@ START_TEST(test_80x24)
 	ck_assert_str_eq(pids[1], "1018");
 	ck_assert_int_eq(find_line("1019    stall19", buf, sizeof(buf)) >= 0, 1);
 	ck_assert_msg(strstr(buf, "20.0 ms"), "row of 1019: %s", buf);
-	ck_assert_msg(strstr(buf, "  ...000") && strstr(buf, "0/cg11 ") && strstr(buf, "24.0 ms"), "first cgroup row: %s", buf);
+	ck_assert_msg(strstr(buf, "  ...000") && strstr(buf, "0/cg11 ") && strstr(buf, "24.0 ms"), "first cgroup row: %s",
+		      buf);
 	ck_assert_int_eq(find_line("Top faulting processes", buf, sizeof(buf)), -1);
 	/* Newest kill first. */
 	y = find_line("Recent OOM kills", buf, sizeof(buf));
