@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <link.h>
 #include <malloc.h>
 #include <poll.h>
@@ -18,7 +20,6 @@
 #include "http.h"
 #include "log.h"
 #include "privileges.h"
-#include "top.h"
 
 #define EXIT_USAGE 2
 
@@ -43,8 +44,9 @@ static void help(void)
 	       "                       (default %s: every address, IPv6 and IPv4)\n"
 	       "      --check          probe every enabled collector, print a table and exit:\n"
 	       "                       0 when each is active or degraded for a known reason, 1 otherwise\n"
-	       "      --top            show a running daemon in the terminal (q quits)\n"
-	       "      --url URL        the daemon --top reads (default http://127.0.0.1:9577)\n"
+	       "      --top            run memwatch-top, the terminal view, on this daemon\n"
+	       "                       (its [daemon] listen address and TLS setting)\n"
+	       "      --url URL        the daemon --top shows instead\n"
 	       "      --version        print the version and exit\n"
 	       "  -h, --help           print this help and exit\n\n"
 	       "Signals: SIGHUP reloads the configuration; SIGTERM and SIGINT stop.\n",
@@ -135,6 +137,83 @@ static int load_config(const struct options *o, struct config **ret_config,
 	*ret_config = c;
 	c = NULL;
 	return 0;
+}
+
+/* The URL of the daemon a configuration describes: a wildcard address is
+ * reached on loopback, and TLS means https. */
+static int url_from_config(const struct config *c, char *buf, size_t len)
+{
+	const struct daemon_config *d = &c->daemon;
+	const char *scheme = d->tls_cert_file[0] ? "https" : "http";
+	struct listen_addr a;
+	char host[INET6_ADDRSTRLEN] = "127.0.0.1";
+
+	if (listen_addr_parse(d->listen, &a) < 0)
+		return -EINVAL;
+	if (a.ss.ss_family == AF_INET6 && !a.any) {
+		const struct in6_addr *ip = &((const struct sockaddr_in6 *)&a.ss)->sin6_addr;
+
+		if (!IN6_IS_ADDR_UNSPECIFIED(ip))
+			inet_ntop(AF_INET6, ip, host, sizeof(host));
+		else
+			snprintf(host, sizeof(host), "::1");
+		snprintf(buf, len, "%s://[%s]:%u", scheme, host, a.port);
+		return 0;
+	}
+	if (a.ss.ss_family == AF_INET && !a.any) {
+		const struct in_addr *ip = &((const struct sockaddr_in *)&a.ss)->sin_addr;
+
+		if (ip->s_addr != htonl(INADDR_ANY))
+			inet_ntop(AF_INET, ip, host, sizeof(host));
+	}
+	snprintf(buf, len, "%s://%s:%u", scheme, host, a.port);
+	return 0;
+}
+
+/* memwatchd --top is memwatch-top, a program of its own: found next to this
+ * binary (the build tree, or both installed in one directory), where the
+ * build installs it, or in PATH. Only returns on failure. */
+static int exec_top(const struct options *o)
+{
+	char url[256], self[PATH_MAX], sibling[PATH_MAX + 16];
+	const char *argv[4] = { "memwatch-top", "--url", url, NULL };
+	ssize_t n;
+
+	if (o->url) {
+		snprintf(url, sizeof(url), "%s", o->url);
+	} else {
+		_cleanup_(config_freep) struct config *c = NULL;
+		struct config_error err = { 0 };
+		int r = config_load(o->config_path, !o->config_explicit, &c, &err);
+
+		if (r < 0) {
+			fprintf(stderr, "memwatchd: %s\n", err.message[0] ? err.message : strerror(-r));
+			return EXIT_USAGE;
+		}
+		if (o->listen)
+			snprintf(c->daemon.listen, sizeof(c->daemon.listen), "%s", o->listen);
+		if (url_from_config(c, url, sizeof(url)) < 0) {
+			fprintf(stderr, "memwatchd: --top: no URL for listen address '%s'\n", c->daemon.listen);
+			return EXIT_USAGE;
+		}
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		char *slash;
+
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(sibling, sizeof(sibling), "%s/memwatch-top", self);
+			execv(sibling, (char *const *)argv);
+		}
+	}
+	execv(MEMWATCH_TOP_PATH, (char *const *)argv);
+	execvp("memwatch-top", (char *const *)argv);
+	fprintf(stderr, "memwatchd: --top runs memwatch-top, which is not installed (not next to memwatchd, not %s, "
+			"not in PATH): %m\n", MEMWATCH_TOP_PATH);
+	return EXIT_FAILURE;
 }
 
 static struct event_settings event_settings_from(const struct daemon_config *d)
@@ -438,7 +517,7 @@ int main(int argc, char *argv[])
 	if (r <= 0)
 		return r < 0 ? EXIT_USAGE : EXIT_SUCCESS;
 	if (o.top)
-		return top_run(o.url ? o.url : "http://127.0.0.1:9577");
+		return exec_top(&o);
 
 	/* Line-buffered so journald and test harnesses see each line as it is written. */
 	setvbuf(stderr, NULL, _IOLBF, 0);

@@ -1,71 +1,36 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The two human interfaces of memwatchd, end to end: the status page at GET /
- * rendered by a real browser (headless Chromium: screenshot and DOM), with a
- * process whose name is markup; and `memwatchd --top` in a real terminal
- * (a private tmux server), against a live daemon and an unreachable one, with
- * a process whose name is a terminal escape sequence. Needs root (the daemon
- * loads BPF; the cgroup test writes /sys/fs/cgroup); without it, exits 77.
- * Chromium and tmux are required, not optional: without them the tests fail
- * and say which Debian package is missing.
+/* The status page at GET / end to end, rendered by a real browser (headless
+ * Chromium: screenshot and DOM), with a process whose name is markup. Needs
+ * root (the daemon loads BPF); without it, exits 77. Chromium is required, not
+ * optional: without it the tests fail and say which Debian package is
+ * missing. The terminal view, memwatch-top, is tested in test_top.c.
  *
- * Every test is bounded and undoes what it creates. A failed assertion ends
- * a test's process at once (check's fork mode), so each resource (cgroup,
- * file, tmux server) is written to a journal before it is created, and the
- * runner process replays the journal after every test. Processes a test
- * starts die with it (PR_SET_PDEATHSIG) and are only ever signalled by the
- * PID (or process group) it got from fork(). */
+ * Every test is bounded and undoes what it creates (uitest.h: the journal).
+ * Processes a test starts die with it (PR_SET_PDEATHSIG) and are only ever
+ * signalled by the PID (or process group) it got from fork(). */
 #include <check.h>
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/magic.h>
 #include <math.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
-#include "helpers.h"
+#include "uitest.h"
 
 #ifndef CHROMIUM_PATH
 #define CHROMIUM_PATH "/usr/bin/chromium"
 #endif
-#ifndef TMUX_PATH
-#define TMUX_PATH "/usr/bin/tmux"
-#endif
 
-#define MEMCG_V1_ROOT "/sys/fs/cgroup/memory"
-#define CGROUP_V2_ROOT "/sys/fs/cgroup"
-
-#define KiB 1024ULL
-#define MiB (1024ULL * KiB)
-#define GiB (1024ULL * MiB)
-
-#define TEST_TIMEOUT_SEC 150
 #define CHROMIUM_TIMEOUT_MS 90000
-#define TMUX_TIMEOUT_MS 10000
-#define SCREEN_TIMEOUT_MS 20000
-#define EXIT_TIMEOUT_MS 5000
 #define PAGE_TIMEOUT_MS 30000
-
-#define SCREEN_COLS 80
-#define SCREEN_LINES 24
 
 /* 15 bytes: all of it fits in a task's comm. */
 #define MARKUP_NAME "<script>alert(1"
 #define MARKUP_ESCAPED "&lt;script&gt;alert(1"
-/* ESC [ 2 J (erase the screen), then a marker. */
-#define ESCAPE_NAME "\x1b[2Jmwpwn"
-#define ESCAPE_SHOWN "?[2Jmwpwn"
 
 /* 500 ms windows; every series of the faults collector, so that the test's own
  * processes are exported whatever else runs on the host. */
@@ -79,46 +44,6 @@ static const char ui_config[] = "# memwatchd UI tests\n"
 				"[collector.faults]\n"
 				"top_k = 1000\n";
 
-static char journal_path[400];
-static pid_t runner_pid;
-
-/* ---- small utilities ---- */
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int write_text(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, text, strlen(text));
-	if (n < 0) {
-		int r = -errno;
-
-		close(fd);
-		return r;
-	}
-	close(fd);
-	return (size_t)n == strlen(text) ? 0 : -EIO;
-}
-
-/* A required program: the UI tests never skip for want of one. */
-static void require_program(const char *path, const char *package)
-{
-	ck_assert_msg(access(path, X_OK) == 0,
-		      "%s is missing (%s): install the Debian package '%s'; the UI tests need it and do not skip without "
-		      "it",
-		      path, strerror(errno), package);
-}
-
 static char *strcasestr_n(const char *hay, const char *needle)
 {
 	size_t n = strlen(needle);
@@ -129,151 +54,7 @@ static char *strcasestr_n(const char *hay, const char *needle)
 	return NULL;
 }
 
-/* ---- the journal of what a test created ---- */
-
-static void journal_add(const char *kind, const char *what)
-{
-	FILE *f = fopen(journal_path, "ae");
-
-	ck_assert_msg(f != NULL, "cannot open the journal %s: %s", journal_path, strerror(errno));
-	fprintf(f, "%s %s\n", kind, what);
-	ck_assert_msg(fclose(f) == 0, "cannot write the journal %s", journal_path);
-}
-
-static void drop_file(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd >= 0) {
-		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-		close(fd);
-	}
-	unlink(path);
-}
-
-/* rmdir, retried while tasks that were killed are still on their way out. */
-static int remove_cgroup(const char *path, int timeout_ms)
-{
-	int64_t deadline = mono_ms() + timeout_ms;
-
-	for (;;) {
-		if (rmdir(path) == 0 || errno == ENOENT)
-			return 0;
-		if (errno != EBUSY || mono_ms() >= deadline)
-			return -errno;
-		mw_sleep_ms(50);
-	}
-}
-
-/* `tmux -L name kill-server`, bounded; the server's panes get SIGHUP from it. */
-static void tmux_kill_server(const char *name)
-{
-	pid_t pid = fork();
-	int64_t deadline = mono_ms() + TMUX_TIMEOUT_MS;
-	int st;
-
-	if (pid < 0)
-		return;
-	if (pid == 0) {
-		int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-		if (fd >= 0) {
-			dup2(fd, STDOUT_FILENO);
-			dup2(fd, STDERR_FILENO);
-		}
-		execl(TMUX_PATH, TMUX_PATH, "-L", name, "kill-server", (char *)NULL);
-		_exit(127);
-	}
-	while (waitpid(pid, &st, WNOHANG) == 0) {
-		if (mono_ms() >= deadline) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &st, 0);
-			break;
-		}
-		mw_sleep_ms(20);
-	}
-}
-
-/* Undoes everything in the journal that a test did not undo itself: tmux
- * servers first (their panes may be reading), then files, then cgroups. */
-static void journal_replay(void)
-{
-	static char buf[16384];
-	static const char *const kinds[] = { "tmux ", "file ", "cgroup " };
-	size_t k;
-	ssize_t n;
-	int fd;
-
-	fd = open(journal_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0) {
-		unlink(journal_path);
-		return;
-	}
-	buf[n] = '\0';
-	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
-		char *line, *next;
-
-		for (line = buf; line && *line; line = next) {
-			char *nl = strchr(line, '\n');
-			size_t kl = strlen(kinds[k]);
-
-			next = nl ? nl + 1 : NULL;
-			if (nl)
-				*nl = '\0';
-			if (strncmp(line, kinds[k], kl) == 0) {
-				const char *what = line + kl;
-
-				if (k == 0)
-					tmux_kill_server(what);
-				else if (k == 1)
-					drop_file(what);
-				else if (remove_cgroup(what, 10000) < 0)
-					fprintf(stderr, "cleanup: cannot remove cgroup %s: %s\n", what, strerror(errno));
-			}
-			if (nl)
-				*nl = '\n';
-		}
-	}
-	unlink(journal_path);
-}
-
-static void replay_after_test(void)
-{
-	journal_replay();
-}
-
-static void on_fatal_signal(int sig)
-{
-	if (getpid() == runner_pid)
-		journal_replay();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/* ---- the daemon ---- */
-
-static void teardown_daemons(void)
-{
-	int killed = mw_cleanup_all();
-
-	ck_assert_msg(killed == 0, "%d daemon(s) ignored SIGTERM and had to be killed", killed);
-}
-
-static struct mw_daemon *start_ui_daemon(void)
-{
-	char *conf = mw_write_temp_file("memwatchd.conf", ui_config);
-	struct mw_daemon *d;
-
-	ck_assert_msg(conf != NULL, "cannot write a temporary config");
-	d = mw_start(conf, NULL, false);
-	free(conf);
-	ck_assert_msg(d != NULL, "memwatchd did not start serving /metrics (log above)");
-	return d;
-}
+/* ---- the daemon's page ---- */
 
 static char *get_page(struct mw_daemon *d)
 {
@@ -349,185 +130,7 @@ static size_t collectors_of(struct mw_daemon *d, char names[][64], size_t max)
 	return n;
 }
 
-/* ---- processes the tests start ---- */
-
-enum work { WORK_TOUCH, WORK_READ };
-
-static void touch_forever(void)
-{
-	const size_t len = 32 * MiB;
-	const struct timespec pause = { .tv_nsec = 20 * 1000000L };
-
-	for (;;) {
-		volatile char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		size_t i;
-
-		if (m == MAP_FAILED)
-			_exit(4);
-		/* Small pages: one minor fault per 4 KiB touched. */
-		madvise((void *)m, len, MADV_NOHUGEPAGE);
-		for (i = 0; i < len; i += 4096)
-			m[i] = 1;
-		munmap((void *)m, len);
-		nanosleep(&pause, NULL);
-	}
-}
-
-/* Reads a sparse file (bigger than the cgroup's limit) round and round: every
- * read fills the page cache, so the cgroup reclaims all the time. */
-static void read_forever(const char *path)
-{
-	const size_t chunk = MiB;
-	const struct timespec pause = { .tv_nsec = 2 * 1000000L };
-	char *buf = malloc(chunk);
-	off_t off = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (!buf || fd < 0)
-		_exit(5);
-	for (;;) {
-		ssize_t n = pread(fd, buf, chunk, off);
-
-		if (n < 0)
-			_exit(6);
-		off = n == 0 ? 0 : off + n;
-		if (off % (16 * MiB) == 0)
-			nanosleep(&pause, NULL);
-	}
-}
-
-/* Forks a worker called name (its comm), in cgroup procs_file if given, and
- * waits until it has its name and cgroup. It dies with the test. */
-static pid_t spawn_worker(const char *name, enum work work, const char *procs_file, const char *file)
-{
-	pid_t parent = getpid(), pid;
-	struct pollfd pfd;
-	char ok = 0, comm_path[64], *comm;
-	int p[2];
-
-	ck_assert_msg(pipe2(p, O_CLOEXEC) == 0, "pipe2: %s", strerror(errno));
-	fflush(NULL);
-	pid = fork();
-	ck_assert_msg(pid >= 0, "fork: %s", strerror(errno));
-	if (pid == 0) {
-		char self[32];
-
-		close(p[0]);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGINT, SIG_DFL);
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-			_exit(126);
-		if (prctl(PR_SET_NAME, name) < 0)
-			_exit(2);
-		snprintf(self, sizeof(self), "%d", (int)getpid());
-		if (procs_file && write_text(procs_file, self) < 0)
-			_exit(3);
-		if (write(p[1], "r", 1) != 1)
-			_exit(7);
-		close(p[1]);
-		if (work == WORK_TOUCH)
-			touch_forever();
-		read_forever(file);
-		_exit(0);
-	}
-	close(p[1]);
-	pfd = (struct pollfd){ .fd = p[0], .events = POLLIN };
-	if (poll(&pfd, 1, 10000) == 1 && read(p[0], &ok, 1) != 1)
-		ok = 0;
-	close(p[0]);
-	if (ok != 'r') {
-		int st = 0;
-
-		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
-		ck_abort_msg("worker '%s' did not start (status 0x%x: 2 = PR_SET_NAME, 3 = joining %s)", name, st,
-			     procs_file ? procs_file : "-");
-	}
-	snprintf(comm_path, sizeof(comm_path), "/proc/%d/comm", (int)pid);
-	comm = mw_read_file(comm_path, NULL);
-	ck_assert_msg(comm && strncmp(comm, name, strlen(name)) == 0 && comm[strlen(name)] == '\n',
-		      "worker %d is called '%s', not '%s'", (int)pid, comm ? comm : "?", name);
-	free(comm);
-	return pid;
-}
-
-static void stop_worker(pid_t pid)
-{
-	int st;
-
-	ck_assert_int_eq(kill(pid, SIGKILL), 0);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "worker %d ended by itself (status 0x%x)", (int)pid,
-		      st);
-}
-
 /* ---- running Chromium ---- */
-
-/* Runs argv in a process group of its own, stdout and stderr to files, at
- * most timeout_ms; whatever is left of the group afterwards (browser helper
- * processes) is killed by its group id. Returns the wait status, or -1 when
- * the bound was hit. */
-static int run_bounded(const char *const *argv, const char *out_path, const char *err_path, const char *home,
-		       int timeout_ms)
-{
-	pid_t parent = getpid(), pid;
-	int64_t deadline = mono_ms() + timeout_ms;
-	int st = -1;
-
-	fflush(NULL);
-	pid = fork();
-	ck_assert_msg(pid >= 0, "fork: %s", strerror(errno));
-	if (pid == 0) {
-		int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		sigset_t none;
-
-		setpgid(0, 0);
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-			_exit(126);
-		if (in < 0 || out < 0 || err < 0 || dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 ||
-		    dup2(err, STDERR_FILENO) < 0)
-			_exit(126);
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGPIPE, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGINT, SIG_DFL);
-		if (home) {
-			/* Nothing of the browser's lands in root's real home. */
-			setenv("HOME", home, 1);
-			setenv("XDG_CONFIG_HOME", home, 1);
-			setenv("XDG_CACHE_HOME", home, 1);
-			setenv("XDG_DATA_HOME", home, 1);
-		}
-		execv(argv[0], (char *const *)argv);
-		dprintf(STDERR_FILENO, "exec %s: %m\n", argv[0]);
-		_exit(127);
-	}
-	setpgid(pid, pid);
-	for (;;) {
-		pid_t r = waitpid(pid, &st, WNOHANG);
-
-		if (r == pid)
-			break;
-		if (r < 0 && errno != EINTR) {
-			st = -1;
-			break;
-		}
-		if (mono_ms() >= deadline) {
-			kill(-pid, SIGKILL);
-			while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-				;
-			st = -1;
-			break;
-		}
-		mw_sleep_ms(50);
-	}
-	kill(-pid, SIGKILL);
-	return st;
-}
 
 /* chromium --headless ... <what> URL with a fresh profile; returns the path of
  * its stdout (malloc'd); asserts it exited 0. */
@@ -569,6 +172,11 @@ static char *chromium(int port, const char *what, const char *tag)
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "chromium %s %s ended with status 0x%x (stderr above)", what,
 		      url, st);
 	return strdup(out);
+}
+
+static struct mw_daemon *start_ui_daemon(void)
+{
+	return start_daemon_with(ui_config);
 }
 
 /* ---- PNG ---- */
@@ -859,265 +467,6 @@ static char *table_section(const char *html, const char *caption)
 	return strndup(start, (size_t)(end - start));
 }
 
-/* ---- tmux ---- */
-
-struct term {
-	char name[64];      /* tmux -L socket name, private to this test */
-	char status[400];   /* where the pane's command writes its exit status */
-	char err[400];      /* the pane command's stderr */
-};
-
-/* tmux -u -L name ARGS..., bounded; returns the wait status, stdout in *out if asked. */
-static int tmux(const struct term *t, const char *const *args, char **out)
-{
-	const char *argv[32];
-	char out_path[450], err_path[450];
-	size_t n = 0;
-	int st;
-
-	argv[n++] = TMUX_PATH;
-	argv[n++] = "-u";
-	argv[n++] = "-L";
-	argv[n++] = t->name;
-	for (; *args && n < 31; args++)
-		argv[n++] = *args;
-	argv[n] = NULL;
-	snprintf(out_path, sizeof(out_path), "%s/tmux-%s.out", mw_tmp_root(), t->name);
-	snprintf(err_path, sizeof(err_path), "%s/tmux-%s.err", mw_tmp_root(), t->name);
-	st = run_bounded(argv, out_path, err_path, NULL, TMUX_TIMEOUT_MS);
-	if (out)
-		*out = mw_read_file(out_path, NULL);
-	return st;
-}
-
-/* A private tmux server with one 80x24 session "top" running memwatchd --top
- * --url url. The pane's shell only waits for memwatchd (it ignores nothing:
- * its INT trap is a no-op, which exec resets) and writes its exit status. */
-static void term_start(struct term *t, const char *url, const char *tag)
-{
-	const char *script = "trap : INT; \"$0\" --top --url \"$1\" 2>\"$2\"; echo $? >\"$3\"";
-	char *err = NULL;
-	int st;
-
-	snprintf(t->name, sizeof(t->name), "memwatch-itest-%d-%s", (int)getpid(), tag);
-	snprintf(t->status, sizeof(t->status), "%s/top-%s.status", mw_tmp_root(), tag);
-	snprintf(t->err, sizeof(t->err), "%s/top-%s.stderr", mw_tmp_root(), tag);
-	unlink(t->status);
-	journal_add("tmux", t->name);
-	st = tmux(t,
-		  (const char *const[]){ "-f", "/dev/null", "new-session", "-d", "-s", "top", "-x", "80", "-y", "24",
-					 "/bin/sh", "-c", script, MEMWATCHD_PATH, url, t->err, t->status, NULL },
-		  NULL);
-	if (st != 0) {
-		char path[450];
-
-		snprintf(path, sizeof(path), "%s/tmux-%s.err", mw_tmp_root(), t->name);
-		err = mw_read_file(path, NULL);
-	}
-	ck_assert_msg(st == 0, "tmux new-session failed (status 0x%x): %s", st, err ? err : "");
-	free(err);
-}
-
-/* The screen, lines joined where tmux wrapped them, trailing blanks dropped. */
-static char *term_capture(const struct term *t)
-{
-	char *out = NULL, *p, *w;
-	int st = tmux(t, (const char *const[]){ "capture-pane", "-p", "-J", "-t", "top", NULL }, &out);
-
-	if (st != 0 || !out) {
-		free(out);
-		return NULL;
-	}
-	/* Drop the blanks at the end of every line. */
-	for (p = w = out; *p; p++) {
-		if (*p == '\n')
-			while (w > out && w[-1] == ' ')
-				w--;
-		*w++ = *p;
-	}
-	*w = '\0';
-	return out;
-}
-
-/* Captures until every needle is on the screen; the last screen is returned either way. */
-static char *term_wait(const struct term *t, const char *const *needles, int timeout_ms, bool *found)
-{
-	int64_t deadline = mono_ms() + timeout_ms;
-
-	for (;;) {
-		char *screen = term_capture(t);
-		const char *const *n;
-		bool all = screen != NULL;
-
-		for (n = needles; all && *n; n++)
-			all = strstr(screen, *n) != NULL;
-		if (all || mono_ms() >= deadline) {
-			*found = all;
-			return screen ? screen : strdup("(no screen: capture-pane failed)");
-		}
-		free(screen);
-		mw_sleep_ms(200);
-	}
-}
-
-/* Sends a key; the session must end (the command exited) within the bound, with status 0. */
-static void term_key_exits(const struct term *t, const char *key)
-{
-	int64_t deadline;
-	char *status, *report_text;
-	const char *report;
-	int st;
-
-	st = tmux(t, (const char *const[]){ "send-keys", "-t", "top", key, NULL }, NULL);
-	ck_assert_msg(st == 0, "tmux send-keys %s failed (0x%x)", key, st);
-	deadline = mono_ms() + EXIT_TIMEOUT_MS;
-	while (tmux(t, (const char *const[]){ "has-session", "-t", "top", NULL }, NULL) == 0) {
-		ck_assert_msg(mono_ms() < deadline, "memwatchd --top still runs %d ms after %s", EXIT_TIMEOUT_MS, key);
-		mw_sleep_ms(100);
-	}
-	status = mw_read_file(t->status, NULL);
-	report_text = mw_read_file(t->err, NULL);
-	report = report_text ? mw_sanitizer_report(report_text) : NULL;
-	ck_assert_msg(status != NULL, "the session ended but the pane's shell wrote no exit status");
-	ck_assert_msg(atoi(status) == 0 && status[0] == '0', "memwatchd --top exited %d after %s; stderr: %s",
-		      atoi(status), key, report_text ? report_text : "");
-	ck_assert_msg(!report, "sanitizer report from memwatchd --top: %.300s", report);
-	free(status);
-	free(report_text);
-	/* The server ends with its last session; make sure. */
-	tmux_kill_server(t->name);
-}
-
-/* Display columns of one line of UTF-8 (every character one column: the screen has no wide ones). */
-static size_t columns(const char *line, size_t len)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < len; i++)
-		if (((unsigned char)line[i] & 0xc0) != 0x80)
-			n++;
-	return n;
-}
-
-static void assert_fits(const char *screen)
-{
-	const char *line = screen;
-	int lines = 0;
-
-	while (*line) {
-		const char *nl = strchr(line, '\n');
-		size_t len = nl ? (size_t)(nl - line) : strlen(line);
-
-		ck_assert_msg(columns(line, len) <= SCREEN_COLS, "line %d is %zu columns wide (> %d): \"%.*s\"\nscreen:\n%s",
-			      lines + 1, columns(line, len), SCREEN_COLS, (int)len, line, screen);
-		lines++;
-		if (!nl)
-			break;
-		line = nl + 1;
-	}
-	ck_assert_msg(lines <= SCREEN_LINES, "%d lines on a %d-line screen:\n%s", lines, SCREEN_LINES, screen);
-}
-
-/* The line starting with prefix, copied (with its continuation lines, which start with two blanks). */
-static bool screen_line(const char *screen, const char *prefix, char *buf, size_t len)
-{
-	const char *p = screen;
-	size_t o = 0;
-
-	while (p && *p) {
-		if (strncmp(p, prefix, strlen(prefix)) == 0) {
-			for (;;) {
-				const char *nl = strchr(p, '\n');
-				size_t n = nl ? (size_t)(nl - p) : strlen(p);
-
-				if (o + n + 2 >= len)
-					return false;
-				memcpy(buf + o, p, n);
-				o += n;
-				buf[o++] = ' ';
-				if (!nl || strncmp(nl + 1, "  ", 2) != 0)
-					break;
-				p = nl + 1;
-			}
-			buf[o] = '\0';
-			return true;
-		}
-		p = strchr(p, '\n');
-		if (p)
-			p++;
-	}
-	return false;
-}
-
-static double parse_bytes(const char *text)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	char unit[16];
-	double v, scale = 1;
-	size_t i;
-
-	if (sscanf(text, "%lf %15s", &v, unit) != 2)
-		return NAN;
-	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++, scale *= 1024)
-		if (strcmp(unit, units[i]) == 0)
-			return v * scale;
-	return NAN;
-}
-
-/* ---- memory cgroup for a reclaiming worker ---- */
-
-struct memcg {
-	char path[256];
-	char procs[300];
-};
-
-/* A 64 MiB memory cgroup: v1 (hybrid hosts) or v2. */
-static void memcg_create(struct memcg *cg, const char *tag)
-{
-	char file[350];
-	bool v1 = access(MEMCG_V1_ROOT "/cgroup.procs", F_OK) == 0;
-	char *controllers = v1 ? NULL : mw_read_file(CGROUP_V2_ROOT "/cgroup.subtree_control", NULL);
-	int r;
-
-	ck_assert_msg(v1 || (controllers && strstr(controllers, "memory")),
-		      "no memory cgroup: neither " MEMCG_V1_ROOT " (v1) nor the memory controller in " CGROUP_V2_ROOT
-		      "/cgroup.subtree_control (v2)");
-	free(controllers);
-	snprintf(cg->path, sizeof(cg->path), "%s/memwatch-itest-%d-%s", v1 ? MEMCG_V1_ROOT : CGROUP_V2_ROOT,
-		 (int)getpid(), tag);
-	snprintf(cg->procs, sizeof(cg->procs), "%s/cgroup.procs", cg->path);
-	journal_add("cgroup", cg->path);
-	ck_assert_msg(mkdir(cg->path, 0755) == 0, "mkdir %s: %s", cg->path, strerror(errno));
-	snprintf(file, sizeof(file), "%s/%s", cg->path, v1 ? "memory.limit_in_bytes" : "memory.max");
-	r = write_text(file, "67108864");
-	ck_assert_msg(r == 0, "cannot write 64 MiB to %s: %s", file, strerror(-r));
-}
-
-static void memcg_remove(const struct memcg *cg)
-{
-	int r = remove_cgroup(cg->path, 10000);
-
-	ck_assert_msg(r == 0, "cannot remove cgroup %s: %s", cg->path, strerror(-r));
-}
-
-/* A fresh 1 GiB sparse file on a disk file system (holes of a tmpfs file fill no page cache). */
-static void sparse_create(char *path, size_t len, const char *tag)
-{
-	struct statfs sf;
-	const char *dir = statfs(mw_tmp_root(), &sf) == 0 && sf.f_type != TMPFS_MAGIC && sf.f_type != RAMFS_MAGIC ?
-				  mw_tmp_root() :
-				  "/var/tmp";
-	int fd;
-
-	snprintf(path, len, "%s/memwatch-itest-%d-%s", dir, (int)getpid(), tag);
-	journal_add("file", path);
-	unlink(path);
-	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	ck_assert_msg(fd >= 0, "cannot create %s: %s", path, strerror(errno));
-	ck_assert_msg(ftruncate(fd, (off_t)GiB) == 0, "truncate %s: %s", path, strerror(errno));
-	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-	close(fd);
-}
 
 /* ==== a. the status page in Chromium ==== */
 
@@ -1249,210 +598,16 @@ START_TEST(test_markup_in_comm)
 }
 END_TEST
 
-/* ==== c. memwatchd --top in tmux ==== */
-
-static void top_live_run(struct mw_daemon *d, const char *key, const char *tag)
-{
-	char url[64], line[1024], *screen;
-	struct term t;
-	bool found;
-	double avail, total = (double)mw_proc_meminfo_kb("MemTotal") * 1024;
-
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d", d->port);
-	term_start(&t, url, tag);
-	screen = term_wait(&t, (const char *const[]){ "Available ", "Collectors ", NULL }, SCREEN_TIMEOUT_MS, &found);
-	ck_assert_msg(found, "memwatchd --top did not show the daemon within %d ms; screen:\n%s", SCREEN_TIMEOUT_MS,
-		      screen);
-	ck_assert_msg(strncmp(screen, "memwatchd top  ", 15) == 0 && strstr(screen, url) && strstr(screen, "q: quit"),
-		      "no title line with the URL:\n%s", screen);
-
-	ck_assert_msg(screen_line(screen, "Available ", line, sizeof(line)), "no Available line:\n%s", screen);
-	avail = parse_bytes(line + strlen("Available "));
-	ck_assert_msg(avail > 0 && avail <= total, "Available line \"%s\" has no byte value in (0, MemTotal %.0f]", line,
-		      total);
-
-	ck_assert_msg(screen_line(screen, "Collectors ", line, sizeof(line)), "no Collectors line:\n%s", screen);
-	ck_assert_msg(strstr(line, "meminfo:") && strstr(line, "reclaim:"),
-		      "the Collectors line does not name meminfo and reclaim: \"%s\"", line);
-	assert_fits(screen);
-	free(screen);
-
-	term_key_exits(&t, key);
-}
-
-START_TEST(test_top_live)
-{
-	struct mw_daemon *d;
-
-	require_program(TMUX_PATH, "tmux");
-	d = start_ui_daemon();
-	free(wait_page(d, 2, NULL, PAGE_TIMEOUT_MS));
-	top_live_run(d, "q", "q");
-	top_live_run(d, "C-c", "ctrlc");
-	mw_assert_clean_stop(d);
-}
-END_TEST
-
-START_TEST(test_top_unreachable)
-{
-	char url[64], needle[64], *screen;
-	struct term t;
-	bool found;
-	int port;
-
-	require_program(TMUX_PATH, "tmux");
-	port = mw_free_port();
-	ck_assert_msg(port > 0, "no free port");
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
-	snprintf(needle, sizeof(needle), "(127.0.0.1:%d)", port);
-	term_start(&t, url, "unreachable");
-	screen = term_wait(&t, (const char *const[]){ "Cannot reach the daemon", needle, NULL }, SCREEN_TIMEOUT_MS,
-			   &found);
-	ck_assert_msg(found, "memwatchd --top against %s did not say it cannot reach the daemon; screen:\n%s", url,
-		      screen);
-	ck_assert_msg(strstr(screen, "Connection refused"), "no reason given:\n%s", screen);
-	assert_fits(screen);
-	free(screen);
-	term_key_exits(&t, "q");
-}
-END_TEST
-
-/* A process named with a terminal escape sequence, stalled in memcg reclaim,
- * so that --top lists it: the screen shows the name, the terminal obeys nothing. */
-START_TEST(test_top_escape_in_comm)
-{
-	char url[64], sparse[512], *screen;
-	struct mw_daemon *d;
-	struct memcg cg;
-	struct term t;
-	pid_t worker;
-	bool found;
-
-	require_program(TMUX_PATH, "tmux");
-	memcg_create(&cg, "top");
-	sparse_create(sparse, sizeof(sparse), "top");
-	d = start_ui_daemon();
-	worker = spawn_worker(ESCAPE_NAME, WORK_READ, cg.procs, sparse);
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d", d->port);
-	term_start(&t, url, "escape");
-	screen = term_wait(&t, (const char *const[]){ ESCAPE_SHOWN, NULL }, 3 * SCREEN_TIMEOUT_MS / 2, &found);
-	ck_assert_msg(found, "memwatchd --top did not list the worker as %s within %d ms; screen:\n%s", ESCAPE_SHOWN,
-		      3 * SCREEN_TIMEOUT_MS / 2, screen);
-	/* Had the terminal obeyed ESC [ 2 J, everything drawn before the name would be gone. */
-	ck_assert_msg(strncmp(screen, "memwatchd top  ", 15) == 0 && strstr(screen, "Available "),
-		      "the screen lost what was drawn before the process name:\n%s", screen);
-	assert_fits(screen);
-	free(screen);
-	term_key_exits(&t, "q");
-
-	stop_worker(worker);
-	drop_file(sparse);
-	memcg_remove(&cg);
-	mw_assert_clean_stop(d);
-}
-END_TEST
-
-/* ==== d. command line errors ==== */
-
-static void assert_usage_error(const char *const *args, const char *want)
-{
-	char *out = NULL, *err = NULL;
-	int st = mw_run(args, &out, &err);
-
-	ck_assert_msg(st != -1, "memwatchd %s %s did not exit (killed)", args[0], args[1] ? args[1] : "");
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2, "memwatchd %s %s %s: status 0x%x, expected exit 2; stderr: %s",
-		      args[0], args[1] ? args[1] : "", args[1] && args[2] ? args[2] : "", st, err ? err : "");
-	ck_assert_msg(err && strstr(err, want), "stderr \"%s\" does not say \"%s\"", err ? err : "", want);
-	ck_assert_msg(!mw_sanitizer_report(err), "sanitizer report: %.300s", mw_sanitizer_report(err));
-	free(out);
-	free(err);
-}
-
-START_TEST(test_top_cli_errors)
-{
-	assert_usage_error((const char *const[]){ "--top", "--url", "nonsense url with spaces", NULL },
-			   "--url: 'nonsense url with spaces' is not http://HOST:PORT");
-	assert_usage_error((const char *const[]){ "--top", "--url", "http://127.0.0.1:99999", NULL },
-			   "is not http://HOST:PORT");
-	assert_usage_error((const char *const[]){ "--top", "--url", "http://127.0.0.1:port", NULL },
-			   "is not http://HOST:PORT");
-	assert_usage_error((const char *const[]){ "--top", "--url", "ftp://127.0.0.1:21", NULL },
-			   "is not http://HOST:PORT");
-	assert_usage_error((const char *const[]){ "--top", "--url", "", NULL }, "is not http://HOST:PORT");
-	assert_usage_error((const char *const[]){ "--url", "http://127.0.0.1:9577", NULL }, "--url goes with --top");
-	assert_usage_error((const char *const[]){ "--top", "--url", NULL }, "needs a value");
-}
-END_TEST
-
-static TCase *tcase(const char *name, const TTest *test)
-{
-	TCase *tc = tcase_create(name);
-
-	/* One test per TCase: the runner replays the journal after each. */
-	tcase_add_unchecked_fixture(tc, NULL, replay_after_test);
-	tcase_add_checked_fixture(tc, NULL, teardown_daemons);
-	tcase_set_timeout(tc, TEST_TIMEOUT_SEC);
-	tcase_add_test(tc, test);
-	return tc;
-}
-
 static Suite *ui_suite(void)
 {
 	Suite *s = suite_create("ui");
 
-	suite_add_tcase(s, tcase("status_page", test_status_page_chromium));
-	suite_add_tcase(s, tcase("markup", test_markup_in_comm));
-	suite_add_tcase(s, tcase("top_live", test_top_live));
-	suite_add_tcase(s, tcase("top_unreachable", test_top_unreachable));
-	suite_add_tcase(s, tcase("top_escape", test_top_escape_in_comm));
-	suite_add_tcase(s, tcase("cli", test_top_cli_errors));
+	suite_add_tcase(s, ui_tcase("status_page", test_status_page_chromium));
+	suite_add_tcase(s, ui_tcase("markup", test_markup_in_comm));
 	return s;
 }
 
 int main(void)
 {
-	struct sigaction sa = { .sa_handler = on_fatal_signal };
-	char tmux_dir[300];
-	SRunner *sr;
-	int failed;
-
-	if (geteuid() != 0) {
-		fprintf(stderr, "memwatchd UI tests need root (BPF, cgroups): skipping\n");
-		return 77;
-	}
-	if (access(MEMWATCHD_PATH, X_OK) < 0) {
-		fprintf(stderr, "%s: %m\n", MEMWATCHD_PATH);
-		return 99;
-	}
-	if (mw_init_tmp_root() < 0) {
-		fprintf(stderr, "cannot create a temporary directory: %m\n");
-		return 99;
-	}
-	runner_pid = getpid();
-	snprintf(journal_path, sizeof(journal_path), "%s/journal", mw_tmp_root());
-	/* The tmux servers' sockets live in our temp tree; never in someone's tmux. */
-	snprintf(tmux_dir, sizeof(tmux_dir), "%s/tmux", mw_tmp_root());
-	if (mkdir(tmux_dir, 0700) < 0) {
-		fprintf(stderr, "mkdir %s: %m\n", tmux_dir);
-		return 99;
-	}
-	setenv("TMUX_TMPDIR", tmux_dir, 1);
-	unsetenv("TMUX");
-	unsetenv("TMUX_PANE");
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-
-	sr = srunner_create(ui_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	journal_replay();
-	if (failed) {
-		mw_dump_daemon_logs(mw_tmp_root(), NULL);
-		fprintf(stderr, "daemon logs, screenshots and configs kept in %s\n", mw_tmp_root());
-	} else {
-		mw_remove_tmp_root();
-	}
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return ui_main(ui_suite(), (const char *const[]){ MEMWATCHD_PATH, NULL });
 }

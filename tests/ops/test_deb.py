@@ -4,10 +4,11 @@
 
 Builds the package from a copy of the source tree (DEB_BUILD_OPTIONS=nocheck:
 the unit tests run in this suite already), then inspects it with dpkg-deb:
-  - /usr/sbin/memwatchd, which runs and prints the version of meson.build;
+  - /usr/sbin/memwatchd and /usr/bin/memwatch-top, which run and print the
+    version of meson.build;
   - /lib/systemd/system/memwatchd.service and .socket, identical to systemd/;
   - /etc/memwatchd/memwatchd.conf, a conffile, identical to conf/;
-  - the man pages memwatchd(8) and memwatchd.conf(5);
+  - the man pages memwatchd(8), memwatchd.conf(5) and memwatch-top(1);
   - control: package memwatchd, the version of meson.build, shared library
     dependencies filled in; maintainer scripts that enable the service and
     leave the socket disabled.
@@ -31,6 +32,8 @@ EXPECTED_FILES = [
     "./etc/memwatchd/memwatchd.conf",
     "./usr/share/man/man8/memwatchd.8.gz",
     "./usr/share/man/man5/memwatchd.conf.5.gz",
+    "./usr/bin/memwatch-top",
+    "./usr/share/man/man1/memwatch-top.1.gz",
 ]
 
 
@@ -76,8 +79,9 @@ def main():
             if f not in files:
                 problems.append("%s is not in the package" % f)
         for line in contents.splitlines():
-            if line.endswith("./usr/sbin/memwatchd") and not line.startswith("-rwxr-xr-x"):
-                problems.append("/usr/sbin/memwatchd is not mode 0755: " + line)
+            for binary in ("./usr/sbin/memwatchd", "./usr/bin/memwatch-top"):
+                if line.endswith(binary) and not line.startswith("-rwxr-xr-x"):
+                    problems.append("%s is not mode 0755: %s" % (binary[1:], line))
         for f in sorted(files):
             if f.startswith("./usr/lib/systemd/system/") and f.endswith((".service", ".socket")):
                 problems.append("unit left in /usr/lib: %s" % f)
@@ -89,7 +93,8 @@ def main():
             problems.append("Package: %s" % field("Package"))
         if not field("Version").startswith(version):
             problems.append("Version %s does not start with meson.build's %s" % (field("Version"), version))
-        for lib in ("libbpf", "libmicrohttpd", "libsystemd", "libinih", "libcrypt"):
+        for lib in ("libbpf", "libmicrohttpd", "libsystemd", "libinih", "libcrypt",
+                    "libcurl", "libjansson", "libncursesw"):
             if lib not in field("Depends"):
                 problems.append("Depends lacks %s (shlibs): %s" % (lib, field("Depends")))
         conffiles = run(["dpkg-deb", "-I", deb, "conffiles"]).stdout.split()
@@ -124,10 +129,13 @@ def main():
                 problems.append("the packaged memwatchd --version says %r (exit %d)" % (v.stdout.strip(), v.returncode))
             else:
                 print("packaged binary: " + v.stdout.strip())
+            v = run([os.path.join(root, "usr/bin/memwatch-top"), "--version"])
+            if v.returncode != 0 or v.stdout.strip() != "memwatch-top " + version:
+                problems.append("the packaged memwatch-top --version says %r (exit %d)" % (v.stdout.strip(), v.returncode))
 
         if problems:
             opslib.fail("\n  ".join(["the .deb:"] + problems))
-        print("ok: the .deb installs the binary, units, conffile and man pages")
+        print("ok: the .deb installs the binaries, units, conffile and man pages")
     finally:
         opslib.rmtree(tmp)
 
