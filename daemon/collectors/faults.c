@@ -320,6 +320,23 @@ static int faults_collect(void *priv, struct snapshot *snap)
 	return 0;
 }
 
+/* top_k, max_processes and series_ttl apply in place; another source or /proc needs a new instance. */
+static int faults_reload(void *priv, const void *cfg)
+{
+	struct faults_state *s = priv;
+	const struct faults_config *c = cfg;
+
+	if (c->use_bpf != s->cfg.use_bpf || strcmp(c->proc_root, s->cfg.proc_root) != 0)
+		return -EAGAIN;
+	s->cfg = *c;
+	return 0;
+}
+
+static uint64_t faults_series_hold_msec(const void *cfg)
+{
+	return ((const struct faults_config *)cfg)->series_ttl_msec;
+}
+
 static void faults_stop(void *priv)
 {
 	struct faults_state *s = priv;
@@ -342,5 +359,7 @@ const struct collector_ops faults_collector = {
 	.priv_size = sizeof(struct faults_state),
 	.start = faults_start,
 	.collect = faults_collect,
+	.reload = faults_reload,
 	.stop = faults_stop,
+	.series_hold_msec = faults_series_hold_msec,
 };

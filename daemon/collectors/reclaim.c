@@ -401,6 +401,34 @@ static int reclaim_collect(void *priv, struct snapshot *snap)
 	return 0;
 }
 
+/* top_k, series_ttl and cgroup_root apply in place; a new flavour or new map
+ * sizes need a new BPF object. */
+static int reclaim_reload(void *priv, const void *cfg)
+{
+	struct reclaim_state *s = priv;
+	const struct reclaim_config *c = cfg;
+
+	if (!bpf_attachment_serves(&s->bpf, s->cfg.flavour, c->flavour) || c->max_processes != s->cfg.max_processes ||
+	    c->max_cgroups != s->cfg.max_cgroups)
+		return -EAGAIN;
+	if (strcmp(c->cgroup_root, s->cfg.cgroup_root) != 0) {
+		struct cgroup_paths *paths = open_cgroup_paths(c);
+
+		if (!paths && s->paths)
+			log_warning("Collector reclaim: no memory cgroup hierarchy at the new cgroup_root; per-cgroup "
+				    "series keep their last paths");
+		cgroup_paths_free(s->paths);
+		s->paths = paths;
+	}
+	s->cfg = *c;
+	return 0;
+}
+
+static uint64_t reclaim_series_hold_msec(const void *cfg)
+{
+	return ((const struct reclaim_config *)cfg)->series_ttl_msec;
+}
+
 static void reclaim_stop(void *priv)
 {
 	struct reclaim_state *s = priv;
@@ -424,5 +452,7 @@ const struct collector_ops reclaim_collector = {
 	.probe = reclaim_probe,
 	.start = reclaim_start,
 	.collect = reclaim_collect,
+	.reload = reclaim_reload,
 	.stop = reclaim_stop,
+	.series_hold_msec = reclaim_series_hold_msec,
 };
