@@ -310,7 +310,7 @@ static void collect_processes(struct reclaim_state *s, struct snapshot *snap, ui
 	n = tracker_select(&s->procs, s->cfg.top_k, ttl, now, top);
 	for (i = 0; i < n; i++) {
 		snprintf(pid, sizeof(pid), "%" PRIu64, top[i]->key);
-		put_process(snap, pid, tracker_row_label(top[i]), top[i]->value);
+		put_process(snap, pid, tracker_row_label(top[i]), top[i]->total);
 	}
 	put_process(snap, "other", "", s->procs.other);
 	free(top);
@@ -355,9 +355,9 @@ static void collect_cgroups(struct reclaim_state *s, struct snapshot *snap, uint
 			s->cgroups.other[CG_NS] += top[i]->delta[CG_NS];
 			continue;
 		}
-		snapshot_add(snap, &desc_cgroup_count, (const char *const[]){ label }, (double)top[i]->value[CG_COUNT]);
+		snapshot_add(snap, &desc_cgroup_count, (const char *const[]){ label }, (double)top[i]->total[CG_COUNT]);
 		snapshot_add(snap, &desc_cgroup_seconds, (const char *const[]){ label },
-			     (double)top[i]->value[CG_NS] / 1e9);
+			     (double)top[i]->total[CG_NS] / 1e9);
 	}
 	snapshot_add(snap, &desc_cgroup_count, (const char *const[]){ "other" }, (double)s->cgroups.other[CG_COUNT]);
 	snapshot_add(snap, &desc_cgroup_seconds, (const char *const[]){ "other" },
