@@ -367,9 +367,14 @@ class Soak:
         t_start = time.monotonic()
         for t in procs + threads:
             t.start()
-        time.sleep(self.args.warmup)
+        rss_trace = []  # (seconds, RSS KiB) every 10 s: a growth shows its shape
+        while time.monotonic() - t_start < self.args.warmup:
+            time.sleep(min(10.0, self.args.warmup - (time.monotonic() - t_start)))
+            rss_trace.append((round(time.monotonic() - t_start), self.resources()["rss_kib"]))
         warm = self.resources()
-        time.sleep(max(0.0, self.args.duration - self.args.warmup))
+        while time.monotonic() - t_start < self.args.duration:
+            time.sleep(max(0.0, min(10.0, self.args.duration - (time.monotonic() - t_start))))
+            rss_trace.append((round(time.monotonic() - t_start), self.resources()["rss_kib"]))
         end = self.resources()
         elapsed = time.monotonic() - t_start
         self.stop.set()
@@ -441,7 +446,7 @@ class Soak:
                 "processes": round(self.stats["processes"] / elapsed, 1),
             },
             "oom_kills_counted": (oom1 - oom0) if oom0 is not None and oom1 is not None else None,
-            "after_warmup": warm, "at_end": end, "exit_status": rc, "failures": self.stats["failures"],
+            "after_warmup": warm, "at_end": end, "rss_kib_every_10s": rss_trace, "exit_status": rc, "failures": self.stats["failures"],
         }
         print(json.dumps(report, indent=1))
         if self.args.report:
