@@ -598,6 +598,7 @@ int core_reload(struct core *core, struct config *config, struct collector_setti
 		}
 		collector_restart(ci, config->daemon.max_series);
 	}
+	bpf_attach_release_caches(); /* the kernel's BTF, parsed again by a restart */
 	collector_settings_free(settings);
 	config_free(core->config);
 	core->config = config;
