@@ -539,12 +539,16 @@ static void collector_restart(struct collector_instance *ci, size_t max_series)
 	if (!ci->ops->restart_stop_first) {
 		r = instance_start(ci->ops, ci->settings.cfg, &st, &priv);
 		if (r == 0) {
+			/* The new one's first values before the old one's last: an event
+			 * between the two reads may count twice, none goes unseen. */
+			_cleanup_(snapshot_unrefp) struct snapshot *first = scratch_collect(ci->ops, priv, max_series);
 			struct carry *next = carry_from(ci, ci->priv, max_series, now);
 
 			collector_stop(ci);
 			carry_replace(ci, next);
 			collector_started(ci, 0, priv, &st);
-			carry_splice_new(ci, max_series);
+			if (first && ci->carry)
+				carry_splice(ci->carry, first, 0);
 			return;
 		}
 		log_debug_errno(r, "Collector %s: a second instance did not start beside the running one (%m); "
