@@ -33,6 +33,7 @@ import json
 import multiprocessing
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -470,6 +471,7 @@ class Soak:
         if self.failures:
             print("daemon log kept in " + self.log)
             return 1
+        shutil.rmtree(self.tmp, ignore_errors=True)
         return 0
 
 
