@@ -221,3 +221,8 @@ int bpf_attach_hooks(struct bpf_attachment *a, const struct bpf_skel_ops *ops,
 					    strerror(-first_error));
 	return first_error < 0 ? first_error : -EINVAL;
 }
+
+bool bpf_attachment_serves(const struct bpf_attachment *a, int old_flavour, int new_flavour)
+{
+	return new_flavour == old_flavour || (a->skel && new_flavour >= 0 && new_flavour == (int)a->flavour);
+}

@@ -77,4 +77,9 @@ int bpf_attach_hooks(struct bpf_attachment *a, const struct bpf_skel_ops *ops,
 		     struct collector_status *st);
 void bpf_attachment_destroy(struct bpf_attachment *a);
 
+/* On reload: whether an attachment made for the "attach" key old_flavour
+ * still serves new_flavour (the same key, or the flavour it runs in named),
+ * so that its programs, maps and counters can stay. */
+bool bpf_attachment_serves(const struct bpf_attachment *a, int old_flavour, int new_flavour);
+
 #endif

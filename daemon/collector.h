@@ -62,11 +62,25 @@ struct collector_ops {
 	int (*sample)(void *priv, uint64_t now_usec);
 	/* At the end of a window: write every sample into the snapshot. */
 	int (*collect)(void *priv, struct snapshot *snap);
-	/* Optional: apply a changed configuration in place. Without it the core
-	 * stops and starts the collector. */
+	/* Optional: apply a changed configuration in place, keeping BPF maps,
+	 * links and every running total. -EAGAIN: this change needs a new
+	 * instance (new programs or map sizes); the core then restarts the
+	 * collector and carries its counters forward (lib/carry.h). Without it
+	 * every change restarts. */
 	int (*reload)(void *priv, const void *cfg);
 	/* Must cope with a half-done start. */
 	void (*stop)(void *priv);
+
+	/* Optional: how long a series the collector stopped updating stays
+	 * exported (its series_ttl). After a restart, a per-process or
+	 * per-cgroup series the new instance has not produced yet stays that
+	 * long at its last value. Without it such a series ends with the old
+	 * instance. */
+	uint64_t (*series_hold_msec)(const void *cfg);
+	/* On restart, stop the old instance before starting the new one: it
+	 * shares state (the memavail map) that two instances would fight over.
+	 * Otherwise the new one starts first, so nothing happens unseen between. */
+	bool restart_stop_first;
 };
 
 extern const struct collector_ops meminfo_collector;

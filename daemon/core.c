@@ -5,11 +5,17 @@
 #include <string.h>
 #include <time.h>
 #include "bpf_attach.h"
+#include "carry.h"
 #include "core.h"
 #include "event_channel.h"
 #include "log.h"
 
 #define BACKOFF_MAX_WINDOWS 64u
+/* The daemon's own series come on top of max_series, so the cap never cuts
+ * the series that say it is cutting. Per collector: up, info, duration,
+ * errors, series dropped; then build info, times, reloads and the event
+ * channel's counters (2 + 2 per event kind), with room to spare. */
+#define HEALTH_SERIES_BUDGET (64 + 8 * n_all_collectors)
 
 static const struct metric_desc desc_build_info = {
 	"memwatch_build_info", "memwatchd build; always 1.", METRIC_GAUGE, 1, { "version" },
@@ -44,8 +50,10 @@ static const struct metric_desc desc_start_time = {
 	"memwatch_start_time_seconds", "Wall-clock time at which the daemon started.", METRIC_GAUGE,
 };
 static const struct metric_desc desc_series_dropped = {
-	"memwatch_series_dropped_total", "Series left out because a window reached daemon.max_series.",
-	METRIC_COUNTER,
+	"memwatch_series_dropped_total",
+	"Series of the collector left out because a window reached daemon.max_series (the daemon's own "
+	"series have a budget of their own and are never cut).",
+	METRIC_COUNTER, 1, { "collector" },
 };
 static const struct metric_desc desc_reloads = {
 	"memwatch_config_reloads_total", "Configuration reloads, by result.", METRIC_COUNTER, 1, { "result" },
@@ -183,69 +191,105 @@ int core_init(struct core *core, struct config *config, struct collector_setting
 	return 0;
 }
 
+static void instance_stop(const struct collector_ops *ops, void *priv)
+{
+	if (!priv)
+		return;
+	if (ops->stop)
+		ops->stop(priv);
+	free(priv);
+}
+
 static void collector_stop(struct collector_instance *ci)
 {
-	if (ci->priv) {
-		if (ci->status.running && ci->ops->stop)
-			ci->ops->stop(ci->priv);
+	if (ci->status.running)
+		instance_stop(ci->ops, ci->priv);
+	else
 		free(ci->priv);
-		ci->priv = NULL;
-	}
+	ci->priv = NULL;
 	ci->status.running = false;
+}
+
+/* Probes and starts one instance of ops: the private state (NULL unless it
+ * runs) and start's result. Touches no collector_instance, so that a new
+ * instance can start while the old one still runs. */
+static int instance_start(const struct collector_ops *ops, const void *cfg, struct collector_status *st,
+			  void **ret_priv)
+{
+	void *priv;
+	int r;
+
+	*ret_priv = NULL;
+	*st = (struct collector_status){ .state = COLLECTOR_ACTIVE };
+	r = ops->probe ? ops->probe(cfg, st) : 0;
+	if (r < 0)
+		return r;
+	priv = calloc(1, ops->priv_size ? ops->priv_size : 1);
+	if (!priv)
+		return -ENOMEM;
+	{
+		/* Start may only refine what probe said. */
+		enum collector_state probed = st->state;
+
+		r = ops->start(priv, cfg, st);
+		if (r == 0 && probed == COLLECTOR_DEGRADED)
+			st->state = COLLECTOR_DEGRADED;
+	}
+	if (r < 0) {
+		instance_stop(ops, priv);
+		return r;
+	}
+	*ret_priv = priv;
+	return 0;
+}
+
+/* Takes over an instance's start result: state, logs. */
+static void collector_started(struct collector_instance *ci, int r, void *priv, const struct collector_status *st)
+{
+	ci->status = *st;
+	ci->priv = priv;
+	ci->consecutive_failures = 0;
+	ci->skip_windows = 0;
+	if (r == -EOPNOTSUPP || r == -ENOENT) {
+		ci->status.state = COLLECTOR_DEGRADED;
+		ci->status.running = false;
+		log_warning("Collector %s is degraded and not running: %s", ci->ops->name, ci->status.reason);
+		return;
+	}
+	if (r < 0) {
+		ci->status.state = COLLECTOR_FAILED;
+		ci->status.running = false;
+		if (!ci->status.reason[0])
+			collector_status_set_reason(&ci->status, "%s", strerror(-r));
+		log_error("Collector %s failed to start: %s", ci->ops->name, ci->status.reason);
+		return;
+	}
+	ci->status.running = true;
+	if (ci->status.state == COLLECTOR_DEGRADED)
+		log_warning("Collector %s started (%s), degraded: %s", ci->ops->name, ci->status.mode,
+			    ci->status.reason);
+	else
+		log_info("Collector %s started (%s)", ci->ops->name, ci->status.mode);
 }
 
 static void collector_start(struct collector_instance *ci)
 {
-	struct collector_status *st = &ci->status;
+	struct collector_status st = { .state = COLLECTOR_DISABLED };
+	void *priv = NULL;
 	int r;
 
 	collector_stop(ci);
-	*st = (struct collector_status){ .state = COLLECTOR_DISABLED };
-	ci->consecutive_failures = 0;
-	ci->skip_windows = 0;
-	if (!ci->settings.enabled)
-		return;
-
-	st->state = COLLECTOR_ACTIVE;
-	r = ci->ops->probe ? ci->ops->probe(ci->settings.cfg, st) : 0;
-	if (r == 0) {
-		ci->priv = calloc(1, ci->ops->priv_size ? ci->ops->priv_size : 1);
-		if (!ci->priv) {
-			r = -ENOMEM;
-		} else {
-			/* Start may only refine what probe said. */
-			enum collector_state probed = st->state;
-
-			r = ci->ops->start(ci->priv, ci->settings.cfg, st);
-			if (r == 0 && probed == COLLECTOR_DEGRADED)
-				st->state = COLLECTOR_DEGRADED;
-			if (r < 0) {
-				if (ci->ops->stop)
-					ci->ops->stop(ci->priv);
-				free(ci->priv);
-				ci->priv = NULL;
-			}
-		}
-	}
-	if (r == -EOPNOTSUPP || r == -ENOENT) {
-		st->state = COLLECTOR_DEGRADED;
-		st->running = false;
-		log_warning("Collector %s is degraded and not running: %s", ci->ops->name, st->reason);
+	if (!ci->settings.enabled) {
+		/* Switched off: its series end here, and start from zero when it is back. */
+		carry_free(ci->carry);
+		ci->carry = NULL;
+		ci->status = st;
+		ci->consecutive_failures = 0;
+		ci->skip_windows = 0;
 		return;
 	}
-	if (r < 0) {
-		st->state = COLLECTOR_FAILED;
-		st->running = false;
-		if (!st->reason[0])
-			collector_status_set_reason(st, "%s", strerror(-r));
-		log_error("Collector %s failed to start: %s", ci->ops->name, st->reason);
-		return;
-	}
-	st->running = true;
-	if (st->state == COLLECTOR_DEGRADED)
-		log_warning("Collector %s started (%s), degraded: %s", ci->ops->name, st->mode, st->reason);
-	else
-		log_info("Collector %s started (%s)", ci->ops->name, st->mode);
+	r = instance_start(ci->ops, ci->settings.cfg, &st, &priv);
+	collector_started(ci, r, priv, &st);
 }
 
 void core_start_collectors(struct core *core)
@@ -271,8 +315,10 @@ void core_done(struct core *core)
 
 	if (core->collectors) {
 		core_stop_collectors(core);
-		for (i = 0; i < n_all_collectors; i++)
+		for (i = 0; i < n_all_collectors; i++) {
 			free(core->collectors[i].settings.cfg);
+			carry_free(core->collectors[i].carry);
+		}
 		free(core->collectors);
 	}
 	snapshot_ring_free(core->ring);
@@ -302,16 +348,17 @@ void core_sample(struct core *core, uint64_t now_mono)
 	}
 }
 
-static void collect_one(struct collector_instance *ci, struct snapshot *snap)
+/* True when the collector wrote its batch (or part of it: max_series). */
+static bool collect_one(struct collector_instance *ci, struct snapshot *snap)
 {
 	uint64_t t0;
 	int r;
 
 	if (!ci->status.running)
-		return;
+		return false;
 	if (ci->skip_windows) {
 		ci->skip_windows--;
-		return;
+		return false;
 	}
 	t0 = now_mono_usec();
 	r = ci->ops->collect(ci->priv, snap);
@@ -327,12 +374,13 @@ static void collect_one(struct collector_instance *ci, struct snapshot *snap)
 		if ((ci->consecutive_failures & (ci->consecutive_failures - 1)) == 0)
 			log_warning_errno(r, "Collector %s: collect failed (%u in a row), retrying in %u window(s): %m",
 					  ci->ops->name, ci->consecutive_failures, backoff);
-		return;
+		return false;
 	}
 	if (ci->consecutive_failures)
 		log_info("Collector %s: collecting again after %u failure(s)", ci->ops->name,
 			 ci->consecutive_failures);
 	ci->consecutive_failures = 0;
+	return true;
 }
 
 static void add_meta(struct core *core, struct snapshot *snap, uint64_t now_real)
@@ -351,6 +399,8 @@ static void add_meta(struct core *core, struct snapshot *snap, uint64_t now_real
 			     (const char *const[]){ name, collector_state_name(ci->status.state),
 						    ci->status.mode, ci->status.reason },
 			     1);
+		snapshot_add(snap, &desc_series_dropped, (const char *const[]){ name },
+			     (double)ci->series_dropped_total);
 		if (ci->status.running) {
 			ci->last_duration = (double)ci->busy_usec / 1e6;
 			snapshot_add(snap, &desc_collector_duration, (const char *const[]){ name },
@@ -380,19 +430,29 @@ void core_end_window(struct core *core, uint64_t now_mono, uint64_t now_real)
 		.end_real_usec = now_real,
 	};
 	struct snapshot *snap;
-	size_t i;
+	size_t i, dropped;
 
-	/* The meta families come last, so max_series can only cut collector data. */
-	snap = snapshot_new(&w, core->config->daemon.max_series + 16 + 4 * n_all_collectors);
+	snap = snapshot_new(&w, core->config->daemon.max_series);
 	if (!snap) {
 		log_error("Out of memory building window %" PRIu64 ", skipped", w.seq);
 		goto out;
 	}
-	for (i = 0; i < n_all_collectors; i++)
-		collect_one(&core->collectors[i], snap);
-	core->series_dropped_total += snapshot_dropped_series(snap);
+	for (i = 0; i < n_all_collectors; i++) {
+		struct collector_instance *ci = &core->collectors[i];
+		size_t cut = snapshot_dropped_series(snap), mark = snapshot_mark(snap);
+
+		if (collect_one(ci, snap) && ci->carry && carry_apply(ci->carry, snap, mark, now_mono) < 0)
+			log_warning("Collector %s: out of memory carrying its counters over the last restart",
+				    ci->ops->name);
+		ci->series_dropped_total += snapshot_dropped_series(snap) - cut;
+	}
+	/* Our own series have a budget of their own: the cap never hides that it cuts. */
+	dropped = snapshot_dropped_series(snap);
+	snapshot_set_max_series(snap, snapshot_series(snap) + HEALTH_SERIES_BUDGET);
 	add_meta(core, snap, now_real);
-	snapshot_add(snap, &desc_series_dropped, NULL, (double)core->series_dropped_total);
+	if (snapshot_dropped_series(snap) > dropped && core->health_dropped_total++ == 0)
+		log_error("Window %" PRIu64 ": %zu of the daemon's own series did not fit in their budget of %zu",
+			  w.seq, snapshot_dropped_series(snap) - dropped, (size_t)HEALTH_SERIES_BUDGET);
 	if (snapshot_seal_with(snap, core->gzip) < 0) {
 		log_error("Out of memory rendering window %" PRIu64 ", skipped", w.seq);
 		snapshot_unref(snap);
@@ -408,6 +468,97 @@ static bool settings_equal(const struct collector_ops *ops, const struct collect
 			   const struct collector_settings *b)
 {
 	return a->enabled == b->enabled && memcmp(a->cfg, b->cfg, ops->config_size ? ops->config_size : 1) == 0;
+}
+
+/* One collect of an instance into a snapshot of its own, outside any window. */
+static struct snapshot *scratch_collect(const struct collector_ops *ops, void *priv, size_t max_series)
+{
+	struct snapshot *snap = snapshot_new(NULL, max_series);
+
+	if (snap && ops->collect(priv, snap) < 0)
+		log_debug("Collector %s: a collect at the restart failed; carrying what it wrote", ops->name);
+	return snap;
+}
+
+/* What the old instance exported last (its own values plus what it carried
+ * itself), to continue from. NULL without memory: the counters then start
+ * again from zero, as after a daemon restart. */
+static struct carry *carry_from(struct collector_instance *ci, void *old_priv, size_t max_series, uint64_t now)
+{
+	_cleanup_(snapshot_unrefp) struct snapshot *last = scratch_collect(ci->ops, old_priv, max_series);
+	_cleanup_(carry_freep) struct carry *next = carry_new();
+	uint64_t hold = ci->ops->series_hold_msec ? ci->ops->series_hold_msec(ci->settings.cfg) : 0;
+
+	if (!last || !next)
+		return NULL;
+	if (ci->carry)
+		(void)carry_apply(ci->carry, last, 0, now);
+	if (carry_record(next, last, 0, hold ? now + hold * USEC_PER_MSEC : 0) < 0 ||
+	    carry_keep_held(next, ci->carry, now) < 0)
+		return NULL;
+	{
+		struct carry *ret = next;
+
+		next = NULL;
+		return ret;
+	}
+}
+
+/* The new instance's first values, read right after the switch, fix the offsets. */
+static void carry_splice_new(struct collector_instance *ci, size_t max_series)
+{
+	_cleanup_(snapshot_unrefp) struct snapshot *first = NULL;
+
+	if (!ci->carry || !ci->status.running)
+		return;
+	first = scratch_collect(ci->ops, ci->priv, max_series);
+	if (first)
+		carry_splice(ci->carry, first, 0);
+}
+
+static void carry_replace(struct collector_instance *ci, struct carry *next)
+{
+	if (!next)
+		log_warning("Collector %s: out of memory carrying its counters over the restart; they start again "
+			    "from zero", ci->ops->name);
+	carry_free(ci->carry);
+	ci->carry = next;
+}
+
+/* A running collector whose change needs a new instance. The new one starts
+ * before the old one stops (unless restart_stop_first), the old one's last
+ * values are read, and the new one's first: nothing happens unseen between,
+ * and every counter continues from what was exported. */
+static void collector_restart(struct collector_instance *ci, size_t max_series)
+{
+	struct collector_status st;
+	uint64_t now = now_mono_usec();
+	void *priv = NULL;
+	int r;
+
+	if (!ci->ops->restart_stop_first) {
+		r = instance_start(ci->ops, ci->settings.cfg, &st, &priv);
+		if (r == 0) {
+			/* The new one's first values before the old one's last: an event
+			 * between the two reads may count twice, none goes unseen. */
+			_cleanup_(snapshot_unrefp) struct snapshot *first = scratch_collect(ci->ops, priv, max_series);
+			struct carry *next = carry_from(ci, ci->priv, max_series, now);
+
+			collector_stop(ci);
+			carry_replace(ci, next);
+			collector_started(ci, 0, priv, &st);
+			if (first && ci->carry)
+				carry_splice(ci->carry, first, 0);
+			return;
+		}
+		log_debug_errno(r, "Collector %s: a second instance did not start beside the running one (%m); "
+			       "stopping it first", ci->ops->name);
+	}
+	carry_replace(ci, carry_from(ci, ci->priv, max_series, now));
+	collector_stop(ci);
+	r = instance_start(ci->ops, ci->settings.cfg, &st, &priv);
+	collector_started(ci, r, priv, &st);
+	carry_splice_new(ci, max_series);
 }
 
 int core_reload(struct core *core, struct config *config, struct collector_settings *settings)
@@ -432,17 +583,26 @@ int core_reload(struct core *core, struct config *config, struct collector_setti
 		settings[i].cfg = old.cfg; /* freed with the array below */
 		if (same && (ci->status.running || !ci->settings.enabled))
 			continue;
-		/* Changed, or enabled but not running: a reload is the operator's way to retry. */
-		if (ci->status.running && ci->settings.enabled && ci->ops->reload) {
+		if (!ci->status.running || !ci->settings.enabled) {
+			/* Switched on or off, or a retry: a reload is the operator's way to retry. */
+			collector_start(ci);
+			continue;
+		}
+		if (ci->ops->reload) {
 			r = ci->ops->reload(ci->priv, ci->settings.cfg);
 			if (r == 0) {
 				log_info("Collector %s: configuration reloaded in place", ci->ops->name);
 				continue;
 			}
-			log_warning_errno(r, "Collector %s: in-place reload failed, restarting: %m", ci->ops->name);
+			if (r == -EAGAIN)
+				log_info("Collector %s: the change needs a new instance; restarting, counters carried over",
+					 ci->ops->name);
+			else
+				log_warning_errno(r, "Collector %s: in-place reload failed, restarting: %m", ci->ops->name);
 		}
-		collector_start(ci);
+		collector_restart(ci, config->daemon.max_series);
 	}
+	bpf_attach_release_caches(); /* the kernel's BTF, parsed again by a restart */
 	collector_settings_free(settings);
 	config_free(core->config);
 	core->config = config;

@@ -9,6 +9,8 @@
 #include "config.h"
 #include "ring.h"
 
+struct carry;
+
 /* Per-collector settings derived from a config: validated before anything is applied. */
 struct collector_settings {
 	bool enabled;
@@ -25,6 +27,10 @@ struct collector_instance {
 	double last_duration;
 	unsigned consecutive_failures;
 	unsigned skip_windows;   /* doubling back-off after failed collects */
+	uint64_t series_dropped_total; /* cut by max_series */
+	/* Counters carried over a restart (lib/carry.h); NULL until the first
+	 * restart, dropped when the collector is switched off. */
+	struct carry *carry;
 };
 
 struct core {
@@ -35,7 +41,7 @@ struct core {
 	uint64_t seq;
 	uint64_t window_start_mono_usec;
 	uint64_t window_start_real_usec;
-	uint64_t series_dropped_total;
+	uint64_t health_dropped_total; /* our own series cut: a bug in HEALTH_SERIES_BUDGET */
 	uint64_t reloads_total;
 	uint64_t reload_failures_total;
 	uint64_t start_real_usec;

@@ -60,6 +60,9 @@ struct event_channel {
 	uint64_t last_oom_real_usec;
 	struct event_counters *sources[MAX_SOURCES];
 	size_t n_sources;
+	/* What removed sources (collectors stopped or restarted) had counted:
+	 * the totals never go back when a collector's BPF object goes. */
+	uint64_t retired_dropped[EVENT_KINDS], retired_gated[EVENT_KINDS], retired_emitted[EVENT_KINDS];
 	uint64_t gate_ns;
 };
 
@@ -471,6 +474,11 @@ void event_channel_remove_source(struct event_counters *counters)
 	pthread_mutex_lock(&ch->lock);
 	for (i = 0; i < ch->n_sources; i++)
 		if (ch->sources[i] == counters) {
+			for (size_t k = 0; k < EVENT_KINDS; k++) {
+				ch->retired_dropped[k] += __atomic_load_n(&counters->dropped[k], __ATOMIC_RELAXED);
+				ch->retired_gated[k] += __atomic_load_n(&counters->gated[k], __ATOMIC_RELAXED);
+				ch->retired_emitted[k] += __atomic_load_n(&counters->emitted[k], __ATOMIC_RELAXED);
+			}
 			ch->sources[i] = ch->sources[--ch->n_sources];
 			break;
 		}
@@ -539,6 +547,8 @@ void event_channel_instants(uint64_t out[EVENT_KINDS])
 	if (!ch)
 		return;
 	pthread_mutex_lock(&ch->lock);
+	for (k = 0; k < EVENT_KINDS; k++)
+		out[k] = ch->retired_emitted[k] + ch->retired_gated[k] + ch->retired_dropped[k];
 	for (i = 0; i < ch->n_sources; i++)
 		for (k = 0; k < EVENT_KINDS; k++)
 			out[k] += __atomic_load_n(&ch->sources[i]->emitted[k], __ATOMIC_RELAXED) +
@@ -568,6 +578,10 @@ void event_channel_collect(struct snapshot *snap)
 	if (!ch)
 		return;
 	pthread_mutex_lock(&ch->lock);
+	for (k = 0; k < EVENT_KINDS; k++) {
+		dropped += ch->retired_dropped[k];
+		gated[k] = ch->retired_gated[k];
+	}
 	for (i = 0; i < ch->n_sources; i++)
 		for (k = 0; k < EVENT_KINDS; k++) {
 			dropped += __atomic_load_n(&ch->sources[i]->dropped[k], __ATOMIC_RELAXED);

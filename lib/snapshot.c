@@ -594,6 +594,48 @@ const void *snapshot_gzip(const struct snapshot *s, size_t *len)
 	return s->gzip;
 }
 
+void snapshot_set_max_series(struct snapshot *s, size_t max_series)
+{
+	s->max_series = max_series;
+}
+
+size_t snapshot_mark(const struct snapshot *s)
+{
+	return s->n_families;
+}
+
+void snapshot_foreach_cumulative(struct snapshot *s, size_t mark,
+				 void (*fn)(struct snapshot_cumulative *c, void *ud), void *ud)
+{
+	size_t i, j;
+
+	if (s->sealed)
+		return;
+	for (i = mark; i < s->n_families; i++) {
+		struct family *f = &s->families[i];
+
+		if (f->desc->type != METRIC_COUNTER && f->desc->type != METRIC_HISTOGRAM)
+			continue;
+		for (j = 0; j < f->n; j++) {
+			struct sample *smp = &f->samples[j];
+			struct snapshot_cumulative c = {
+				.desc = f->desc,
+				.labels = (const char *const *)smp->label_values,
+			};
+
+			if (smp->hist) {
+				c.n = smp->hist->n;
+				c.bounds = smp->hist->bounds;
+				c.cumulative = smp->hist->cumulative;
+				c.sum = &smp->hist->sum;
+			} else {
+				c.value = &smp->value;
+			}
+			fn(&c, ud);
+		}
+	}
+}
+
 size_t snapshot_series(const struct snapshot *s)
 {
 	return s->n_series;

@@ -48,6 +48,31 @@ int snapshot_add_log2_histogram_from(struct snapshot *s, const struct metric_des
 				     const char *const *label_values, const uint64_t *slots,
 				     size_t n_slots, int first_exponent, double scale, double raw_sum);
 
+/* Raises or lowers the series limit of a snapshot being built: the daemon
+ * gives its own health series a budget of their own, on top of the
+ * collectors' max_series. */
+void snapshot_set_max_series(struct snapshot *s, size_t max_series);
+
+/* A position in a snapshot being built: families created after it are those
+ * of the collectors that ran since (each family has one producer). */
+size_t snapshot_mark(const struct snapshot *s);
+
+/* One counter or histogram sample, writable before seal. */
+struct snapshot_cumulative {
+	const struct metric_desc *desc;
+	const char *const *labels; /* desc->n_labels of them */
+	double *value;             /* a counter's value; NULL for a histogram */
+	size_t n;                  /* a histogram's finite buckets */
+	const double *bounds;      /* n of them */
+	uint64_t *cumulative;      /* n + 1, the last one being the count */
+	double *sum;
+};
+
+/* Before seal: calls fn for every counter and histogram sample of the
+ * families created since mark. fn may change the values. */
+void snapshot_foreach_cumulative(struct snapshot *s, size_t mark,
+				 void (*fn)(struct snapshot_cumulative *c, void *ud), void *ud);
+
 /* Renders the exposition text once, and a gzip copy of it; afterwards the
  * snapshot is read-only, but for snapshot_trim(). snapshot_seal_with() reuses
  * the compressor's state (~270 KiB, which a fresh one allocates and zeroes)

@@ -127,6 +127,7 @@ void tracker_update(struct tracker *t, struct tracked_row *fresh, size_t n, uint
 
 			/* A counter going backwards was reset (entry evicted and re-created). */
 			r->delta[c] = r->value[c] >= before ? r->value[c] - before : r->value[c];
+			r->total[c] = old ? old->total[c] + r->delta[c] : r->value[c];
 			if (r->delta[c])
 				changed = true;
 		}

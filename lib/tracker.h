@@ -20,6 +20,11 @@ struct tracked_row {
 	uint64_t generation; /* e.g. start time: a change means a new entity, counters restart */
 	uint64_t value[TRACKER_MAX_COUNTERS];
 	uint64_t delta[TRACKER_MAX_COUNTERS]; /* this window; filled by tracker_update */
+	/* What to export, filled by tracker_update: value while it only grows;
+	 * after it went backwards (a BPF map entry evicted and re-created, a
+	 * thread taking over the pid at exec) the sum of the deltas, so that a
+	 * series of the same key and generation never goes back. */
+	uint64_t total[TRACKER_MAX_COUNTERS];
 	uint64_t last_change_usec;            /* carried over by tracker_update */
 	/* The label (comm, path), set with tracker_row_set_label and read with
 	 * tracker_row_label; none keeps the previous window's. A row holds tens of

@@ -38,6 +38,8 @@ struct alloc_config {
 
 struct alloc_state {
 	bool trace;
+	int flavour;             /* the attach key it was started with */
+	char vmstat_path[256];
 	struct bpf_attachment bpf;
 	struct procfile vmstat;
 	bool have_vmstat;
@@ -141,6 +143,8 @@ static int alloc_start(void *priv, const void *cfg, struct collector_status *st)
 
 	s->vmstat.fd = -1;
 	s->trace = c->trace;
+	s->flavour = c->flavour;
+	snprintf(s->vmstat_path, sizeof(s->vmstat_path), "%s", c->vmstat_path);
 	s->page_size = sysconf(_SC_PAGESIZE);
 	if (!s->trace)
 		return start_vmstat(s, c, st);
@@ -229,6 +233,28 @@ static int alloc_collect(void *priv, struct snapshot *snap)
 	return 0;
 }
 
+/* A new vmstat_path is opened in place; trace or a new flavour need a new instance. */
+static int alloc_reload(void *priv, const void *cfg)
+{
+	const struct alloc_config *c = cfg;
+	struct alloc_state *s = priv;
+	struct procfile f = { .fd = -1 };
+
+	if (c->trace != s->trace || (s->trace && !bpf_attachment_serves(&s->bpf, s->flavour, c->flavour)))
+		return -EAGAIN;
+	s->flavour = c->flavour;
+	if (strcmp(c->vmstat_path, s->vmstat_path) == 0)
+		return 0;
+	if (procfile_open(&f, c->vmstat_path, 1 << 20) < 0)
+		return -EAGAIN; /* a new instance says why it cannot read it */
+	if (s->have_vmstat)
+		procfile_close(&s->vmstat);
+	s->vmstat = f;
+	s->have_vmstat = true;
+	snprintf(s->vmstat_path, sizeof(s->vmstat_path), "%s", c->vmstat_path);
+	return 0;
+}
+
 static void alloc_stop(void *priv)
 {
 	struct alloc_state *s = priv;
@@ -253,5 +279,6 @@ const struct collector_ops alloc_collector = {
 	.probe = alloc_probe,
 	.start = alloc_start,
 	.collect = alloc_collect,
+	.reload = alloc_reload,
 	.stop = alloc_stop,
 };

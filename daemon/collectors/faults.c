@@ -158,6 +158,39 @@ static int faults_start(void *priv, const void *cfg, struct collector_status *st
  * comes, rather than whole: 10,000 threads are half a megabyte of records. */
 #define ITER_CHUNK 65536
 
+static int cmp_tgid(const void *a, const void *b)
+{
+	const struct tracked_row *x = a, *y = b;
+
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* Threads come in tid order, so those of one process that are not next to
+ * each other got rows of their own: one row per process, or the process
+ * would be exported twice, each time with part of its faults. */
+static size_t merge_threads(struct tracked_row *rows, size_t n)
+{
+	size_t i, k = 0;
+
+	qsort(rows, n, sizeof(*rows), cmp_tgid);
+	for (i = 0; i < n; i++) {
+		if (k > 0 && rows[k - 1].key == rows[i].key) {
+			rows[k - 1].value[FAULT_MAJOR] += rows[i].value[FAULT_MAJOR];
+			rows[k - 1].value[FAULT_MINOR] += rows[i].value[FAULT_MINOR];
+			if (!rows[k - 1].generation)
+				rows[k - 1].generation = rows[i].generation;
+			rows[i] = (struct tracked_row){ 0 }; /* comms are inline: nothing to free */
+			continue;
+		}
+		if (k != i) {
+			rows[k] = rows[i];
+			rows[i] = (struct tracked_row){ 0 };
+		}
+		k++;
+	}
+	return k;
+}
+
 /* Rows go into the tracker's buffer, grown as processes turn up and reused
  * from window to window: at 10,000 processes a fresh table each window would
  * cost a megabyte of page faults. */
@@ -214,7 +247,9 @@ static size_t read_iterator(struct faults_state *s, struct tracked_row **ret)
 			}
 			row->value[FAULT_MAJOR] += rec.maj_flt;
 			row->value[FAULT_MINOR] += rec.min_flt;
-			row->generation = rec.start_boottime_ns;
+			/* The process's start, not a thread's: else the tracker sees a new process. */
+			if (rec.leader)
+				row->generation = rec.start_boottime_ns;
 			(void)tracker_row_set_label(row, rec.comm, FAULTS_COMM_LEN); /* a comm fits inline */
 		}
 		/* A record cut at the end of a read waits for the rest. */
@@ -224,7 +259,7 @@ static size_t read_iterator(struct faults_state *s, struct tracked_row **ret)
 out:
 	close(fd);
 	*ret = rows;
-	return n;
+	return merge_threads(rows, n);
 }
 
 static size_t read_procfs(struct faults_state *s, struct tracked_row **ret)
@@ -301,7 +336,7 @@ static int faults_collect(void *priv, struct snapshot *snap)
 	n = tracker_select(&s->procs, s->cfg.top_k, s->cfg.series_ttl_msec * USEC_PER_MSEC, now, top);
 	for (i = 0; i < n; i++) {
 		snprintf(pid, sizeof(pid), "%" PRIu64, top[i]->key);
-		put_process(snap, pid, tracker_row_label(top[i]), top[i]->value);
+		put_process(snap, pid, tracker_row_label(top[i]), top[i]->total);
 	}
 	put_process(snap, "other", "", s->procs.other);
 	free(top);
@@ -319,6 +354,23 @@ static int faults_collect(void *priv, struct snapshot *snap)
 		}
 	}
 	return 0;
+}
+
+/* top_k, max_processes and series_ttl apply in place; another source or /proc needs a new instance. */
+static int faults_reload(void *priv, const void *cfg)
+{
+	struct faults_state *s = priv;
+	const struct faults_config *c = cfg;
+
+	if (c->use_bpf != s->cfg.use_bpf || strcmp(c->proc_root, s->cfg.proc_root) != 0)
+		return -EAGAIN;
+	s->cfg = *c;
+	return 0;
+}
+
+static uint64_t faults_series_hold_msec(const void *cfg)
+{
+	return ((const struct faults_config *)cfg)->series_ttl_msec;
 }
 
 static void faults_stop(void *priv)
@@ -343,5 +395,7 @@ const struct collector_ops faults_collector = {
 	.priv_size = sizeof(struct faults_state),
 	.start = faults_start,
 	.collect = faults_collect,
+	.reload = faults_reload,
 	.stop = faults_stop,
+	.series_hold_msec = faults_series_hold_msec,
 };

@@ -17,6 +17,7 @@ struct kswapd_config {
 
 struct kswapd_state {
 	struct bpf_attachment bpf;
+	int flavour; /* the attach key it was started with */
 	__u64 last_awake_ns;
 };
 
@@ -63,8 +64,21 @@ static int kswapd_start(void *priv, const void *cfg, struct collector_status *st
 {
 	struct kswapd_state *s = priv;
 
-	return bpf_attach_hooks(&s->bpf, &kswapd_bpf_skel_ops, kswapd_hooks, ARRAY_SIZE(kswapd_hooks),
-				((const struct kswapd_config *)cfg)->flavour, NULL, NULL, st);
+	s->flavour = ((const struct kswapd_config *)cfg)->flavour;
+	return bpf_attach_hooks(&s->bpf, &kswapd_bpf_skel_ops, kswapd_hooks, ARRAY_SIZE(kswapd_hooks), s->flavour,
+				NULL, NULL, st);
+}
+
+/* Only the attach key: in place when the running programs already are what it names. */
+static int kswapd_reload(void *priv, const void *cfg)
+{
+	struct kswapd_state *s = priv;
+	int flavour = ((const struct kswapd_config *)cfg)->flavour;
+
+	if (!bpf_attachment_serves(&s->bpf, s->flavour, flavour))
+		return -EAGAIN;
+	s->flavour = flavour;
+	return 0;
 }
 
 static int kswapd_collect(void *priv, struct snapshot *snap)
@@ -115,5 +129,6 @@ const struct collector_ops kswapd_collector = {
 	.probe = kswapd_probe,
 	.start = kswapd_start,
 	.collect = kswapd_collect,
+	.reload = kswapd_reload,
 	.stop = kswapd_stop,
 };

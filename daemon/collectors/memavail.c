@@ -500,4 +500,6 @@ const struct collector_ops memavail_collector = {
 	.start = memavail_start,
 	.collect = memavail_collect,
 	.stop = memavail_stop,
+	/* The memavail map and the event channel's source setting are shared: one instance at a time. */
+	.restart_stop_first = true,
 };

@@ -18,6 +18,7 @@ struct oom_config {
 
 struct oom_state {
 	struct bpf_attachment bpf;
+	int flavour; /* the attach key it was started with */
 };
 
 static const struct bpf_hook oom_hooks[] = {
@@ -93,11 +94,24 @@ static int oom_start(void *priv, const void *cfg, struct collector_status *st)
 	struct oom_state *s = priv;
 	int r;
 
-	r = bpf_attach_hooks(&s->bpf, &oom_bpf_skel_ops, oom_hooks, ARRAY_SIZE(oom_hooks),
-			     ((const struct oom_config *)cfg)->flavour, prepare, NULL, st);
+	s->flavour = ((const struct oom_config *)cfg)->flavour;
+	r = bpf_attach_hooks(&s->bpf, &oom_bpf_skel_ops, oom_hooks, ARRAY_SIZE(oom_hooks), s->flavour, prepare, NULL,
+			     st);
 	if (r < 0)
 		return r;
 	event_channel_add_source(&((struct oom_bpf *)s->bpf.skel)->bss->event_counters);
+	return 0;
+}
+
+/* Only the attach key: in place when the running program already is what it names. */
+static int oom_reload(void *priv, const void *cfg)
+{
+	struct oom_state *s = priv;
+	int flavour = ((const struct oom_config *)cfg)->flavour;
+
+	if (!bpf_attachment_serves(&s->bpf, s->flavour, flavour))
+		return -EAGAIN;
+	s->flavour = flavour;
 	return 0;
 }
 
@@ -139,5 +153,6 @@ const struct collector_ops oom_collector = {
 	.probe = oom_probe,
 	.start = oom_start,
 	.collect = oom_collect,
+	.reload = oom_reload,
 	.stop = oom_stop,
 };

@@ -310,7 +310,7 @@ static void collect_processes(struct reclaim_state *s, struct snapshot *snap, ui
 	n = tracker_select(&s->procs, s->cfg.top_k, ttl, now, top);
 	for (i = 0; i < n; i++) {
 		snprintf(pid, sizeof(pid), "%" PRIu64, top[i]->key);
-		put_process(snap, pid, tracker_row_label(top[i]), top[i]->value);
+		put_process(snap, pid, tracker_row_label(top[i]), top[i]->total);
 	}
 	put_process(snap, "other", "", s->procs.other);
 	free(top);
@@ -355,9 +355,9 @@ static void collect_cgroups(struct reclaim_state *s, struct snapshot *snap, uint
 			s->cgroups.other[CG_NS] += top[i]->delta[CG_NS];
 			continue;
 		}
-		snapshot_add(snap, &desc_cgroup_count, (const char *const[]){ label }, (double)top[i]->value[CG_COUNT]);
+		snapshot_add(snap, &desc_cgroup_count, (const char *const[]){ label }, (double)top[i]->total[CG_COUNT]);
 		snapshot_add(snap, &desc_cgroup_seconds, (const char *const[]){ label },
-			     (double)top[i]->value[CG_NS] / 1e9);
+			     (double)top[i]->total[CG_NS] / 1e9);
 	}
 	snapshot_add(snap, &desc_cgroup_count, (const char *const[]){ "other" }, (double)s->cgroups.other[CG_COUNT]);
 	snapshot_add(snap, &desc_cgroup_seconds, (const char *const[]){ "other" },
@@ -401,6 +401,34 @@ static int reclaim_collect(void *priv, struct snapshot *snap)
 	return 0;
 }
 
+/* top_k, series_ttl and cgroup_root apply in place; a new flavour or new map
+ * sizes need a new BPF object. */
+static int reclaim_reload(void *priv, const void *cfg)
+{
+	struct reclaim_state *s = priv;
+	const struct reclaim_config *c = cfg;
+
+	if (!bpf_attachment_serves(&s->bpf, s->cfg.flavour, c->flavour) || c->max_processes != s->cfg.max_processes ||
+	    c->max_cgroups != s->cfg.max_cgroups)
+		return -EAGAIN;
+	if (strcmp(c->cgroup_root, s->cfg.cgroup_root) != 0) {
+		struct cgroup_paths *paths = open_cgroup_paths(c);
+
+		if (!paths && s->paths)
+			log_warning("Collector reclaim: no memory cgroup hierarchy at the new cgroup_root; per-cgroup "
+				    "series keep their last paths");
+		cgroup_paths_free(s->paths);
+		s->paths = paths;
+	}
+	s->cfg = *c;
+	return 0;
+}
+
+static uint64_t reclaim_series_hold_msec(const void *cfg)
+{
+	return ((const struct reclaim_config *)cfg)->series_ttl_msec;
+}
+
 static void reclaim_stop(void *priv)
 {
 	struct reclaim_state *s = priv;
@@ -424,5 +452,7 @@ const struct collector_ops reclaim_collector = {
 	.probe = reclaim_probe,
 	.start = reclaim_start,
 	.collect = reclaim_collect,
+	.reload = reclaim_reload,
 	.stop = reclaim_stop,
+	.series_hold_msec = reclaim_series_hold_msec,
 };

@@ -283,6 +283,33 @@ START_TEST(test_generation_change)
 }
 END_TEST
 
+/* total, the value exported, never goes back for one key and generation: a
+ * raw value that went backwards (a map entry re-created, a thread taking over
+ * the pid at exec) continues from the last total; a new generation starts over. */
+START_TEST(test_total_never_backwards)
+{
+	static const struct spec w1[] = { { 1, 1, { 100, 1000, 5 }, "x" } };
+	static const struct spec w2[] = { { 1, 1, { 30, 1500, 5 }, "" } };
+	static const struct spec w3[] = { { 1, 1, { 40, 1500, 5 }, "" } };
+	static const struct spec w4[] = { { 1, 2, { 3, 10, 0 }, "" } };
+	struct tracker t;
+
+	tracker_init(&t, N_COUNTERS, C_NS, C_COUNT);
+	update(&t, w1, 1, 1000);
+	ck_assert_uint_eq(get(&t, 1)->total[C_COUNT], 100);
+	update(&t, w2, 1, 2000);
+	ck_assert_uint_eq(get(&t, 1)->total[C_COUNT], 130);
+	ck_assert_uint_eq(get(&t, 1)->total[C_NS], 1500);
+	update(&t, w3, 1, 3000);
+	ck_assert_uint_eq(get(&t, 1)->total[C_COUNT], 140);
+	ck_assert_uint_eq(get(&t, 1)->total[C_EXTRA], 5);
+	update(&t, w4, 1, 4000);
+	ck_assert_uint_eq(get(&t, 1)->total[C_COUNT], 3);
+	ck_assert_uint_eq(get(&t, 1)->total[C_NS], 10);
+	tracker_done(&t);
+}
+END_TEST
+
 START_TEST(test_counter_backwards)
 {
 	static const struct spec w1[] = {
@@ -1020,6 +1047,7 @@ static Suite *tracker_suite(void)
 	tcase_add_test(upd, test_vanished_key_comes_back);
 	tcase_add_test(upd, test_generation_change);
 	tcase_add_test(upd, test_counter_backwards);
+	tcase_add_test(upd, test_total_never_backwards);
 	tcase_add_test(upd, test_label_carried_over);
 	tcase_add_test(upd, test_label_lengths);
 	tcase_add_test(upd, test_buffer_reuse);

@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include "carry.h"
+
+#define NO_HISTOGRAM SIZE_MAX
+
+struct carry_entry {
+	char *key; /* name NUL label NUL label NUL ... */
+	size_t key_len;
+	uint64_t hash;
+	const struct metric_desc *desc;
+	bool decided;
+	uint64_t seen;       /* the apply round it was last produced in */
+	uint64_t hold_until; /* mono usec */
+	size_t n;            /* finite buckets, or NO_HISTOGRAM for a counter */
+	double value;        /* a counter's value, a histogram's sum */
+	double off_value;
+	double *bounds;      /* n */
+	uint64_t *cumulative, *off_cumulative; /* n + 1 each */
+};
+
+struct carry {
+	struct carry_entry **entries;
+	size_t n, cap;
+	size_t *slots; /* open addressing: index + 1, 0 = empty */
+	size_t mask;
+	uint64_t round;
+};
+
+static uint64_t hash_bytes(const char *p, size_t len)
+{
+	uint64_t h = 14695981039346656037ULL; /* FNV-1a */
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)p[i]) * 1099511628211ULL;
+	return h;
+}
+
+/* The key of a sample: its family's name, then its label values, each NUL-ended. */
+static char *make_key(const struct metric_desc *desc, const char *const *labels, size_t *ret_len)
+{
+	size_t len = strlen(desc->name) + 1, off;
+	unsigned k;
+	char *key;
+
+	for (k = 0; k < desc->n_labels; k++)
+		len += strlen(labels && labels[k] ? labels[k] : "") + 1;
+	key = malloc(len);
+	if (!key)
+		return NULL;
+	off = strlen(desc->name) + 1;
+	memcpy(key, desc->name, off);
+	for (k = 0; k < desc->n_labels; k++) {
+		const char *v = labels && labels[k] ? labels[k] : "";
+		size_t l = strlen(v) + 1;
+
+		memcpy(key + off, v, l);
+		off += l;
+	}
+	*ret_len = len;
+	return key;
+}
+
+static void entry_free(struct carry_entry *e)
+{
+	if (!e)
+		return;
+	free(e->key);
+	free(e->bounds);
+	free(e->cumulative);
+	free(e->off_cumulative);
+	free(e);
+}
+
+struct carry *carry_new(void)
+{
+	return calloc(1, sizeof(struct carry));
+}
+
+void carry_free(struct carry *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n; i++)
+		entry_free(c->entries[i]);
+	free(c->entries);
+	free(c->slots);
+	free(c);
+}
+
+size_t carry_size(const struct carry *c)
+{
+	return c ? c->n : 0;
+}
+
+static struct carry_entry *find(const struct carry *c, const char *key, size_t len, uint64_t hash)
+{
+	size_t i;
+
+	if (!c->slots)
+		return NULL;
+	for (i = (size_t)hash & c->mask; c->slots[i]; i = (i + 1) & c->mask) {
+		struct carry_entry *e = c->entries[c->slots[i] - 1];
+
+		if (e->hash == hash && e->key_len == len && memcmp(e->key, key, len) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+/* Rebuilds the index for at least want entries. */
+static int reindex(struct carry *c, size_t want)
+{
+	size_t cap = 16, i, *slots;
+
+	while (cap < 2 * want)
+		cap *= 2;
+	slots = calloc(cap, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	free(c->slots);
+	c->slots = slots;
+	c->mask = cap - 1;
+	for (i = 0; i < c->n; i++) {
+		size_t s = (size_t)c->entries[i]->hash & c->mask;
+
+		while (c->slots[s])
+			s = (s + 1) & c->mask;
+		c->slots[s] = i + 1;
+	}
+	return 0;
+}
+
+/* Takes over e. */
+static int insert(struct carry *c, struct carry_entry *e)
+{
+	size_t s;
+
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 64;
+		struct carry_entry **p = realloc(c->entries, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		c->entries = p;
+		c->cap = cap;
+	}
+	if (!c->slots || 2 * (c->n + 1) > c->mask + 1) {
+		int r = reindex(c, c->n + 1);
+
+		if (r < 0)
+			return r;
+	}
+	c->entries[c->n++] = e;
+	for (s = (size_t)e->hash & c->mask; c->slots[s]; s = (s + 1) & c->mask)
+		;
+	c->slots[s] = c->n;
+	return 0;
+}
+
+static struct carry_entry *entry_new(const struct metric_desc *desc, const char *const *labels, size_t n)
+{
+	struct carry_entry *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return NULL;
+	e->desc = desc;
+	e->n = n;
+	e->key = make_key(desc, labels, &e->key_len);
+	if (!e->key)
+		goto fail;
+	e->hash = hash_bytes(e->key, e->key_len);
+	if (n != NO_HISTOGRAM) {
+		e->bounds = calloc(n ? n : 1, sizeof(*e->bounds));
+		e->cumulative = calloc(n + 1, sizeof(*e->cumulative));
+		e->off_cumulative = calloc(n + 1, sizeof(*e->off_cumulative));
+		if (!e->bounds || !e->cumulative || !e->off_cumulative)
+			goto fail;
+	}
+	return e;
+fail:
+	entry_free(e);
+	return NULL;
+}
+
+struct record_ctx {
+	struct carry *c;
+	uint64_t hold_until;
+	int r;
+};
+
+static void record_one(struct snapshot_cumulative *s, void *ud)
+{
+	struct record_ctx *ctx = ud;
+	struct carry_entry *e;
+	int r;
+
+	if (ctx->r < 0)
+		return;
+	e = entry_new(s->desc, s->labels, s->value ? NO_HISTOGRAM : s->n);
+	if (!e) {
+		ctx->r = -ENOMEM;
+		return;
+	}
+	e->hold_until = ctx->hold_until;
+	if (s->value) {
+		e->value = *s->value;
+	} else {
+		memcpy(e->bounds, s->bounds, s->n * sizeof(double));
+		memcpy(e->cumulative, s->cumulative, (s->n + 1) * sizeof(uint64_t));
+		e->value = *s->sum;
+	}
+	if (find(ctx->c, e->key, e->key_len, e->hash)) {
+		entry_free(e); /* a family repeated: the first sample wins */
+		return;
+	}
+	r = insert(ctx->c, e);
+	if (r < 0) {
+		entry_free(e);
+		ctx->r = r;
+	}
+}
+
+int carry_record(struct carry *c, struct snapshot *snap, size_t mark, uint64_t hold_until_usec)
+{
+	struct record_ctx ctx = { c, hold_until_usec, 0 };
+
+	snapshot_foreach_cumulative(snap, mark, record_one, &ctx);
+	return ctx.r;
+}
+
+static struct carry_entry *entry_copy(const struct carry_entry *o)
+{
+	struct carry_entry *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return NULL;
+	*e = *o;
+	e->bounds = NULL;
+	e->cumulative = e->off_cumulative = NULL;
+	e->key = malloc(o->key_len);
+	if (!e->key)
+		goto fail;
+	memcpy(e->key, o->key, o->key_len);
+	if (o->n != NO_HISTOGRAM) {
+		e->bounds = malloc((o->n ? o->n : 1) * sizeof(double));
+		e->cumulative = malloc((o->n + 1) * sizeof(uint64_t));
+		e->off_cumulative = calloc(o->n + 1, sizeof(uint64_t));
+		if (!e->bounds || !e->cumulative || !e->off_cumulative)
+			goto fail;
+		memcpy(e->bounds, o->bounds, o->n * sizeof(double));
+		memcpy(e->cumulative, o->cumulative, (o->n + 1) * sizeof(uint64_t));
+	}
+	return e;
+fail:
+	entry_free(e);
+	return NULL;
+}
+
+int carry_keep_held(struct carry *c, const struct carry *prev, uint64_t now_usec)
+{
+	size_t i;
+	int r;
+
+	for (i = 0; prev && i < prev->n; i++) {
+		const struct carry_entry *o = prev->entries[i];
+		struct carry_entry *e;
+
+		if (o->decided || o->hold_until <= now_usec || find(c, o->key, o->key_len, o->hash))
+			continue;
+		e = entry_copy(o);
+		if (!e)
+			return -ENOMEM;
+		r = insert(c, e);
+		if (r < 0) {
+			entry_free(e);
+			return r;
+		}
+	}
+	return 0;
+}
+
+static bool same_bounds(const struct carry_entry *e, const struct snapshot_cumulative *s)
+{
+	return e->n == s->n && memcmp(e->bounds, s->bounds, s->n * sizeof(double)) == 0;
+}
+
+static double gap(double carried, double now)
+{
+	return carried > now ? carried - now : 0;
+}
+
+static uint64_t gap_u(uint64_t carried, uint64_t now)
+{
+	return carried > now ? carried - now : 0;
+}
+
+static struct carry_entry *lookup(struct carry *c, const struct snapshot_cumulative *s)
+{
+	size_t len;
+	_cleanup_free_ char *key = make_key(s->desc, s->labels, &len);
+
+	return key ? find(c, key, len, hash_bytes(key, len)) : NULL;
+}
+
+/* At the switch: whatever keeps the series from going below what was exported. */
+static void splice_one(struct snapshot_cumulative *s, void *ud)
+{
+	struct carry_entry *e = lookup(ud, s);
+	size_t i;
+
+	if (!e || e->decided)
+		return;
+	e->decided = true;
+	if (s->value) {
+		if (e->n == NO_HISTOGRAM)
+			e->off_value = gap(e->value, *s->value);
+		return;
+	}
+	if (e->n == NO_HISTOGRAM || !same_bounds(e, s))
+		return; /* the shape changed: nothing to line up with */
+	for (i = 0; i <= e->n; i++)
+		e->off_cumulative[i] = gap_u(e->cumulative[i], s->cumulative[i]);
+	e->off_value = gap(e->value, *s->sum);
+}
+
+void carry_splice(struct carry *c, struct snapshot *first, size_t mark)
+{
+	snapshot_foreach_cumulative(first, mark, splice_one, c);
+}
+
+/* Seen for the first time after the switch: it started from zero (a new BPF
+ * map entry) unless it is already at or above the carried value. */
+static void decide_late(struct carry_entry *e, const struct snapshot_cumulative *s)
+{
+	size_t i;
+
+	e->decided = true;
+	if (s->value) {
+		if (e->n == NO_HISTOGRAM && *s->value < e->value)
+			e->off_value = e->value;
+		return;
+	}
+	if (e->n == NO_HISTOGRAM || !same_bounds(e, s) || s->cumulative[s->n] >= e->cumulative[e->n])
+		return;
+	for (i = 0; i <= e->n; i++)
+		e->off_cumulative[i] = e->cumulative[i];
+	e->off_value = e->value;
+}
+
+struct apply_ctx {
+	struct carry *c;
+};
+
+static void apply_one(struct snapshot_cumulative *s, void *ud)
+{
+	struct apply_ctx *ctx = ud;
+	struct carry_entry *e = lookup(ctx->c, s);
+	size_t i;
+
+	if (!e)
+		return;
+	e->seen = ctx->c->round;
+	if (!e->decided)
+		decide_late(e, s);
+	if (s->value) {
+		if (e->n == NO_HISTOGRAM)
+			*s->value += e->off_value;
+		return;
+	}
+	if (e->n == NO_HISTOGRAM || !same_bounds(e, s))
+		return;
+	for (i = 0; i <= s->n; i++)
+		s->cumulative[i] += e->off_cumulative[i];
+	*s->sum += e->off_value;
+}
+
+/* Exports a held series at its carried value. */
+static int emit_held(struct snapshot *snap, const struct carry_entry *e)
+{
+	const char *labels[METRIC_MAX_LABELS];
+	const char *p = e->key + strlen(e->key) + 1;
+	uint64_t counts[65], prev = 0;
+	unsigned k;
+	size_t i;
+
+	for (k = 0; k < e->desc->n_labels && k < METRIC_MAX_LABELS; k++) {
+		labels[k] = p;
+		p += strlen(p) + 1;
+	}
+	if (e->n == NO_HISTOGRAM)
+		return snapshot_add(snap, e->desc, labels, e->value);
+	if (e->n + 1 > sizeof(counts) / sizeof(counts[0]))
+		return -E2BIG;
+	for (i = 0; i <= e->n; i++) {
+		counts[i] = e->cumulative[i] - prev;
+		prev = e->cumulative[i];
+	}
+	return snapshot_add_histogram(snap, e->desc, labels, e->bounds, counts, e->n, e->value);
+}
+
+int carry_apply(struct carry *c, struct snapshot *snap, size_t mark, uint64_t now_usec)
+{
+	struct apply_ctx ctx = { c };
+	size_t i, kept = 0;
+	bool expired = false;
+	int r = 0;
+
+	if (c->n && !c->slots && reindex(c, c->n) < 0)
+		return -ENOMEM; /* nothing found without an index: skip the window's offsets */
+	c->round++;
+	snapshot_foreach_cumulative(snap, mark, apply_one, &ctx);
+	for (i = 0; i < c->n; i++) {
+		struct carry_entry *e = c->entries[i];
+
+		if (e->decided || e->seen == c->round)
+			continue;
+		if (e->hold_until > now_usec) {
+			int k = emit_held(snap, e);
+
+			if (k == -ENOMEM)
+				r = k;
+		} else {
+			expired = true;
+		}
+	}
+	if (!expired)
+		return r;
+	/* Not produced within its hold: the series ended with the old instance. */
+	for (i = 0; i < c->n; i++) {
+		struct carry_entry *e = c->entries[i];
+
+		if (!e->decided && e->seen != c->round && e->hold_until <= now_usec)
+			entry_free(e);
+		else
+			c->entries[kept++] = e;
+	}
+	c->n = kept;
+	if (reindex(c, c->n) < 0) {
+		free(c->slots); /* rebuilt on the next round */
+		c->slots = NULL;
+		c->mask = 0;
+		return -ENOMEM;
+	}
+	return r;
+}

@@ -1,0 +1,498 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Soak: everything at once, then check what was lost.
+
+For --duration seconds, against one daemon:
+- 4 clients each request /metrics (plain and gzip in turn) and one of /,
+  /api/v1/windows, /api/v1/events every 50 ms;
+- SIGHUP every 5 s: a broken file, then a valid one, alternating between two
+  valid files that differ in collector keys applied in place (top_k) and
+  keys that restart collectors (attach flavours), so counters are carried;
+- 20 memory cgroups (v1) created and 20 removed per second;
+- 200 processes started and reaped per second;
+- a memory cgroup OOM kill every 10 s (dd with a 128 MiB buffer in 32 MiB).
+
+Pass: every counter and histogram sample of each /metrics answer is >= its
+value in the same client's previous answer; every OOM kill (the kernel's own
+count, memory.oom_control oom_kill) is in /api/v1/events (by victim pid) and
+in memwatch_oom_kills_total; RSS, open fds and threads at the end (median of the
+last 30 s) within 10 % of their values after the warm-up (median of 30 s); nothing logged at err but the broken
+files' reload errors; the daemon exits 0 with no sanitizer report.
+
+Needs root, BPF and a v1 memory hierarchy at /sys/fs/cgroup/memory (else
+exit 77). Run it under the host test lock:
+  flock /tmp/memwatchd-host-tests.lock tests/soak/soak.py --daemon build-test/daemon/memwatchd
+
+usage: soak.py --daemon PATH [--duration S] [--warmup S] [--report FILE]
+"""
+import argparse
+import collections
+import gzip
+import http.client
+import json
+import multiprocessing
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+SKIP = 77
+MEMCG = "/sys/fs/cgroup/memory"
+CLIENTS = 4
+CLIENT_PERIOD = 0.05
+RELOAD_PERIOD = 5.0
+CGROUPS_PER_SECOND = 20
+SPAWNS_PER_SECOND = 200
+OOM_PERIOD = 10.0
+TOLERANCE = 0.10
+EXPECTED_ERR = "Reload failed, keeping the running configuration"
+
+# event_history is small so that the ring of recent events is full within the
+# warm-up: a buffer still filling is growth the RSS check would blame.
+BASE = """[daemon]
+window = 500ms
+sample_interval = 50ms
+event_history = 100
+[collector.cgroup]
+top_k = 20
+"""
+VALID = [
+    BASE + "[collector.reclaim]\ntop_k = 10\n",
+    BASE + "[collector.reclaim]\ntop_k = 20\nattach = raw_tp\n[collector.kswapd]\nattach = raw_tp\n"
+    "[collector.oom]\nattach = raw_tp\n[collector.faults]\ntop_k = 20\n",
+]
+BROKEN = BASE + "[collector.reclaim]\nno_such_key = 1\n"
+
+TYPE_RE = re.compile(r"^# TYPE (\S+) (counter|histogram)$", re.M)
+
+
+def cumulative(text):
+    """Counter and histogram samples (buckets, _sum, _count): {line key: value}."""
+    kinds = dict(TYPE_RE.findall(text))
+    out = {}
+    for line in text.splitlines():
+        if not line or line[0] == "#":
+            continue
+        key, _, value = line.rpartition(" ")
+        name = key.split("{", 1)[0]
+        fam = name
+        if fam not in kinds:
+            for suffix in ("_bucket", "_sum", "_count"):
+                if name.endswith(suffix) and kinds.get(name[: -len(suffix)]) == "histogram":
+                    fam = name[: -len(suffix)]
+                    break
+        if kinds.get(fam) == ("counter" if fam == name else "histogram"):
+            out[key] = float(value)
+    return out
+
+
+def metric(text, name, labels=""):
+    for line in text.splitlines():
+        if line.startswith(name + ("{" if labels else " ")) and labels in line:
+            return float(line.rpartition(" ")[2])
+    return None
+
+
+class Soak:
+    def __init__(self, args):
+        self.args = args
+        self.stop = multiprocessing.Event()
+        self.lock = threading.Lock()
+        self.failures = []
+        self.stats = collections.Counter()
+        self.tmp = tempfile.mkdtemp(prefix="memwatchd-soak.")
+        self.root = "%s/mw-soak-%d" % (MEMCG, os.getpid())
+        self.conf = os.path.join(self.tmp, "memwatchd.conf")
+        self.log = os.path.join(self.tmp, "stderr.log")
+        self.port = None
+        self.proc = None
+        self.oom_pids = []
+        self.oom_kernel = 0
+        self.broken_reloads = 0
+
+    # --- bookkeeping ---
+
+    def fail(self, what):
+        with self.lock:
+            if len(self.failures) < 50:
+                self.failures.append(what)
+            self.stats["failures"] += 1
+
+    def count(self, what, n=1):
+        with self.lock:
+            self.stats[what] += n
+
+    # --- the daemon ---
+
+    def start_daemon(self):
+        with open(self.conf, "w") as f:
+            f.write(VALID[0])
+        env = dict(os.environ)
+        # A small quarantine, and freed memory handed back: RSS then follows
+        # what the daemon holds, not what the sanitizer's allocator kept.
+        env["ASAN_OPTIONS"] = ":".join(filter(None, [env.get("ASAN_OPTIONS"), "quarantine_size_mb=8",
+                                                     "allocator_release_to_os_interval_ms=1000"]))
+        for _ in range(5):
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                self.port = s.getsockname()[1]
+            err = open(self.log, "w")
+            self.proc = subprocess.Popen(
+                [self.args.daemon, "--config", self.conf, "--listen", "127.0.0.1:%d" % self.port],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, env=env)
+            err.close()
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline and self.proc.poll() is None:
+                if self.get("/metrics")[0] == 200:
+                    return
+                time.sleep(0.1)
+            if self.proc.poll() is None:
+                self.proc.kill()
+            self.proc.wait()
+        sys.exit("memwatchd did not start serving; log:\n" + open(self.log).read())
+
+    def get(self, path, headers=None):
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+            c.request("GET", path, headers=headers or {})
+            r = c.getresponse()
+            body = r.read()
+            c.close()
+            return r.status, body
+        except OSError:
+            return 0, b""
+
+    def resources(self):
+        pid = self.proc.pid
+        status = open("/proc/%d/status" % pid).read()
+        rss = int(re.search(r"^VmRSS:\s+(\d+)", status, re.M).group(1))
+        threads = int(re.search(r"^Threads:\s+(\d+)", status, re.M).group(1))
+        fds = len(os.listdir("/proc/%d/fd" % pid))
+        return {"rss_kib": rss, "fds": fds, "threads": threads}
+
+    # --- the load ---
+
+    def worker(self, target, args, results):
+        """Runs in a process of its own (the GIL would slow every load down):
+        sends back its counts and failures."""
+        self.stats = collections.Counter()
+        self.failures = []
+        try:
+            target(*args)
+        except Exception as e:  # noqa: BLE001 -- reported as a failure, not lost
+            self.fail("%s: %r" % (target.__name__, e))
+        results.put((dict(self.stats), list(self.failures)))
+
+    def client(self, n):
+        conn = None
+        prev = None
+        others = ["/", "/api/v1/windows", "/api/v1/events"]
+        i = 0
+        while not self.stop.is_set():
+            t0 = time.monotonic()
+            gz = i % 2 == 1
+            try:
+                if conn is None:
+                    conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+                conn.request("GET", "/metrics", headers={"Accept-Encoding": "gzip"} if gz else {})
+                r = conn.getresponse()
+                body = r.read()
+                if r.status != 200:
+                    self.fail("client %d: /metrics answered %d" % (n, r.status))
+                else:
+                    if gz:
+                        if r.getheader("Content-Encoding") != "gzip":
+                            self.fail("client %d: asked for gzip, got %s" % (n, r.getheader("Content-Encoding")))
+                        else:
+                            body = gzip.decompress(body)
+                    cur = cumulative(body.decode())
+                    if prev is not None:
+                        for key, v in prev.items():
+                            w = cur.get(key)
+                            if w is not None and w < v:
+                                self.fail("client %d: %s went backwards from %r to %r" % (n, key, v, w))
+                    prev = cur
+                    self.count("scrapes_gzip" if gz else "scrapes_plain")
+                path = others[i % len(others)]
+                conn.request("GET", path)
+                r = conn.getresponse()
+                body = r.read()
+                if r.status != 200:
+                    self.fail("client %d: %s answered %d" % (n, path, r.status))
+                elif path.startswith("/api/"):
+                    json.loads(body)
+                self.count("requests_other")
+            except (OSError, http.client.HTTPException, ValueError) as e:
+                self.fail("client %d: %s" % (n, e))
+                if conn:
+                    conn.close()
+                conn = None
+            i += 1
+            time.sleep(max(0.0, CLIENT_PERIOD - (time.monotonic() - t0)))
+        if conn:
+            conn.close()
+
+    def reloader(self):
+        i = 0
+        while not self.stop.wait(RELOAD_PERIOD):
+            if i % 2 == 0:
+                text = BROKEN
+                self.broken_reloads += 1
+            else:
+                text = VALID[(i // 2 + 1) % 2]
+            with open(self.conf, "w") as f:
+                f.write(text)
+            self.proc.send_signal(signal.SIGHUP)
+            self.count("reloads")
+            i += 1
+
+    def cgroup_churn(self):
+        live = collections.deque()
+        n = 0
+        period = 1.0 / CGROUPS_PER_SECOND
+        while not self.stop.is_set():
+            t0 = time.monotonic()
+            path = "%s/churn-%d" % (self.root, n)
+            n += 1
+            try:
+                os.mkdir(path)
+                live.append(path)
+                self.count("cgroups_created")
+            except OSError as e:
+                self.fail("mkdir %s: %s" % (path, e))
+            while len(live) > CGROUPS_PER_SECOND:
+                try:
+                    os.rmdir(live.popleft())
+                    self.count("cgroups_removed")
+                except OSError as e:
+                    self.fail("rmdir: %s" % e)
+            time.sleep(max(0.0, period - (time.monotonic() - t0)))
+        for p in live:
+            try:
+                os.rmdir(p)
+            except OSError:
+                pass
+
+    def process_churn(self):
+        period = 1.0 / SPAWNS_PER_SECOND
+        next_t = time.monotonic()
+        while not self.stop.is_set():
+            try:
+                pid = os.posix_spawn("/bin/true", ["true"], {})
+                os.waitpid(pid, 0)
+                self.count("processes")
+            except OSError as e:
+                self.fail("spawn: %s" % e)
+            next_t += period
+            delay = next_t - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            elif delay < -1:
+                next_t = time.monotonic()  # fell behind: do not burst
+
+    def oom_killer(self):
+        n = 0
+        while not self.stop.wait(OOM_PERIOD):
+            path = "%s/oom-%d" % (self.root, n)
+            n += 1
+            os.mkdir(path)
+            with open(path + "/memory.limit_in_bytes", "w") as f:
+                f.write(str(32 << 20))
+            p = subprocess.Popen(
+                ["sh", "-c", "echo $$ > %s/cgroup.procs && exec dd if=/dev/zero of=/dev/null bs=128M count=1" % path],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            rc = p.wait()
+            kills = 0
+            for line in open(path + "/memory.oom_control"):
+                if line.startswith("oom_kill "):
+                    kills = int(line.split()[1])
+            if rc != -signal.SIGKILL or kills != 1:
+                self.fail("OOM %d: dd ended with %d, the cgroup counted %d OOM kill(s)" % (n, rc, kills))
+            with self.lock:
+                self.oom_kernel += kills
+                if rc == -signal.SIGKILL:
+                    self.oom_pids.append(p.pid)
+            self.count("oom_kills")
+            for _ in range(100):
+                try:
+                    os.rmdir(path)
+                    break
+                except OSError:
+                    time.sleep(0.05)
+            # In /api/v1/events before the ring of recent events can push it out.
+            deadline = time.monotonic() + 5
+            while True:
+                st, body = self.get("/api/v1/events")
+                found = st == 200 and any(e.get("kind") == "oom_kill" and e.get("pid") == p.pid
+                                          for e in json.loads(body)["events"])
+                if found or time.monotonic() > deadline:
+                    break
+                time.sleep(0.2)
+            if not found:
+                self.fail("OOM kill of pid %d is not in /api/v1/events" % p.pid)
+
+    # --- the run ---
+
+    def run(self):
+        os.mkdir(self.root)
+        try:
+            return self._run()
+        finally:
+            self.stop.set()
+            if self.proc and self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+            for name in sorted(os.listdir(self.root), reverse=True):
+                p = os.path.join(self.root, name)
+                if os.path.isdir(p):
+                    try:
+                        os.rmdir(p)
+                    except OSError:
+                        pass
+            try:
+                os.rmdir(self.root)
+            except OSError as e:
+                print("cleanup: cannot remove %s: %s" % (self.root, e))
+
+    def _run(self):
+        self.start_daemon()
+        st, body = self.get("/metrics")
+        oom0 = metric(body.decode(), "memwatch_oom_kills_total")
+        results = multiprocessing.Queue()
+        procs = [multiprocessing.Process(target=self.worker, args=(self.client, (i,), results), daemon=True)
+                 for i in range(CLIENTS)]
+        procs += [multiprocessing.Process(target=self.worker, args=(f, (), results), daemon=True)
+                  for f in (self.cgroup_churn, self.process_churn)]
+        threads = [threading.Thread(target=f, daemon=True) for f in (self.reloader, self.oom_killer)]
+        t_start = time.monotonic()
+        for t in procs + threads:
+            t.start()
+        # Every 5 s. RSS moves with each window's buffers and the trim every
+        # 10 windows, so each end of the comparison is the median of 30 s of
+        # samples: just after the warm-up, and the last 30 s.
+        trace = []
+        while time.monotonic() - t_start < self.args.duration:
+            time.sleep(max(0.0, min(5.0, self.args.duration - (time.monotonic() - t_start))))
+            trace.append((round(time.monotonic() - t_start), self.resources()))
+
+        def median_of(t0, t1):
+            got = [r for t, r in trace if t0 <= t < t1]
+            if not got:
+                got = [trace[-1][1]]
+            return {k: sorted(r[k] for r in got)[len(got) // 2] for k in got[0]}
+
+        warm = median_of(self.args.warmup, self.args.warmup + 30)
+        end = median_of(self.args.duration - 30, self.args.duration + 1)
+        rss_trace = [(t, r["rss_kib"]) for t, r in trace]
+        elapsed = time.monotonic() - t_start
+        self.stop.set()
+        for t in threads:
+            t.join(timeout=30)
+        for _ in procs:
+            try:
+                stats, failures = results.get(timeout=60)
+            except Exception:  # noqa: BLE001 -- queue.Empty
+                self.fail("a load process sent no result")
+                break
+            stats.pop("failures", None)
+            self.stats.update(stats)
+            for f in failures:
+                self.fail(f)
+        for p in procs:
+            p.join(timeout=10)
+
+        # The final counts, once nothing runs any more.
+        time.sleep(1.5)
+        st, body = self.get("/metrics")
+        text = body.decode()
+        oom1 = metric(text, "memwatch_oom_kills_total")
+        failed_reloads = metric(text, "memwatch_config_reloads_total", 'result="failure"')
+        if oom0 is None or oom1 is None:
+            self.fail("no memwatch_oom_kills_total")
+        elif oom1 - oom0 != self.oom_kernel:
+            self.fail("memwatch_oom_kills_total grew by %d; the kernel counted %d OOM kills in our cgroups"
+                      % (oom1 - oom0, self.oom_kernel))
+        if failed_reloads != self.broken_reloads:
+            self.fail("memwatch_config_reloads_total{result=\"failure\"} is %r; %d broken files were sent"
+                      % (failed_reloads, self.broken_reloads))
+        for k in ("rss_kib", "fds", "threads"):
+            if abs(end[k] - warm[k]) > TOLERANCE * warm[k]:
+                self.fail("%s went from %d after the warm-up to %d at the end (more than %d %%)"
+                          % (k, warm[k], end[k], TOLERANCE * 100))
+
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = self.proc.wait()
+        log = open(self.log).read()
+        if rc != 0:
+            self.fail("memwatchd exited with %d" % rc)
+        for marker in ("AddressSanitizer", "LeakSanitizer", "runtime error:", "UndefinedBehaviorSanitizer"):
+            if marker in log:
+                self.fail("sanitizer report in the log (%s)" % marker)
+        errs = [ln for ln in log.splitlines() if ln.startswith(("<0>", "<1>", "<2>", "<3>"))]
+        unexpected = [ln for ln in errs if EXPECTED_ERR not in ln]
+        if unexpected:
+            self.fail("logged at err: %s" % unexpected[:5])
+        if len(errs) - len(unexpected) != self.broken_reloads:
+            self.fail("%d reload errors logged for %d broken files" % (len(errs) - len(unexpected),
+                                                                       self.broken_reloads))
+
+        report = {
+            "seconds": round(elapsed, 1), "warmup_seconds": self.args.warmup,
+            "scrapes": self.stats["scrapes_plain"] + self.stats["scrapes_gzip"],
+            "scrapes_gzip": self.stats["scrapes_gzip"], "other_requests": self.stats["requests_other"],
+            "reloads": self.stats["reloads"], "broken_reloads": self.broken_reloads,
+            "cgroups_created": self.stats["cgroups_created"], "cgroups_removed": self.stats["cgroups_removed"],
+            "processes": self.stats["processes"], "oom_kills": self.oom_kernel,
+            "per_second": {
+                "scrapes_per_client": round((self.stats["scrapes_plain"] + self.stats["scrapes_gzip"])
+                                            / CLIENTS / elapsed, 1),
+                "cgroups_created": round(self.stats["cgroups_created"] / elapsed, 1),
+                "processes": round(self.stats["processes"] / elapsed, 1),
+            },
+            "oom_kills_counted": (oom1 - oom0) if oom0 is not None and oom1 is not None else None,
+            "after_warmup": warm, "at_end": end, "rss_kib_every_5s": rss_trace, "exit_status": rc, "failures": self.stats["failures"],
+        }
+        print(json.dumps(report, indent=1))
+        if self.args.report:
+            with open(self.args.report, "w") as f:
+                json.dump(report, f, indent=1)
+        for f in self.failures:
+            print("FAIL: " + f)
+        if self.failures:
+            print("daemon log kept in " + self.log)
+            return 1
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--daemon", required=True)
+    ap.add_argument("--duration", type=float, default=180)
+    ap.add_argument("--warmup", type=float, default=40)
+    ap.add_argument("--report")
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        print("SKIP: the soak test needs root (BPF, cgroups)")
+        return SKIP
+    if not os.path.exists(MEMCG + "/cgroup.procs"):
+        print("SKIP: no cgroup v1 memory hierarchy at " + MEMCG)
+        return SKIP
+    if not os.access(args.daemon, os.X_OK):
+        print("FAIL: %s is not executable" % args.daemon)
+        return 1
+    return Soak(args).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
