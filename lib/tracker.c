@@ -95,6 +95,11 @@ static bool has_label(const struct tracked_row *r)
 	return r->label_long || r->label[0];
 }
 
+static bool same_label(const struct tracked_row *a, const struct tracked_row *b)
+{
+	return has_label(a) && has_label(b) && strcmp(tracker_row_label(a), tracker_row_label(b)) == 0;
+}
+
 static int cmp_key(const void *a, const void *b)
 {
 	const struct tracked_row *x = a, *y = b;
@@ -115,19 +120,29 @@ void tracker_update(struct tracker *t, struct tracked_row *fresh, size_t n, uint
 	qsort(fresh, n, sizeof(*fresh), cmp_key);
 	for (i = 0; i < n; i++) {
 		struct tracked_row *r = &fresh[i];
-		struct tracked_row *old = NULL;
+		struct tracked_row *old = NULL, *predecessor = NULL;
 		bool changed = false;
 
 		while (j < old_n && old_rows[j].key < r->key)
 			j++;
-		if (j < old_n && old_rows[j].key == r->key && old_rows[j].generation == r->generation)
-			old = &old_rows[j];
+		if (j < old_n && old_rows[j].key == r->key) {
+			if (old_rows[j].generation == r->generation)
+				old = &old_rows[j];
+			else if (same_label(&old_rows[j], r))
+				predecessor = &old_rows[j];
+		}
 		for (c = 0; c < t->n_counters; c++) {
 			uint64_t before = old ? old->value[c] : 0;
 
 			/* A counter going backwards was reset (entry evicted and re-created). */
 			r->delta[c] = r->value[c] >= before ? r->value[c] - before : r->value[c];
 			r->total[c] = old ? old->total[c] + r->delta[c] : r->value[c];
+			/* A new entity under the key and label of the one before it
+			 * (a pid reused by a process of the same name between two
+			 * windows) is the same series to Prometheus: it goes on from
+			 * the predecessor's total instead of starting over. */
+			if (predecessor)
+				r->total[c] += predecessor->total[c];
 			if (r->delta[c])
 				changed = true;
 		}

@@ -310,6 +310,34 @@ START_TEST(test_total_never_backwards)
 }
 END_TEST
 
+/* A pid reused between two windows by a process of the same name is the
+ * same series ({pid, comm}) to Prometheus: its total goes on from the
+ * predecessor's; under another name it starts over (another series). */
+START_TEST(test_reused_key_same_label)
+{
+	static const struct spec w1[] = { { 7, 1, { 100, 1000, 5 }, "python3" } };
+	static const struct spec w2[] = { { 7, 2, { 3, 10, 0 }, "python3" } };
+	static const struct spec w3[] = { { 7, 2, { 4, 12, 0 }, "python3" } };
+	static const struct spec w4[] = { { 7, 3, { 1, 1, 1 }, "sh" } };
+	struct tracker t;
+
+	tracker_init(&t, N_COUNTERS, C_NS, C_COUNT);
+	update(&t, w1, 1, 1000);
+	update(&t, w2, 1, 2000);
+	assert_delta(&t, 7, 3, 10, 0);
+	ck_assert_uint_eq(get(&t, 7)->total[C_COUNT], 103);
+	ck_assert_uint_eq(get(&t, 7)->total[C_NS], 1010);
+	ck_assert_uint_eq(get(&t, 7)->total[C_EXTRA], 5);
+	update(&t, w3, 1, 3000);
+	assert_delta(&t, 7, 1, 2, 0);
+	ck_assert_uint_eq(get(&t, 7)->total[C_COUNT], 104);
+	update(&t, w4, 1, 4000);
+	ck_assert_uint_eq(get(&t, 7)->total[C_COUNT], 1);
+	ck_assert_uint_eq(get(&t, 7)->total[C_EXTRA], 1);
+	tracker_done(&t);
+}
+END_TEST
+
 START_TEST(test_counter_backwards)
 {
 	static const struct spec w1[] = {
@@ -1048,6 +1076,7 @@ static Suite *tracker_suite(void)
 	tcase_add_test(upd, test_generation_change);
 	tcase_add_test(upd, test_counter_backwards);
 	tcase_add_test(upd, test_total_never_backwards);
+	tcase_add_test(upd, test_reused_key_same_label);
 	tcase_add_test(upd, test_label_carried_over);
 	tcase_add_test(upd, test_label_lengths);
 	tcase_add_test(upd, test_buffer_reuse);
