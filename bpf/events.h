@@ -21,7 +21,6 @@ struct memwatch_event {
 	__u64 avail_pages;  /* latest si_mem_available() seen by the memavail programs; 0 if none */
 	__u64 avail_ts_ns;  /* when that value was computed */
 	__u64 value;        /* order (reclaim, allocation failure); victim's total_vm pages (OOM) */
-	__u64 value2;       /* OOM: victim's anon + file + shmem RSS pages */
 	__u32 kind;
 	__u32 pid;          /* tgid of the current task; the victim's pid for an OOM kill */
 	__u32 tid;

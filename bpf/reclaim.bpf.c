@@ -12,7 +12,7 @@
 #include "events.bpf.h"
 
 struct reclaim_histogram histograms[RECLAIM_KINDS] = {};
-/* begin events with no matching end (start map full, or attached mid-stall) */
+/* end events with no recorded begin (start map full, or attached mid-stall) */
 __u64 unmatched_ends = 0;
 
 /* Thread id << 2 | kind -> begin timestamp. Softlimit reclaim runs nested

@@ -180,7 +180,6 @@ static int handle_event(void *ctx, void *data, size_t size)
 	memcpy(rec.comm, e.comm, EVENT_COMM_LEN);
 	rec.cgroup_id = e.cgroup_id;
 	rec.value = e.value;
-	rec.value2 = e.value2;
 	if (e.kind == EVENT_OOM_KILL && !rec.comm[0] && rec.pid) {
 		/* Old kernels pass only the pid: the victim is usually still there. */
 		char p[64], *text = NULL;

@@ -34,7 +34,7 @@ struct event_record {
 	char cgroup[256];        /* path below the memory hierarchy root; "" if unknown */
 	double avail_bytes;      /* NAN when unknown */
 	enum memavail_source avail_source;
-	uint64_t value, value2;
+	uint64_t value;
 };
 
 struct event_settings {
