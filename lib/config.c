@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <ini.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
@@ -181,6 +183,23 @@ int config_parse_log_level(const char *s, int *ret)
 		return 0;
 	}
 	return -EINVAL;
+}
+
+int config_parse_percent(const char *s, double *ratio)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno || !isfinite(v))
+		return -EINVAL;
+	if (*end == '%')
+		end++;
+	if (*end || v < 0 || v > 100)
+		return -EINVAL;
+	*ratio = v / 100;
+	return 0;
 }
 
 int config_parse_path(const char *s, char *buf, size_t len, char *errmsg, size_t errlen)
