@@ -6,6 +6,7 @@
 #include <string.h>
 #include "jsonparse.h"
 #include "strbuf.h"
+#include "utf8.h"
 
 struct parser {
 	const char *p, *end, *start;
@@ -84,6 +85,20 @@ static int parse_string(struct parser *ps, char **ret)
 
 		if (c < 0x20)
 			goto bad;
+		if (c >= 0x80) {
+			/* RFC 8259 §8.1: UTF-8 only. Checked on a NUL-padded copy,
+			 * since the text need not be NUL-terminated. */
+			unsigned char seq[5] = { 0 };
+			size_t avail = (size_t)(ps->end - ps->p), n;
+
+			memcpy(seq, ps->p, avail < 4 ? avail : 4);
+			n = utf8_valid_len(seq);
+			if (n == 0)
+				goto bad;
+			strbuf_append(&sb, ps->p, n);
+			ps->p += n;
+			continue;
+		}
 		if (c != '\\') {
 			strbuf_append(&sb, ps->p++, 1);
 			continue;

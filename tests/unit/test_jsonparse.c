@@ -584,6 +584,14 @@ START_TEST(test_bad_escapes_and_surrogates)
 	invalid_at("\"\\ud800\\udc0\"", 1);
 	invalid_at("\"\\udc00\\ud800\"", 1);      /* the wrong way round */
 	invalid_at("\"\\ud800", 1);
+	/* Raw bytes must be UTF-8 (RFC 8259 §8.1); found by fuzz_jsonparse
+	 * (tests/fixtures/fuzz-regressions/jsonparse). */
+	invalid_at("\"\xff\"", 1);
+	invalid_at("\"ab\xc3\"", 3);             /* cut sequence */
+	invalid_at("\"\xc0\xaf\"", 1);          /* overlong '/' */
+	invalid_at("\"\xed\xa0\x80\"", 1);      /* a surrogate, encoded */
+	invalid_at("\"\xf4\x90\x80\x80\"", 1);  /* past U+10FFFF */
+	invalid_len_at("\"\xe2\x82", 3, 1);       /* cut by the end of the text */
 	invalid_at("\"\\x41\"", 1);
 	invalid_at("\"\\'\"", 1);
 	invalid_at("\"\\0\"", 1);
