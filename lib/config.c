@@ -187,9 +187,15 @@ int config_parse_log_level(const char *s, int *ret)
 
 int config_parse_percent(const char *s, double *ratio)
 {
+	const char *rest;
 	char *end;
 	double v;
 
+	/* Digits and a point only: strtod() alone would also take blanks, a
+	 * sign, hex and exponents. */
+	rest = s + strspn(s, "0123456789.");
+	if (s[0] < '0' || s[0] > '9' || (*rest != '\0' && *rest != '%'))
+		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);
 	if (end == s || errno || !isfinite(v))

@@ -51,8 +51,12 @@ static void fuzz_words(const char *s)
 	}
 	r = config_parse_percent(s, &ratio);
 	FUZZ_CHECK(r == 0 || r == -EINVAL);
-	if (r == 0)
+	if (r == 0) {
+		const char *rest = s + strspn(s, "0123456789.");
+
 		FUZZ_CHECK(isfinite(ratio) && ratio >= 0 && ratio <= 1);
+		FUZZ_CHECK(*rest == '\0' || strcmp(rest, "%") == 0);
+	}
 }
 
 static void fuzz_path(const char *s)
