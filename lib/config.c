@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <ctype.h>
 #include <errno.h>
 #include <ini.h>
 #include <math.h>
@@ -479,10 +480,17 @@ static int on_ini_key(void *user, const char *section, const char *key, const ch
 		st->r = -EINVAL;
 		return 0;
 	}
-	if (strcmp(section, "daemon") == 0)
+	if (strcmp(section, "daemon") == 0) {
 		r = daemon_key(st, key, value, line);
-	else
+	} else if (strncmp(section, COLLECTOR_PREFIX, strlen(COLLECTOR_PREFIX)) == 0) {
 		r = collector_key(st, section, section + strlen(COLLECTOR_PREFIX), key, value, line);
+	} else {
+		/* Every header is checked as it is read; should one slip past,
+		 * never read past the end of its name. */
+		config_error_set(st->err, st->file, line, section, NULL,
+				 "unknown section (expected [daemon] or [collector.NAME])");
+		r = -EINVAL;
+	}
 	if (r < 0) {
 		st->r = r;
 		return 0;
@@ -588,7 +596,9 @@ static char *reader_next(char *buf, int size, void *stream)
 	p = buf;
 	if (rd->line == 1 && strncmp(p, "\xef\xbb\xbf", 3) == 0) /* inih skips a UTF-8 BOM */
 		p += 3;
-	for (; *p == ' ' || *p == '\t'; p++)
+	/* The blanks inih's lskip() skips (isspace(), so '\v', '\f' and '\r'
+	 * too): a header it sees, we must check. */
+	for (; isspace((unsigned char)*p); p++)
 		;
 	if (*p == '[') {
 		const char *end = strchr(p, ']');

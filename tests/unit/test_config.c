@@ -297,6 +297,12 @@ START_TEST(test_unknown_section)
 	expect_error("\n\n   [ daemon ]\n", NAME ":3: [ daemon ]: " UNKNOWN_SECTION);
 	/* The BOM must not hide the first section header from validation. */
 	expect_error("\xef\xbb\xbf[bogus]\nkey = 1\n", NAME ":1: [bogus]: " UNKNOWN_SECTION);
+	/* Nor any blank inih skips: a header after a vertical tab was taken
+	 * unchecked, and its key read the collector name past the end of "i".
+	 * Found by fuzz_config (tests/fixtures/fuzz-regressions/config). */
+	expect_error("\v[i]\n=M", NAME ":1: [i]: " UNKNOWN_SECTION);
+	expect_error("\f[i]\nk = v\n", NAME ":1: [i]: " UNKNOWN_SECTION);
+	expect_error("[daemon]\n\r[x]\nk = v\n", NAME ":2: [x]: " UNKNOWN_SECTION);
 }
 END_TEST
 
