@@ -22,16 +22,19 @@ seeds() {
 }
 
 commit=$(git -C "$src" rev-parse --short HEAD)
+# Copies of the binaries, taken now: a rebuild during the run must not change them.
+mkdir -p "$out/bin"
+for t in $targets; do
+	cp "$build/tests/fuzz/fuzz_$t" "$out/bin/fuzz_$t"
+done
 echo "| target | executions | exec/s | cov | ft | corpus (files/size) | duration | date | commit | crashes |"
 echo "|---|---:|---:|---:|---:|---:|---:|---|---|---|"
 for t in $targets; do
 	mkdir -p "$out/corpus/$t" "$out/artifacts/$t" "$out/logs"
-	# A copy of the binary: a rebuild during the run must not change it.
-	cp "$build/tests/fuzz/fuzz_$t" "$out/fuzz_$t"
 	log=$out/logs/$t.log
 	start=$(date -u +%Y-%m-%d)
 	rc=0
-	"$out/fuzz_$t" -max_total_time="$seconds" -rss_limit_mb=1024 -timeout=10 -error_exitcode=1 \
+	"$out/bin/fuzz_$t" -max_total_time="$seconds" -rss_limit_mb=1024 -timeout=10 -error_exitcode=1 \
 		-timeout_exitcode=1 -max_len=16384 -print_final_stats=1 -artifact_prefix="$out/artifacts/$t/" \
 		"$out/corpus/$t" "$src/tests/fixtures/$(seeds "$t")" >"$log" 2>&1 || rc=$?
 	last=$(grep -E '^#[0-9]+' "$log" | tail -n 1)
