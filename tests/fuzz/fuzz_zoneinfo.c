@@ -26,8 +26,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (r < 0)
 		return 0;
 	FUZZ_CHECK(z.zones >= 1 && z.nodes >= 1 && z.nodes <= z.zones);
-	/* Each zone starts with a "Node N, zone NAME" line: never more zones than those. */
-	FUZZ_CHECK(z.zones <= count(data, size, "Node "));
+	/* Each zone starts with a "Node N, zone NAME" line (a tab may stand for the
+	 * blank): never more zones than those. */
+	FUZZ_CHECK(z.zones <= count(data, size, "Node ") + count(data, size, "Node\t"));
 	/* The reserve of each zone is capped at its managed pages, so the sums are too. */
 	FUZZ_CHECK(z.totalreserve_pages <= z.managed_pages);
 	FUZZ_CHECK(size > 0 && data[size - 1] == '\n');
