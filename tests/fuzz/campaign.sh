@@ -11,11 +11,12 @@ build=$(cd "$1" && pwd) seconds=$2
 shift 2
 src=$(cd "$(dirname "$0")/../.." && pwd)
 out=$build/fuzz-campaign
-targets=${*:-config config_values meminfo vmstat zoneinfo psi procstat cgroupfs mountinfo accept_encoding listen_addr jsonparse http_args http_request}
+targets=${*:-config config_values meminfo vmstat zoneinfo psi procstat cgroupfs mountinfo cgroup_controllers accept_encoding listen_addr jsonparse http_args http_request}
 
 seeds() {
 	case $1 in
 	config) echo config ;; config_values) echo config-values ;; cgroupfs) echo cgroup ;;
+	cgroup_controllers) echo cgroup-controllers ;;
 	accept_encoding) echo accept-encoding ;; listen_addr) echo listen-addr ;; jsonparse) echo json ;;
 	http_args) echo http-args ;; http_request) echo http-request ;; *) echo "$1" ;;
 	esac
