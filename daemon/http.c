@@ -18,6 +18,7 @@
 #include "expo.h"
 #include "fileio.h"
 #include "http.h"
+#include "http_request.h"
 #include "status_page.h"
 #include "log.h"
 
@@ -34,8 +35,7 @@
 #define MAX_USERS 32
 
 struct http_user {
-	char *name;
-	char *hash;
+	struct http_credential cred;
 	char *last_good; /* the last password that matched: scrapes repeat it, crypt(3) is slow on purpose */
 };
 
@@ -190,17 +190,13 @@ static MHD_RESULT serve_windows(struct http_server *srv, struct MHD_Connection *
 	struct strbuf sb;
 
 	if (arg) {
-		char *end;
-		unsigned long v;
+		uint64_t v;
 
-		errno = 0;
-		v = strtoul(arg, &end, 10);
-		/* strtoul would take a sign and leading blanks; only digits are a count. */
-		if (arg[0] < '0' || arg[0] > '9' || *end || v == 0 || errno == ERANGE)
+		if (http_windows_parse(arg, &v) < 0)
 			return respond_static(conn, MHD_HTTP_BAD_REQUEST, "text/plain; charset=utf-8",
 					      "windows must be a positive number\n");
 		if (v < want)
-			want = v + 1; /* one more, for the deltas of the oldest shown */
+			want = (size_t)v + 1; /* one more, for the deltas of the oldest shown */
 	}
 	snaps = calloc(want, sizeof(*snaps));
 	if (!snaps)
@@ -243,16 +239,6 @@ static MHD_RESULT serve_status(struct http_server *srv, struct MHD_Connection *c
 	return respond_strbuf(conn, &sb, "text/html; charset=utf-8");
 }
 
-static bool equal_constant_time(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), i;
-	unsigned char diff = la != lb;
-
-	for (i = 0; i < la && i < lb; i++)
-		diff |= (unsigned char)(a[i] ^ b[i]);
-	return diff == 0;
-}
-
 static bool authorized(struct http_server *srv, struct MHD_Connection *conn)
 {
 	char *password = NULL, *user = MHD_basic_auth_get_username_password(conn, &password);
@@ -266,16 +252,16 @@ static bool authorized(struct http_server *srv, struct MHD_Connection *conn)
 		struct crypt_data *cd;
 		const char *h;
 
-		if (strcmp(u->name, user) != 0 || !password)
+		if (strcmp(u->cred.name, user) != 0 || !password)
 			continue;
 		pthread_mutex_lock(&srv->auth_lock);
-		if (u->last_good && equal_constant_time(u->last_good, password)) {
+		if (u->last_good && http_equal_constant_time(u->last_good, password)) {
 			ok = true;
 		} else if ((cd = calloc(1, sizeof(*cd)))) {
 			/* crypt_rn, not crypt_r: sanitizers intercept crypt_r and then
 			 * --as-needed drops libcrypt from the link. */
-			h = crypt_rn(password, u->hash, cd, (int)sizeof(*cd));
-			ok = h && h[0] != '*' && equal_constant_time(h, u->hash);
+			h = crypt_rn(password, u->cred.hash, cd, (int)sizeof(*cd));
+			ok = h && h[0] != '*' && http_equal_constant_time(h, u->cred.hash);
 			free(cd);
 			if (ok) {
 				free(u->last_good);
@@ -306,7 +292,7 @@ static MHD_RESULT handle_request(struct http_server *srv, struct MHD_Connection 
 				 const char *method)
 {
 	/* /healthz stays open for liveness probes: it tells nothing about the host. */
-	if (srv->n_users && strcmp(url, "/healthz") != 0 && !authorized(srv, conn)) {
+	if (srv->n_users && http_endpoint_of(url) != HTTP_ENDPOINT_HEALTHZ && !authorized(srv, conn)) {
 		struct MHD_Response *resp = MHD_create_response_from_buffer(
 			strlen("unauthorized\n"), (void *)"unauthorized\n", MHD_RESPMEM_PERSISTENT);
 		MHD_RESULT ret;
@@ -321,16 +307,20 @@ static MHD_RESULT handle_request(struct http_server *srv, struct MHD_Connection 
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
 		return respond_static(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
 				      "method not allowed\n");
-	if (strcmp(url, "/metrics") == 0)
+	switch (http_endpoint_of(url)) {
+	case HTTP_ENDPOINT_METRICS:
 		return serve_metrics(srv, conn);
-	if (strcmp(url, "/healthz") == 0)
+	case HTTP_ENDPOINT_HEALTHZ:
 		return serve_health(srv, conn);
-	if (strcmp(url, "/api/v1/windows") == 0)
+	case HTTP_ENDPOINT_WINDOWS:
 		return serve_windows(srv, conn);
-	if (strcmp(url, "/api/v1/events") == 0)
+	case HTTP_ENDPOINT_EVENTS:
 		return serve_events(conn);
-	if (strcmp(url, "/") == 0)
+	case HTTP_ENDPOINT_STATUS:
 		return serve_status(srv, conn);
+	case HTTP_ENDPOINT_UNKNOWN:
+		break;
+	}
 	return respond_static(conn, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8", "not found\n");
 }
 
@@ -399,8 +389,7 @@ static void free_security(struct http_server *srv)
 	size_t i;
 
 	for (i = 0; i < srv->n_users; i++) {
-		free(srv->users[i].name);
-		free(srv->users[i].hash);
+		http_credentials_free(&srv->users[i].cred, 1);
 		free(srv->users[i].last_good);
 	}
 	srv->n_users = 0;
@@ -411,23 +400,18 @@ static void free_security(struct http_server *srv)
 
 static int load_security(struct http_server *srv, const struct http_security *sec)
 {
-	const char *p = sec->users ? sec->users : "";
+	struct http_credential creds[MAX_USERS];
+	size_t i, n;
 	int r;
 
-	while (*p && srv->n_users < MAX_USERS) {
-		size_t len = strcspn(p, " \t");
-		const char *colon = memchr(p, ':', len);
-
-		if (colon) {
-			srv->users[srv->n_users].name = strndup(p, (size_t)(colon - p));
-			srv->users[srv->n_users].hash = strndup(colon + 1, len - (size_t)(colon - p) - 1);
-			srv->n_users++;
-		}
-		p += len;
-		p += strspn(p, " \t");
-	}
-	if (*p)
+	r = http_credentials_parse(sec->users, creds, MAX_USERS, &n);
+	if (r == -ENOMEM)
+		return log_error_errno(r, "Out of memory");
+	if (r == -E2BIG)
 		log_warning("basic_auth_users: only the first %d users are used", MAX_USERS);
+	for (i = 0; i < n; i++)
+		srv->users[i].cred = creds[i];
+	srv->n_users = n;
 	if (!sec->tls_cert_file || !sec->tls_cert_file[0])
 		return 0;
 	if (!MHD_is_feature_supported(MHD_FEATURE_TLS))

@@ -109,8 +109,11 @@ enum cgroup_memory_mode cgroup_find_memory_root(const char *mountinfo, char *roo
 				*sep = '\0';
 				for (tok = strtok_r(buf, " ", &save); tok && n < 5; tok = strtok_r(NULL, " ", &save))
 					fields[n++] = tok;
+				/* Fewer than five fields before the separator would shift
+				 * the ones after it: the fstype read as the mount point. */
 				save = NULL;
-				for (tok = strtok_r(sep + 3, " ", &save); tok && n < 8; tok = strtok_r(NULL, " ", &save))
+				for (tok = strtok_r(sep + 3, " ", &save); tok && n >= 5 && n < 8;
+				     tok = strtok_r(NULL, " ", &save))
 					fields[n++] = tok;
 			}
 			if (n == 8) {

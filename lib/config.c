@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <ctype.h>
 #include <errno.h>
 #include <ini.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
@@ -181,6 +184,29 @@ int config_parse_log_level(const char *s, int *ret)
 		return 0;
 	}
 	return -EINVAL;
+}
+
+int config_parse_percent(const char *s, double *ratio)
+{
+	const char *rest;
+	char *end;
+	double v;
+
+	/* Digits and a point only: strtod() alone would also take blanks, a
+	 * sign, hex and exponents. */
+	rest = s + strspn(s, "0123456789.");
+	if (s[0] < '0' || s[0] > '9' || (*rest != '\0' && *rest != '%'))
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno || !isfinite(v))
+		return -EINVAL;
+	if (*end == '%')
+		end++;
+	if (*end || v < 0 || v > 100)
+		return -EINVAL;
+	*ratio = v / 100;
+	return 0;
 }
 
 int config_parse_path(const char *s, char *buf, size_t len, char *errmsg, size_t errlen)
@@ -460,10 +486,17 @@ static int on_ini_key(void *user, const char *section, const char *key, const ch
 		st->r = -EINVAL;
 		return 0;
 	}
-	if (strcmp(section, "daemon") == 0)
+	if (strcmp(section, "daemon") == 0) {
 		r = daemon_key(st, key, value, line);
-	else
+	} else if (strncmp(section, COLLECTOR_PREFIX, strlen(COLLECTOR_PREFIX)) == 0) {
 		r = collector_key(st, section, section + strlen(COLLECTOR_PREFIX), key, value, line);
+	} else {
+		/* Every header is checked as it is read; should one slip past,
+		 * never read past the end of its name. */
+		config_error_set(st->err, st->file, line, section, NULL,
+				 "unknown section (expected [daemon] or [collector.NAME])");
+		r = -EINVAL;
+	}
 	if (r < 0) {
 		st->r = r;
 		return 0;
@@ -569,7 +602,9 @@ static char *reader_next(char *buf, int size, void *stream)
 	p = buf;
 	if (rd->line == 1 && strncmp(p, "\xef\xbb\xbf", 3) == 0) /* inih skips a UTF-8 BOM */
 		p += 3;
-	for (; *p == ' ' || *p == '\t'; p++)
+	/* The blanks inih's lskip() skips (isspace(), so '\v', '\f' and '\r'
+	 * too): a header it sees, we must check. */
+	for (; isspace((unsigned char)*p); p++)
 		;
 	if (*p == '[') {
 		const char *end = strchr(p, ']');

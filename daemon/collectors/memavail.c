@@ -105,31 +105,13 @@ static void memavail_config_defaults(void *cfg)
 	((struct memavail_config *)cfg)->counters_tolerance = COUNTERS_TOLERANCE_DEFAULT;
 }
 
-/* "2", "2%", "0.5%": a percentage from 0 to 100. */
-static int parse_percent(const char *value, double *ratio)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(value, &end);
-	if (end == value || errno || !isfinite(v))
-		return -EINVAL;
-	if (*end == '%')
-		end++;
-	if (*end || v < 0 || v > 100)
-		return -EINVAL;
-	*ratio = v / 100;
-	return 0;
-}
-
 static int memavail_configure(void *cfg, const char *key, const char *value, char *errmsg, size_t errlen)
 {
 	static const char *const names[] = { "auto", "fexit", "kprobe", "counters", "procfs" };
 	size_t i;
 
 	if (strcmp(key, "counters_tolerance") == 0) {
-		if (parse_percent(value, &((struct memavail_config *)cfg)->counters_tolerance) < 0) {
+		if (config_parse_percent(value, &((struct memavail_config *)cfg)->counters_tolerance) < 0) {
 			snprintf(errmsg, errlen, "'%s' is not a percentage from 0 to 100 (e.g. 2%%)", value);
 			return -EINVAL;
 		}

@@ -268,6 +268,14 @@ START_TEST(test_inline_cases)
 	ck_assert_int_eq(cgroup_find_memory_root("2 0 0:2 / /b rw - cgroup cgroup ,,\n", root, sizeof(root), NULL),
 			 CGROUP_MEMORY_NONE);
 
+	/* Fewer than five fields before " - ": the line is malformed, not read
+	 * with its fields shifted (the fstype taken for the mount point). Found
+	 * by fuzz_mountinfo (tests/fixtures/fuzz-regressions/mountinfo). */
+	ck_assert_int_eq(cgroup_find_memory_root("1 - 1 , - m cgroup2 / m\n", root, sizeof(root), all_have_memory),
+			 CGROUP_MEMORY_NONE);
+	ck_assert_int_eq(cgroup_find_memory_root("2 0 / /b - x cgroup cgroup memory\n", root, sizeof(root), NULL),
+			 CGROUP_MEMORY_NONE);
+
 	/* A root buffer too small: cut, NUL-terminated, nothing written past it. */
 	{
 		char guard[SMALL + 8];

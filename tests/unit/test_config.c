@@ -297,6 +297,12 @@ START_TEST(test_unknown_section)
 	expect_error("\n\n   [ daemon ]\n", NAME ":3: [ daemon ]: " UNKNOWN_SECTION);
 	/* The BOM must not hide the first section header from validation. */
 	expect_error("\xef\xbb\xbf[bogus]\nkey = 1\n", NAME ":1: [bogus]: " UNKNOWN_SECTION);
+	/* Nor any blank inih skips: a header after a vertical tab was taken
+	 * unchecked, and its key read the collector name past the end of "i".
+	 * Found by fuzz_config (tests/fixtures/fuzz-regressions/config). */
+	expect_error("\v[i]\n=M", NAME ":1: [i]: " UNKNOWN_SECTION);
+	expect_error("\f[i]\nk = v\n", NAME ":1: [i]: " UNKNOWN_SECTION);
+	expect_error("[daemon]\n\r[x]\nk = v\n", NAME ":2: [x]: " UNKNOWN_SECTION);
 }
 END_TEST
 
@@ -803,6 +809,29 @@ START_TEST(test_log_levels)
 }
 END_TEST
 
+START_TEST(test_parse_percent)
+{
+	static const char *const bad[] = { "", "%", "-1", "100.1", "101%", "2%%", "2 %", " 2", "x", "nan", "inf", "1e400",
+					   "1e1", "0x10", "+2", ".5", "1..2", "1.2.3" };
+	double r;
+	size_t i;
+
+	ck_assert_int_eq(config_parse_percent("2%", &r), 0);
+	ck_assert_double_eq_tol(r, 0.02, 1e-12);
+	ck_assert_int_eq(config_parse_percent("0.5", &r), 0);
+	ck_assert_double_eq_tol(r, 0.005, 1e-12);
+	ck_assert_int_eq(config_parse_percent("100%", &r), 0);
+	ck_assert_double_eq(r, 1.0);
+	ck_assert_int_eq(config_parse_percent("0", &r), 0);
+	ck_assert_double_eq(r, 0.0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		r = -1;
+		ck_assert_msg(config_parse_percent(bad[i], &r) == -EINVAL, "accepted '%s'", bad[i]);
+		ck_assert_double_eq(r, -1);
+	}
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -848,6 +877,7 @@ static Suite *config_suite(void)
 	tcase_add_test(parse, test_parse_uint);
 	tcase_add_test(parse, test_parse_duration);
 	tcase_add_test(parse, test_log_levels);
+	tcase_add_test(parse, test_parse_percent);
 	suite_add_tcase(s, parse);
 	return s;
 }

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "config.h"
+#include "http_request.h"
+
+enum http_endpoint http_endpoint_of(const char *path)
+{
+	static const struct {
+		const char *path;
+		enum http_endpoint endpoint;
+	} table[] = {
+		{ "/metrics", HTTP_ENDPOINT_METRICS },
+		{ "/healthz", HTTP_ENDPOINT_HEALTHZ },
+		{ "/api/v1/windows", HTTP_ENDPOINT_WINDOWS },
+		{ "/api/v1/events", HTTP_ENDPOINT_EVENTS },
+		{ "/", HTTP_ENDPOINT_STATUS },
+	};
+	size_t i;
+
+	if (!path)
+		return HTTP_ENDPOINT_UNKNOWN;
+	for (i = 0; i < ARRAY_SIZE(table); i++)
+		if (strcmp(path, table[i].path) == 0)
+			return table[i].endpoint;
+	return HTTP_ENDPOINT_UNKNOWN;
+}
+
+int http_windows_parse(const char *arg, uint64_t *ret)
+{
+	uint64_t v;
+	int r;
+
+	r = config_parse_uint(arg, 0, UINT64_MAX, &v);
+	if (r < 0)
+		return r;
+	if (v == 0)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+void http_credentials_free(struct http_credential *c, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(c[i].name);
+		free(c[i].hash);
+		c[i].name = c[i].hash = NULL;
+	}
+}
+
+int http_credentials_parse(const char *list, struct http_credential *out, size_t max, size_t *n)
+{
+	const char *p = list ? list : "";
+	size_t k = 0;
+
+	p += strspn(p, " \t");
+	while (*p) {
+		size_t len = strcspn(p, " \t");
+		const char *colon = memchr(p, ':', len);
+
+		if (colon) {
+			if (k == max) {
+				*n = k;
+				return -E2BIG;
+			}
+			out[k].name = strndup(p, (size_t)(colon - p));
+			out[k].hash = strndup(colon + 1, len - (size_t)(colon - p) - 1);
+			if (!out[k].name || !out[k].hash) {
+				http_credentials_free(out, k + 1);
+				*n = 0;
+				return -ENOMEM;
+			}
+			k++;
+		}
+		p += len;
+		p += strspn(p, " \t");
+	}
+	*n = k;
+	return 0;
+}
+
+bool http_equal_constant_time(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i;
+	unsigned char diff = la != lb;
+
+	for (i = 0; i < la && i < lb; i++)
+		diff |= (unsigned char)(a[i] ^ b[i]);
+	return diff == 0;
+}

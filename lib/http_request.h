@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MEMWATCH_HTTP_REQUEST_H
+#define MEMWATCH_HTTP_REQUEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* What the HTTP front-end reads from a request, apart from libmicrohttpd:
+ * pure functions, so the fuzz suite can drive them without a server. */
+
+enum http_endpoint {
+	HTTP_ENDPOINT_UNKNOWN, /* 404 */
+	HTTP_ENDPOINT_METRICS,
+	HTTP_ENDPOINT_HEALTHZ,
+	HTTP_ENDPOINT_WINDOWS,
+	HTTP_ENDPOINT_EVENTS,
+	HTTP_ENDPOINT_STATUS,
+};
+
+/* The endpoint a request path (as libmicrohttpd hands it over: the query
+ * string already cut off) names; exact match only. NULL is unknown. */
+enum http_endpoint http_endpoint_of(const char *path);
+
+/* "?windows=N": digits only (no sign, blank or junk), N >= 1. Returns 0,
+ * -EINVAL on a bad form or zero, -ERANGE past UINT64_MAX. */
+int http_windows_parse(const char *arg, uint64_t *ret);
+
+/* basic_auth_users: "USER:HASH" pairs separated by blanks; a word without a
+ * colon is skipped. */
+struct http_credential {
+	char *name;
+	char *hash;
+};
+
+/* Fills out[0..*n). Returns 0; -E2BIG when there are more than max pairs (the
+ * first max are kept, *n = max); -ENOMEM (nothing kept, *n = 0). */
+int http_credentials_parse(const char *list, struct http_credential *out, size_t max, size_t *n);
+void http_credentials_free(struct http_credential *c, size_t n);
+
+/* Compares two strings in time that depends only on their lengths. */
+bool http_equal_constant_time(const char *a, const char *b);
+
+#endif

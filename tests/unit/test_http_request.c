@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http_request.h"
+
+START_TEST(test_endpoints)
+{
+	static const struct {
+		const char *path;
+		enum http_endpoint want;
+	} cases[] = {
+		{ "/metrics", HTTP_ENDPOINT_METRICS },
+		{ "/healthz", HTTP_ENDPOINT_HEALTHZ },
+		{ "/api/v1/windows", HTTP_ENDPOINT_WINDOWS },
+		{ "/api/v1/events", HTTP_ENDPOINT_EVENTS },
+		{ "/", HTTP_ENDPOINT_STATUS },
+		/* exact matches only */
+		{ "", HTTP_ENDPOINT_UNKNOWN },
+		{ "/metrics/", HTTP_ENDPOINT_UNKNOWN },
+		{ "/Metrics", HTTP_ENDPOINT_UNKNOWN },
+		{ "/metric", HTTP_ENDPOINT_UNKNOWN },
+		{ "//", HTTP_ENDPOINT_UNKNOWN },
+		{ "/api/v1/windows?windows=2", HTTP_ENDPOINT_UNKNOWN }, /* libmicrohttpd cuts the query off first */
+		{ "metrics", HTTP_ENDPOINT_UNKNOWN },
+		{ "/api/v1/", HTTP_ENDPOINT_UNKNOWN },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_msg(http_endpoint_of(cases[i].path) == cases[i].want, "%s", cases[i].path);
+	ck_assert(http_endpoint_of(NULL) == HTTP_ENDPOINT_UNKNOWN);
+}
+END_TEST
+
+START_TEST(test_windows)
+{
+	static const char *const bad[] = { "", "0", "00", "-1", "+1", " 1", "1 ", "1x", "0x10", "1.5" };
+	uint64_t v;
+	size_t i;
+
+	ck_assert_int_eq(http_windows_parse("1", &v), 0);
+	ck_assert_uint_eq(v, 1);
+	ck_assert_int_eq(http_windows_parse("007", &v), 0);
+	ck_assert_uint_eq(v, 7);
+	ck_assert_int_eq(http_windows_parse("18446744073709551615", &v), 0);
+	ck_assert_uint_eq(v, UINT64_MAX);
+	ck_assert_int_eq(http_windows_parse("18446744073709551616", &v), -ERANGE);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		v = 42;
+		ck_assert_msg(http_windows_parse(bad[i], &v) == -EINVAL, "accepted '%s'", bad[i]);
+		ck_assert_uint_eq(v, 42);
+	}
+}
+END_TEST
+
+START_TEST(test_credentials)
+{
+	struct http_credential c[3];
+	size_t n = 99;
+
+	ck_assert_int_eq(http_credentials_parse(NULL, c, 3, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_int_eq(http_credentials_parse(" \t ", c, 3, &n), 0);
+	ck_assert_uint_eq(n, 0);
+
+	/* blanks around and between, a word without a colon skipped, an empty name or hash kept */
+	ck_assert_int_eq(http_credentials_parse("\talice:$y$abc  junk bob:$6$x:y\t:$1$z ", c, 3, &n), 0);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_str_eq(c[0].name, "alice");
+	ck_assert_str_eq(c[0].hash, "$y$abc");
+	ck_assert_str_eq(c[1].name, "bob");
+	ck_assert_str_eq(c[1].hash, "$6$x:y"); /* the first colon splits */
+	ck_assert_str_eq(c[2].name, "");
+	ck_assert_str_eq(c[2].hash, "$1$z");
+	http_credentials_free(c, n);
+
+	/* more pairs than room: the first ones kept, and said */
+	ck_assert_int_eq(http_credentials_parse("a:1 b:2 c:3 d:4", c, 3, &n), -E2BIG);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_str_eq(c[2].name, "c");
+	http_credentials_free(c, n);
+	/* a word without a colon past the room is no pair */
+	ck_assert_int_eq(http_credentials_parse("a:1 b:2 c:3 d", c, 3, &n), 0);
+	ck_assert_uint_eq(n, 3);
+	http_credentials_free(c, n);
+}
+END_TEST
+
+START_TEST(test_equal)
+{
+	ck_assert(http_equal_constant_time("", ""));
+	ck_assert(http_equal_constant_time("secret", "secret"));
+	ck_assert(!http_equal_constant_time("secret", "secreT"));
+	ck_assert(!http_equal_constant_time("secret", "secret2"));
+	ck_assert(!http_equal_constant_time("secret2", "secret"));
+	ck_assert(!http_equal_constant_time("", "x"));
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("http_request");
+	TCase *tc = tcase_create("parse");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_endpoints);
+	tcase_add_test(tc, test_windows);
+	tcase_add_test(tc, test_credentials);
+	tcase_add_test(tc, test_equal);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
