@@ -40,7 +40,7 @@ void mw_sleep_ms(int ms)
 }
 
 /* Monotonic milliseconds: only ever used to bound waits, never asserted on. */
-static int64_t mono_ms(void)
+int64_t mw_mono_ms(void)
 {
 	struct timespec ts;
 
@@ -102,6 +102,20 @@ int mw_free_port(void)
 		port = ntohs(sin.sin_port);
 	close(fd);
 	return port;
+}
+
+int mw_write_text(const char *path, const char *text)
+{
+	size_t len = strlen(text);
+	int fd = open(path, O_WRONLY | O_CLOEXEC), r = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, len) != (ssize_t)len)
+		r = errno ? -errno : -EIO;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	return r;
 }
 
 int mw_write_file(const char *path, const char *text)
@@ -315,10 +329,10 @@ bool mw_running(struct mw_daemon *d)
 
 int mw_wait_exit(struct mw_daemon *d, int timeout_ms)
 {
-	int64_t deadline = mono_ms() + timeout_ms;
+	int64_t deadline = mw_mono_ms() + timeout_ms;
 
 	while (mw_running(d)) {
-		if (mono_ms() >= deadline)
+		if (mw_mono_ms() >= deadline)
 			return -ETIMEDOUT;
 		mw_sleep_ms(20);
 	}
@@ -417,7 +431,7 @@ void mw_dump_log(const struct mw_daemon *d, const char *why)
 
 bool mw_log_wait(const struct mw_daemon *d, int timeout_ms, const char *const *needles)
 {
-	int64_t deadline = mono_ms() + timeout_ms;
+	int64_t deadline = mw_mono_ms() + timeout_ms;
 
 	for (;;) {
 		char *log = mw_log(d), *line, *save = NULL;
@@ -436,7 +450,7 @@ bool mw_log_wait(const struct mw_daemon *d, int timeout_ms, const char *const *n
 		free(log);
 		if (found)
 			return true;
-		if (mono_ms() >= deadline)
+		if (mw_mono_ms() >= deadline)
 			return false;
 		mw_sleep_ms(50);
 	}
@@ -461,7 +475,7 @@ const char *mw_sanitizer_report(const char *log)
 
 int mw_wait_ready(struct mw_daemon *d, int timeout_ms)
 {
-	int64_t deadline = mono_ms() + timeout_ms;
+	int64_t deadline = mw_mono_ms() + timeout_ms;
 
 	for (;;) {
 		struct mw_http_response resp;
@@ -475,7 +489,7 @@ int mw_wait_ready(struct mw_daemon *d, int timeout_ms)
 			return 0;
 		if (!mw_running(d))
 			return -ECHILD;
-		if (mono_ms() >= deadline)
+		if (mw_mono_ms() >= deadline)
 			return -ETIMEDOUT;
 		mw_sleep_ms(50);
 	}
@@ -568,7 +582,7 @@ static bool msg_has_line(const char *msg, const char *key)
 
 const char *mw_notify_wait(struct mw_daemon *d, const char *key, int timeout_ms)
 {
-	int64_t deadline = mono_ms() + timeout_ms;
+	int64_t deadline = mw_mono_ms() + timeout_ms;
 
 	if (d->notify_fd < 0)
 		return NULL;
@@ -583,7 +597,7 @@ const char *mw_notify_wait(struct mw_daemon *d, const char *key, int timeout_ms)
 			if (msg_has_line(m, key))
 				return m;
 		}
-		left = deadline - mono_ms();
+		left = deadline - mw_mono_ms();
 		if (left <= 0)
 			return NULL;
 		poll(&pfd, 1, left > 100 ? 100 : (int)left);
@@ -1058,7 +1072,7 @@ bool mw_pred_gt(double v, double arg)
 bool mw_poll_metric(int port, const char *name, const char *matcher, int timeout_ms,
 		    bool (*pred)(double v, double arg), double arg, double *last)
 {
-	int64_t deadline = mono_ms() + timeout_ms;
+	int64_t deadline = mw_mono_ms() + timeout_ms;
 
 	for (;;) {
 		char *body = mw_scrape(port);
@@ -1073,7 +1087,7 @@ bool mw_poll_metric(int port, const char *name, const char *matcher, int timeout
 		free(body);
 		if (ok)
 			return true;
-		if (mono_ms() >= deadline)
+		if (mw_mono_ms() >= deadline)
 			return false;
 		mw_sleep_ms(50);
 	}
@@ -1120,7 +1134,7 @@ int mw_promtool_check(const char *text, size_t len, char **output)
 	close(out_fd);
 	if (pid < 0)
 		return -1;
-	deadline = mono_ms() + 30000;
+	deadline = mw_mono_ms() + 30000;
 	for (;;) {
 		pid_t r = waitpid(pid, &st, WNOHANG);
 
@@ -1128,7 +1142,7 @@ int mw_promtool_check(const char *text, size_t len, char **output)
 			break;
 		if (r < 0 && errno != EINTR)
 			return -1;
-		if (mono_ms() >= deadline) {
+		if (mw_mono_ms() >= deadline) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &st, 0);
 			st = -1;

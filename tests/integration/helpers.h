@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #ifndef MEMWATCHD_PATH
@@ -59,6 +60,9 @@ int mw_free_port(void);
 /* Writes text to a file in a fresh temp directory, returns a malloc'd path. */
 char *mw_write_temp_file(const char *name, const char *text);
 int mw_write_file(const char *path, const char *text);
+/* Writes text into an existing file in place, in one write (cgroupfs, /proc/sys):
+ * 0 or a negative errno. */
+int mw_write_text(const char *path, const char *text);
 /* The whole file, malloc'd and NUL-terminated, or NULL. */
 char *mw_read_file(const char *path, size_t *len);
 
@@ -160,6 +164,8 @@ int mw_promtool_check(const char *text, size_t len, char **output);
 long long mw_proc_meminfo_kb(const char *field);
 
 void mw_sleep_ms(int ms);
+/* Monotonic milliseconds, to bound waits (never asserted on). */
+int64_t mw_mono_ms(void);
 
 /* si_mem_available() worked out from /proc/zoneinfo and /proc/vmstat,
  * independently of the daemon, in bytes. */

@@ -94,7 +94,7 @@ char *term_capture(const struct term *t)
 char *term_wait_for(const struct term *t, const char *const *needles, const char *avoid, int timeout_ms,
 			   bool *found)
 {
-	int64_t deadline = mono_ms() + timeout_ms;
+	int64_t deadline = mw_mono_ms() + timeout_ms;
 
 	for (;;) {
 		char *screen = term_capture(t);
@@ -105,7 +105,7 @@ char *term_wait_for(const struct term *t, const char *const *needles, const char
 			all = strstr(screen, *n) != NULL;
 		if (all && avoid)
 			all = strstr(screen, avoid) == NULL;
-		if (all || mono_ms() >= deadline) {
+		if (all || mw_mono_ms() >= deadline) {
 			*found = all;
 			return screen ? screen : strdup("(no screen: capture-pane failed)");
 		}
@@ -129,9 +129,9 @@ void term_key_exits(const struct term *t, const char *key)
 
 	st = tmux(t, (const char *const[]){ "send-keys", "-t", "top", key, NULL }, NULL);
 	ck_assert_msg(st == 0, "tmux send-keys %s failed (0x%x)", key, st);
-	deadline = mono_ms() + EXIT_TIMEOUT_MS;
+	deadline = mw_mono_ms() + EXIT_TIMEOUT_MS;
 	while (tmux(t, (const char *const[]){ "has-session", "-t", "top", NULL }, NULL) == 0) {
-		ck_assert_msg(mono_ms() < deadline, "the program in %s still runs %d ms after %s", t->name,
+		ck_assert_msg(mw_mono_ms() < deadline, "the program in %s still runs %d ms after %s", t->name,
 			      EXIT_TIMEOUT_MS, key);
 		mw_sleep_ms(100);
 	}

@@ -77,11 +77,6 @@ static int64_t mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static int64_t mono_ms(void)
-{
-	return mono_ns() / 1000000;
-}
-
 /* What was measured, for the test log: the numbers behind a pass, too. */
 __attribute__((format(printf, 1, 2))) static void note(const char *fmt, ...)
 {
@@ -92,20 +87,6 @@ __attribute__((format(printf, 1, 2))) static void note(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
-}
-
-static int write_text(const char *path, const char *text)
-{
-	size_t len = strlen(text);
-	int fd = open(path, O_WRONLY | O_CLOEXEC), r = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, len) != (ssize_t)len)
-		r = errno ? -errno : -EIO;
-	if (close(fd) < 0 && r == 0)
-		r = -errno;
-	return r;
 }
 
 static unsigned long long read_ull(const char *path)
@@ -196,12 +177,12 @@ static void drop_file(const char *path)
 /* rmdir, retried while tasks that were killed are still on their way out. */
 static int remove_cgroup(const char *path, int timeout_ms)
 {
-	int64_t deadline = mono_ms() + timeout_ms;
+	int64_t deadline = mw_mono_ms() + timeout_ms;
 
 	for (;;) {
 		if (rmdir(path) == 0 || errno == ENOENT)
 			return 0;
-		if (errno != EBUSY || mono_ms() >= deadline)
+		if (errno != EBUSY || mw_mono_ms() >= deadline)
 			return -errno;
 		mw_sleep_ms(50);
 	}
@@ -284,7 +265,7 @@ static void memcg_create(const char *path, unsigned long long limit)
 	if (limit) {
 		snprintf(file, sizeof(file), "%s/memory.limit_in_bytes", path);
 		snprintf(value, sizeof(value), "%llu", limit);
-		r = write_text(file, value);
+		r = mw_write_text(file, value);
 		ck_assert_msg(r == 0, "cannot write %s to %s: %s", value, file, strerror(-r));
 	}
 }
@@ -303,7 +284,7 @@ static int memcg_join(const char *path)
 
 	snprintf(file, sizeof(file), "%s/cgroup.procs", path);
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	return write_text(file, pid);
+	return mw_write_text(file, pid);
 }
 
 /* Directory for sparse files: reading a hole of a disk file fills the page
@@ -377,7 +358,7 @@ static double metric_or_fail(const char *body, const char *name, const char *mat
  * is published; returns that scrape, so every value in it is from one window. */
 static char *wait_window_after(struct mw_daemon *d, double after)
 {
-	int64_t deadline = mono_ms() + WINDOW_TIMEOUT_MS;
+	int64_t deadline = mw_mono_ms() + WINDOW_TIMEOUT_MS;
 	double end = NAN;
 
 	for (;;) {
@@ -388,7 +369,7 @@ static char *wait_window_after(struct mw_daemon *d, double after)
 			return body;
 		free(body);
 		ck_assert_msg(mw_running(d), "memwatchd exited while waiting for a window");
-		ck_assert_msg(mono_ms() < deadline, "no window ending after %.3f was published (last: %.3f)", after,
+		ck_assert_msg(mw_mono_ms() < deadline, "no window ending after %.3f was published (last: %.3f)", after,
 			      end);
 		mw_sleep_ms(20);
 	}
@@ -417,7 +398,7 @@ struct bracket {
 static char *window_bracket(struct mw_daemon *d, double after,
 			    void (*read_counters)(unsigned long long v[BRACKET_COUNTERS]), struct bracket *b)
 {
-	int64_t deadline = mono_ms() + WINDOW_TIMEOUT_MS;
+	int64_t deadline = mw_mono_ms() + WINDOW_TIMEOUT_MS;
 	double end = NAN, len = NAN;
 
 	for (;;) {
@@ -442,7 +423,7 @@ static char *window_bracket(struct mw_daemon *d, double after,
 				break;
 			free(body);
 			ck_assert_msg(mw_running(d), "memwatchd exited while waiting for a window");
-			ck_assert_msg(mono_ms() < deadline, "no window ending after %.3f was published (last: %.3f)", t,
+			ck_assert_msg(mw_mono_ms() < deadline, "no window ending after %.3f was published (last: %.3f)", t,
 				      end);
 			mw_sleep_ms(2);
 		}
@@ -638,7 +619,7 @@ static void child_init(void)
 /* Bounded waitpid; kills the child by its PID when the bound is hit. */
 static int wait_child(pid_t pid, int timeout_ms, const char *what)
 {
-	int64_t deadline = mono_ms() + timeout_ms;
+	int64_t deadline = mw_mono_ms() + timeout_ms;
 	int st;
 
 	for (;;) {
@@ -647,7 +628,7 @@ static int wait_child(pid_t pid, int timeout_ms, const char *what)
 		if (r == pid)
 			return st;
 		ck_assert_msg(r == 0 || errno == EINTR, "waitpid(%s): %s", what, strerror(errno));
-		if (mono_ms() >= deadline) {
+		if (mw_mono_ms() >= deadline) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &st, 0);
 			ck_abort_msg("%s (pid %d) did not finish within %d ms: killed", what, (int)pid, timeout_ms);
@@ -708,7 +689,7 @@ static int perf_around(const char *const *events, struct workload *w, const char
 {
 	const char *argv[64];
 	char logpath[512];
-	int64_t deadline = mono_ms() + timeout_ms;
+	int64_t deadline = mw_mono_ms() + timeout_ms;
 	int perf_status = 0;
 	bool perf_done = false, w_done = false;
 	size_t n = 0;
@@ -756,7 +737,7 @@ static int perf_around(const char *const *events, struct workload *w, const char
 			perf_done = true;
 		if (!w_done && waitpid(w->pid, w_status, WNOHANG) == w->pid)
 			w_done = true;
-		if (mono_ms() >= deadline) {
+		if (mw_mono_ms() >= deadline) {
 			if (!perf_done) {
 				kill(pid, SIGKILL);
 				waitpid(pid, &perf_status, 0);
@@ -846,12 +827,12 @@ static void perf_counts(const char *out, unsigned long long *counts, size_t n)
 /* Reads exactly len bytes from fd within timeout_ms. */
 static void read_exact(int fd, void *buf, size_t len, int timeout_ms, const char *what)
 {
-	int64_t deadline = mono_ms() + timeout_ms;
+	int64_t deadline = mw_mono_ms() + timeout_ms;
 	size_t got = 0;
 
 	while (got < len) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		int64_t left = deadline - mono_ms();
+		int64_t left = deadline - mw_mono_ms();
 		ssize_t n;
 
 		ck_assert_msg(left > 0, "timed out waiting for %s", what);
@@ -1095,12 +1076,12 @@ START_TEST(test_reclaim_top_k_other)
 		free(body);
 
 		write_byte(cmd[lead], 'l');
-		t0 = mono_ms();
+		t0 = mw_mono_ms();
 		deadline = t0 + WORKLOAD_TIMEOUT_MS;
 		/* Every window: one process series at most, and who it is. */
 		while (!lead_done || !tail_done) {
-			ck_assert_msg(mono_ms() < deadline, "the readers did not finish within %d ms", WORKLOAD_TIMEOUT_MS);
-			if (!tail_started && mono_ms() - t0 >= 400) {
+			ck_assert_msg(mw_mono_ms() < deadline, "the readers did not finish within %d ms", WORKLOAD_TIMEOUT_MS);
+			if (!tail_started && mw_mono_ms() - t0 >= 400) {
 				write_byte(cmd[tail], 's');
 				tail_started = true;
 			}
@@ -1265,7 +1246,7 @@ START_TEST(test_direct_reclaim)
 	memcg_path(cache_cg, sizeof(cache_cg), "-cache");
 	memcg_create(cache_cg, 0);
 	snprintf(path, sizeof(path), "%s/memory.soft_limit_in_bytes", cache_cg);
-	r = write_text(path, "1073741824");
+	r = mw_write_text(path, "1073741824");
 	ck_assert_msg(r == 0, "cannot set %s: %s", path, strerror(-r));
 	cached0 = meminfo_bytes("Cached");
 	sparse_create(sparse, sizeof(sparse), "cache", cache_bytes);
@@ -1643,7 +1624,7 @@ static int kmem_failure_helper(const char *cg, const char *result_path)
 	free(text);
 	snprintf(file, sizeof(file), "%s/memory.limit_in_bytes", cg);
 	snprintf(value, sizeof(value), "%llu", (usage + 512 * KiB + 4095) / 4096 * 4096);
-	if (write_text(file, value) < 0)
+	if (mw_write_text(file, value) < 0)
 		return 6;
 	for (i = 0; i < KMEM_HELPER_ATTEMPTS; i++) {
 		struct io_uring_params params;
@@ -1899,7 +1880,7 @@ END_TEST
  * mode and the per-order series both say so. Returns that scrape. */
 static char *wait_alloc_trace(struct mw_daemon *d, bool trace, char *mode, size_t mode_len)
 {
-	int64_t deadline = mono_ms() + WINDOW_TIMEOUT_MS;
+	int64_t deadline = mw_mono_ms() + WINDOW_TIMEOUT_MS;
 
 	mode[0] = '\0';
 	for (;;) {
@@ -1912,7 +1893,7 @@ static char *wait_alloc_trace(struct mw_daemon *d, bool trace, char *mode, size_
 		    per_order == trace)
 			return body;
 		free(body);
-		ck_assert_msg(mono_ms() < deadline,
+		ck_assert_msg(mw_mono_ms() < deadline,
 			      "%d ms after the reload to trace = %s, the alloc collector is in mode '%s' and the "
 			      "per-order series are %s",
 			      WINDOW_TIMEOUT_MS, trace ? "yes" : "no", mode, per_order ? "there" : "absent");
@@ -2161,8 +2142,8 @@ START_TEST(test_exhaustion_eta)
 	read_exact(rep, &r, sizeof(r), WORKLOAD_TIMEOUT_MS, "the child to free its memory");
 	ck_assert_int_eq(r.step, -1);
 	/* Bounded: a few windows, at most the horizon and then some. */
-	deadline = mono_ms() + (RAMP_HORIZON_S + 5) * 1000;
-	while (!recovered && mono_ms() < deadline) {
+	deadline = mw_mono_ms() + (RAMP_HORIZON_S + 5) * 1000;
+	while (!recovered && mw_mono_ms() < deadline) {
 		body = next_window(d);
 		slope = metric_or_fail(body, "memwatch_memory_available_slope_bytes_per_second", NULL);
 		eta = metric_or_fail(body, "memwatch_memory_exhaustion_eta_seconds", NULL);

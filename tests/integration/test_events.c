@@ -83,14 +83,6 @@ static pid_t runner_pid; /* the process that runs main(): names our cgroups and 
 
 /* ---- small utilities ---- */
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static double real_now(void)
 {
 	struct timespec ts;
@@ -134,7 +126,7 @@ static size_t n_tracked_files;
  * the PIDs the cgroup lists, then retry the rmdir, bounded. */
 static bool cg_destroy_path(const char *path)
 {
-	int64_t deadline = mono_ms() + 10000;
+	int64_t deadline = mw_mono_ms() + 10000;
 	char procs[300];
 
 	snprintf(procs, sizeof(procs), "%s/cgroup.procs", path);
@@ -143,7 +135,7 @@ static bool cg_destroy_path(const char *path)
 
 		if (rmdir(path) == 0 || errno == ENOENT)
 			return true;
-		if (errno != EBUSY || mono_ms() >= deadline)
+		if (errno != EBUSY || mw_mono_ms() >= deadline)
 			return false;
 		text = mw_read_file(procs, NULL);
 		if (text) {
@@ -268,7 +260,7 @@ static void __attribute__((noreturn)) workload_main(const struct workload *w)
 		_exit(124);
 	}
 	case WL_READ: {
-		int64_t start = mono_ms();
+		int64_t start = mw_mono_ms();
 		char *buf = malloc(MiB);
 		int pass;
 
@@ -285,7 +277,7 @@ static void __attribute__((noreturn)) workload_main(const struct workload *w)
 			close(fd);
 			if (n < 0)
 				_exit(123);
-			if (w->min_ms && mono_ms() - start >= w->min_ms)
+			if (w->min_ms && mw_mono_ms() - start >= w->min_ms)
 				break;
 		}
 		_exit(0);
@@ -341,11 +333,11 @@ static bool child_done(pid_t pid, int *status)
 /* Bounded wait; a child that overstays is killed (by its PID) and the test fails. */
 static int wait_child(pid_t pid, const char *what)
 {
-	int64_t deadline = mono_ms() + WORKLOAD_TIMEOUT_MS;
+	int64_t deadline = mw_mono_ms() + WORKLOAD_TIMEOUT_MS;
 	int st = 0;
 
 	while (!child_done(pid, &st)) {
-		if (mono_ms() >= deadline) {
+		if (mw_mono_ms() >= deadline) {
 			kill(pid, SIGKILL);
 			while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 				;
@@ -572,7 +564,7 @@ static char *next_window(struct mw_daemon *d, const char *body)
  * consecutive windows (the workload and the consumer are done). */
 static char *scrape_settled(struct mw_daemon *d, const struct series *s, size_t n)
 {
-	int64_t deadline = mono_ms() + POLL_TIMEOUT_MS;
+	int64_t deadline = mw_mono_ms() + POLL_TIMEOUT_MS;
 	char *prev = scrape_or_fail(d);
 
 	for (;;) {
@@ -585,7 +577,7 @@ static char *scrape_settled(struct mw_daemon *d, const struct series *s, size_t 
 		free(prev);
 		if (same)
 			return cur;
-		ck_assert_msg(mono_ms() < deadline, "counters still moving after %d ms:\n%s", POLL_TIMEOUT_MS, cur);
+		ck_assert_msg(mw_mono_ms() < deadline, "counters still moving after %d ms:\n%s", POLL_TIMEOUT_MS, cur);
 		prev = cur;
 	}
 }
@@ -640,7 +632,7 @@ static int run_python(const char *script, const char *body, size_t len, const ch
 	static unsigned seq;
 	char in_path[300], out_path[300];
 	const char *argv[16];
-	int64_t deadline = mono_ms() + PYTHON_TIMEOUT_MS;
+	int64_t deadline = mw_mono_ms() + PYTHON_TIMEOUT_MS;
 	int fd, ofd, st = -1;
 	size_t n = 0;
 	pid_t pid;
@@ -681,7 +673,7 @@ static int run_python(const char *script, const char *body, size_t len, const ch
 			break;
 		if (r < 0 && errno != EINTR)
 			break;
-		if (mono_ms() >= deadline) {
+		if (mw_mono_ms() >= deadline) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &st, 0);
 			st = -1;
@@ -1109,8 +1101,8 @@ static void memavail_at_pressure_run(void)
 		pid_t pid = spawn_workload(&cg, &w);
 		int64_t stop_at = INT64_MAX;
 
-		deadline = mono_ms() + WORKLOAD_TIMEOUT_MS;
-		while (!found && mono_ms() < stop_at && mono_ms() < deadline) {
+		deadline = mw_mono_ms() + WORKLOAD_TIMEOUT_MS;
+		while (!found && mw_mono_ms() < stop_at && mw_mono_ms() < deadline) {
 			/* The rest of the host moves memory meanwhile: the same figure,
 			 * worked out here all through the storm, brackets it. */
 			by_hand = mw_memavail_by_hand();
@@ -1126,7 +1118,7 @@ static void memavail_at_pressure_run(void)
 			free(body);
 			if (stop_at == INT64_MAX && child_done(pid, &st)) {
 				assert_exited_ok(st, "dd in the 64 MiB cgroup");
-				stop_at = mono_ms() + 3000; /* a few more windows for the last one to show */
+				stop_at = mw_mono_ms() + 3000; /* a few more windows for the last one to show */
 			}
 			mw_sleep_ms(20);
 		}
@@ -1149,8 +1141,8 @@ static void memavail_at_pressure_run(void)
 			      at, info_min, info_max);
 
 	/* Each run of the memcg reclaim begin program is one pressure instant. */
-	deadline = mono_ms() + POLL_TIMEOUT_MS;
-	while (!equal && mono_ms() < deadline) {
+	deadline = mw_mono_ms() + POLL_TIMEOUT_MS;
+	while (!equal && mw_mono_ms() < deadline) {
 		body = scrape_settled(d, memcg_series, sizeof(memcg_series) / sizeof(memcg_series[0]));
 		runs = prog_run_cnt(d->pid, MEMCG_BEGIN_PROG) - runs0;
 		press = metric_or_fail(body, PRESSURE, K_MEMCG) - press0;
@@ -1387,17 +1379,17 @@ static void rate_gate_run(void)
 	w.file = sparse_file();
 
 	/* A storm of a few seconds (passes over the file until 3 s have gone by). */
-	t0 = mono_ms();
+	t0 = mw_mono_ms();
 	pid = spawn_workload(&cg, &w);
 	while (!child_done(pid, &st)) {
-		ck_assert_msg(mono_ms() - t0 < WORKLOAD_TIMEOUT_MS, "storm did not end");
-		if (!promtool_done && mono_ms() - t0 > 500) {
+		ck_assert_msg(mw_mono_ms() - t0 < WORKLOAD_TIMEOUT_MS, "storm did not end");
+		if (!promtool_done && mw_mono_ms() - t0 > 500) {
 			assert_promtool(d, "during a gated storm");
 			promtool_done = true;
 		}
 		mw_sleep_ms(20);
 	}
-	t1 = mono_ms();
+	t1 = mw_mono_ms();
 	assert_exited_ok(st, "the reading workload");
 	storm_s = ceil((double)(t1 - t0) / 1000.0);
 

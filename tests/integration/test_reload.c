@@ -56,14 +56,6 @@ static double realtime_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 __attribute__((format(printf, 1, 2))) static void note(const char *fmt, ...)
 {
 	va_list ap;
@@ -73,20 +65,6 @@ __attribute__((format(printf, 1, 2))) static void note(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
-}
-
-static int write_text(const char *path, const char *text)
-{
-	size_t len = strlen(text);
-	int fd = open(path, O_WRONLY | O_CLOEXEC), r = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, len) != (ssize_t)len)
-		r = errno ? -errno : -EIO;
-	if (close(fd) < 0 && r == 0)
-		r = -errno;
-	return r;
 }
 
 /* ---- cgroups ---- */
@@ -106,18 +84,18 @@ static void memcg_make(const char *path, unsigned long long limit)
 		return;
 	snprintf(file, sizeof(file), "%s/memory.limit_in_bytes", path);
 	snprintf(value, sizeof(value), "%llu", limit);
-	r = write_text(file, value);
+	r = mw_write_text(file, value);
 	ck_assert_msg(r == 0, "cannot write %s to %s: %s", value, file, strerror(-r));
 }
 
 static int rmdir_retry(const char *path)
 {
-	int64_t deadline = mono_ms() + 10000;
+	int64_t deadline = mw_mono_ms() + 10000;
 
 	for (;;) {
 		if (rmdir(path) == 0 || errno == ENOENT)
 			return 0;
-		if (errno != EBUSY || mono_ms() >= deadline)
+		if (errno != EBUSY || mw_mono_ms() >= deadline)
 			return -errno;
 		mw_sleep_ms(50);
 	}
@@ -161,7 +139,7 @@ static pid_t spawn_in(const char *cgroup, void (*body)(const void *arg), const v
 			_exit(1);
 		snprintf(file, sizeof(file), "%s/cgroup.procs", cgroup);
 		snprintf(me, sizeof(me), "%d", (int)getpid());
-		if (write_text(file, me) < 0)
+		if (mw_write_text(file, me) < 0)
 			_exit(2);
 		body(arg);
 		_exit(0);
@@ -357,7 +335,7 @@ static const struct sample *find_sample(const struct scrape *sc, const char *key
 /* The next window after `after` (seconds since the epoch), parsed. */
 static void scrape_after(struct mw_daemon *d, double after, struct scrape *sc)
 {
-	int64_t deadline = mono_ms() + WINDOW_TIMEOUT_MS;
+	int64_t deadline = mw_mono_ms() + WINDOW_TIMEOUT_MS;
 
 	for (;;) {
 		char *body = mw_scrape(d->port);
@@ -369,7 +347,7 @@ static void scrape_after(struct mw_daemon *d, double after, struct scrape *sc)
 			return;
 		}
 		free(body);
-		ck_assert_msg(mono_ms() < deadline, "no window ended after %.3f within %d ms", after,
+		ck_assert_msg(mw_mono_ms() < deadline, "no window ended after %.3f within %d ms", after,
 			      WINDOW_TIMEOUT_MS);
 		mw_sleep_ms(20);
 	}
@@ -523,7 +501,7 @@ static char *config_text(const char *cgroup_root, const char *extra)
 static void reload_to(struct mw_daemon *d, const char *conf, const char *text, const struct scrape *before,
 		      struct scrape *after)
 {
-	int64_t deadline = mono_ms() + WINDOW_TIMEOUT_MS;
+	int64_t deadline = mw_mono_ms() + WINDOW_TIMEOUT_MS;
 	double t = before->window_end;
 	int r = mw_write_file(conf, text);
 
@@ -536,7 +514,7 @@ static void reload_to(struct mw_daemon *d, const char *conf, const char *text, c
 		/* Each window still on the old configuration is checked too. */
 		assert_monotonic(before, after, "while the reload was pending");
 		t = after->window_end;
-		ck_assert_msg(mono_ms() < deadline, "memwatch_config_reloads_total{result=\"success\"} still %g",
+		ck_assert_msg(mw_mono_ms() < deadline, "memwatch_config_reloads_total{result=\"success\"} still %g",
 			      after->reloads_ok);
 		scrape_free(after);
 	}
@@ -617,13 +595,13 @@ START_TEST(test_reload_continuity)
 	/* Load first: the reclaimer's process and cgroup series are there. */
 	scrape_after(d, realtime_now(), &prev);
 	{
-		int64_t deadline = mono_ms() + WINDOW_TIMEOUT_MS;
+		int64_t deadline = mw_mono_ms() + WINDOW_TIMEOUT_MS;
 
 		for (;;) {
 			load_series(&prev, reclaimer, cg_label, before_keys, &n_before, 64);
 			if (n_before >= 6)
 				break;
-			ck_assert_msg(mono_ms() < deadline, "no reclaim series for pid %d and cgroup %s after %d ms",
+			ck_assert_msg(mw_mono_ms() < deadline, "no reclaim series for pid %d and cgroup %s after %d ms",
 				      (int)reclaimer, cg_label, WINDOW_TIMEOUT_MS);
 			scrape_after(d, prev.window_end, &cur);
 			scrape_free(&prev);

@@ -84,7 +84,7 @@ static size_t windows_shown(const char *html)
 /* Polls GET / until it holds at least min_windows windows and every needle. */
 static char *wait_page(struct mw_daemon *d, size_t min_windows, const char *const *needles, int timeout_ms)
 {
-	int64_t deadline = mono_ms() + timeout_ms;
+	int64_t deadline = mw_mono_ms() + timeout_ms;
 
 	for (;;) {
 		char *html = get_page(d);
@@ -95,7 +95,7 @@ static char *wait_page(struct mw_daemon *d, size_t min_windows, const char *cons
 			ok = strstr(html, *n) != NULL;
 		if (ok)
 			return html;
-		if (mono_ms() >= deadline) {
+		if (mw_mono_ms() >= deadline) {
 			fprintf(stderr, "---- GET / at the time limit ----\n%s\n----\n", html);
 			free(html);
 			return NULL;

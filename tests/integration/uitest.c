@@ -23,32 +23,6 @@ static pid_t runner_pid;
 
 /* ---- small utilities ---- */
 
-int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int write_text(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, text, strlen(text));
-	if (n < 0) {
-		int r = -errno;
-
-		close(fd);
-		return r;
-	}
-	close(fd);
-	return (size_t)n == strlen(text) ? 0 : -EIO;
-}
-
 void require_program(const char *path, const char *package)
 {
 	ck_assert_msg(access(path, X_OK) == 0,
@@ -81,12 +55,12 @@ void drop_file(const char *path)
 /* rmdir, retried while tasks that were killed are still on their way out. */
 int remove_cgroup(const char *path, int timeout_ms)
 {
-	int64_t deadline = mono_ms() + timeout_ms;
+	int64_t deadline = mw_mono_ms() + timeout_ms;
 
 	for (;;) {
 		if (rmdir(path) == 0 || errno == ENOENT)
 			return 0;
-		if (errno != EBUSY || mono_ms() >= deadline)
+		if (errno != EBUSY || mw_mono_ms() >= deadline)
 			return -errno;
 		mw_sleep_ms(50);
 	}
@@ -96,7 +70,7 @@ int remove_cgroup(const char *path, int timeout_ms)
 void tmux_kill_server(const char *name)
 {
 	pid_t pid = fork();
-	int64_t deadline = mono_ms() + TMUX_TIMEOUT_MS;
+	int64_t deadline = mw_mono_ms() + TMUX_TIMEOUT_MS;
 	int st;
 
 	if (pid < 0)
@@ -112,7 +86,7 @@ void tmux_kill_server(const char *name)
 		_exit(127);
 	}
 	while (waitpid(pid, &st, WNOHANG) == 0) {
-		if (mono_ms() >= deadline) {
+		if (mw_mono_ms() >= deadline) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &st, 0);
 			break;
@@ -270,7 +244,7 @@ pid_t spawn_worker(const char *name, enum work work, const char *procs_file, con
 		if (prctl(PR_SET_NAME, name) < 0)
 			_exit(2);
 		snprintf(self, sizeof(self), "%d", (int)getpid());
-		if (procs_file && write_text(procs_file, self) < 0)
+		if (procs_file && mw_write_text(procs_file, self) < 0)
 			_exit(3);
 		if (write(p[1], "r", 1) != 1)
 			_exit(7);
@@ -323,7 +297,7 @@ int run_bounded(const char *const *argv, const char *out_path, const char *err_p
 		int timeout_ms)
 {
 	pid_t parent = getpid(), pid;
-	int64_t deadline = mono_ms() + timeout_ms;
+	int64_t deadline = mw_mono_ms() + timeout_ms;
 	int st = -1;
 
 	fflush(NULL);
@@ -367,7 +341,7 @@ int run_bounded(const char *const *argv, const char *out_path, const char *err_p
 			st = -1;
 			break;
 		}
-		if (mono_ms() >= deadline) {
+		if (mw_mono_ms() >= deadline) {
 			kill(-pid, SIGKILL);
 			while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 				;
@@ -400,7 +374,7 @@ void memcg_create(struct memcg *cg, const char *tag)
 	journal_add("cgroup", cg->path);
 	ck_assert_msg(mkdir(cg->path, 0755) == 0, "mkdir %s: %s", cg->path, strerror(errno));
 	snprintf(file, sizeof(file), "%s/%s", cg->path, v1 ? "memory.limit_in_bytes" : "memory.max");
-	r = write_text(file, "67108864");
+	r = mw_write_text(file, "67108864");
 	ck_assert_msg(r == 0, "cannot write 64 MiB to %s: %s", file, strerror(-r));
 }
 

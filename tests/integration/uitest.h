@@ -27,8 +27,6 @@
 #define TEST_TIMEOUT_SEC 150
 #define TMUX_TIMEOUT_MS 10000
 
-int64_t mono_ms(void);
-int write_text(const char *path, const char *text);
 /* A required program: the UI tests never skip for want of one. */
 void require_program(const char *path, const char *package);
 
