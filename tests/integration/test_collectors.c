@@ -2055,6 +2055,35 @@ static double own_slope(const int64_t *t_ns, const double *avail, int n, double 
 	return k >= 3 ? (k * sxy - sx * sy) / (k * sxx - sx * sx) : NAN;
 }
 
+/* Waits (bounded) until MemAvailable holds within 16 MiB for 2 s: the tests
+ * before this one leave the host freeing gigabytes of cache and anonymous
+ * memory for a while, which a ramp of ~130 MB/s cannot be told apart from
+ * (seen in CI: a rising MemAvailable while the child consumed). */
+static void wait_memavailable_quiet(void)
+{
+	const double band = 16.0 * MiB;
+	int64_t deadline = mw_mono_ms() + 60000;
+	double lo = (double)meminfo_bytes("MemAvailable"), hi = lo;
+	int steady = 0;
+
+	while (mw_mono_ms() < deadline) {
+		double v;
+
+		mw_sleep_ms(250);
+		v = (double)meminfo_bytes("MemAvailable");
+		lo = v < lo ? v : lo;
+		hi = v > hi ? v : hi;
+		if (hi - lo > band) {
+			lo = hi = v;
+			steady = 0;
+		} else if (++steady >= 8) {
+			note("exhaustion: MemAvailable steady within %.1f MiB for 2 s before the ramp", (hi - lo) / MiB);
+			return;
+		}
+	}
+	note("exhaustion: MemAvailable still moving by more than 16 MiB after 60 s; ramping anyway");
+}
+
 START_TEST(test_exhaustion_eta)
 {
 	struct ramp_report reps[RAMP_STEPS], r;
@@ -2072,6 +2101,7 @@ START_TEST(test_exhaustion_eta)
 
 	ck_assert_msg(meminfo_bytes("MemAvailable") > RAMP_STEP * RAMP_STEPS + 4 * GiB,
 		      "MemAvailable is too low for a %llu MiB ramp", RAMP_STEP * RAMP_STEPS / MiB);
+	wait_memavailable_quiet();
 	d = start_with_config("[daemon]\nwindow = 500ms\n[collector.meminfo]\nexhaustion_horizon = 5s\n");
 	child = spawn_child(ramp_child, NULL, &cmd, &rep);
 
