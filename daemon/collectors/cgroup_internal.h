@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The cgroup collector's parts (collectors/cgroup*.c): what they share. */
+#ifndef MEMWATCH_COLLECTORS_CGROUP_INTERNAL_H
+#define MEMWATCH_COLLECTORS_CGROUP_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "cgroup_walk.h"
+#include "collector.h"
+#include "strbuf.h"
+#include "tracker.h"
+
+/* Counters kept per cgroup: stall times, then one per event kind. */
+enum { C_SOME, C_FULL, C_EVENT0, N_COUNTERS = C_EVENT0 + _CGROUP_EVENT_MAX };
+#define N_TRACKERS ((N_COUNTERS + TRACKER_MAX_COUNTERS - 1) / TRACKER_MAX_COUNTERS)
+
+/* v1 and v2 inode numbers come from different kernfs roots and can collide. */
+#define KEY_V1 (UINT64_C(1) << 63)
+
+struct cgroup_config {
+	char v1_root[256]; /* "auto", "none" or a path */
+	char v2_root[256];
+	char include[1024];
+	char exclude[1024];
+	uint64_t max_depth;
+	uint64_t max_cgroups;
+	uint64_t top_k;
+	uint64_t stat_interval; /* windows between memory.stat reads of a cgroup not exported */
+};
+
+struct roots {
+	int v1_fd, v2_fd;   /* -1 when absent */
+	bool v2_memory;     /* the cgroup2 tree has the memory controller */
+	bool pressure;      /* the cgroup2 tree has memory.pressure */
+	char v1[256], v2[256];
+};
+
+struct entry {
+	uint64_t key;
+	size_t path_off; /* into paths */
+	struct cgroup_mem mem;
+};
+
+/* A cgroup's files kept open between windows, by key, and what its
+ * memory.stat said last time it was read. */
+struct cached {
+	uint64_t key; /* 0: empty slot */
+	uint64_t seen; /* the window it was last walked in */
+	struct cgroup_files files;
+	uint64_t inactive_file;
+	bool stat_read, has_inactive_file;
+	bool exported; /* in the last window's top_k */
+};
+
+struct cgroup_state {
+	bool initialized;
+	struct cgroup_config cfg;
+	struct roots roots;
+	struct cgroup_globs include, exclude;
+	char *buf; /* CGROUP_READ_BUF_SIZE */
+
+	/* This window's walk. */
+	struct entry *entries;
+	size_t n_entries, cap_entries;
+	struct strbuf paths;
+	uint64_t *failed; /* keys of cgroups skipped in this window */
+	size_t n_failed, cap_failed;
+	size_t skipped;
+
+	struct tracker trackers[N_TRACKERS];
+	unsigned seen; /* bit per counter: some cgroup had it, so "other" exports it */
+	uint64_t skipped_total;
+
+	/* Open-addressing table of kept-open files, rebuilt when cgroups go. */
+	struct cached *cache;
+	size_t cache_cap, cache_n, cache_seen;
+	uint64_t window;
+	size_t open_files, open_files_max;
+};
+
+/* cgroup_roots.c: the trees to walk. */
+int cgroup_roots_resolve(const struct cgroup_config *c, char *buf, struct roots *ret, struct collector_status *st);
+void cgroup_roots_close(struct roots *r);
+
+/* cgroup_files.c: files kept open between windows, by key. */
+uint64_t cgroup_key_mix(uint64_t key);
+struct cached *file_cache_get(struct cgroup_state *s, uint64_t key);
+struct cached *file_cache_find(struct cgroup_state *s, uint64_t key);
+void file_cache_sweep(struct cgroup_state *s);
+void file_cache_free(struct cgroup_state *s);
+struct cgroup_files *file_cache_files(struct cgroup_state *s, struct cached *c);
+void file_cache_count_opened(struct cgroup_state *s, const struct cgroup_files *f, unsigned before);
+size_t file_cache_budget(void);
+
+/* cgroup_scan.c: one window's walk into s->entries (and s->failed). */
+int cgroup_scan(struct cgroup_state *s, bool *truncated);
+
+/* cgroup_rank.c: per-cgroup counters through lib/tracker, and the order of export. */
+uint64_t cgroup_counter_value(const struct cgroup_mem *m, unsigned c, bool *present);
+int cgroup_trackers_update(struct cgroup_state *s, uint64_t now);
+uint64_t cgroup_row_delta(const struct cgroup_state *s, uint64_t key, unsigned c);
+/* This window's entries, most interesting first (calloc'd, n_entries + 1). */
+struct cgroup_rank *cgroup_rank_entries(const struct cgroup_state *s);
+
+#endif

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The cgroup collector's counters and ranking: window deltas of every
+ * cgroup's stall times and events through lib/tracker, and the order in which
+ * cgroups are exported (top_k first). */
+#include <errno.h>
+#include <stdlib.h>
+#include "cgroup_internal.h"
+
+uint64_t cgroup_counter_value(const struct cgroup_mem *m, unsigned c, bool *present)
+{
+	if (c == C_SOME) {
+		*present = m->has_pressure;
+		return m->pressure_some_usec;
+	}
+	if (c == C_FULL) {
+		*present = m->has_pressure_full;
+		return m->pressure_full_usec;
+	}
+	*present = m->events_present & (1u << (c - C_EVENT0));
+	return m->events[c - C_EVENT0];
+}
+
+static int cmp_row_key(const void *k, const void *row)
+{
+	uint64_t a = *(const uint64_t *)k, b = ((const struct tracked_row *)row)->key;
+
+	return a < b ? -1 : a > b;
+}
+
+static const struct tracked_row *find_row(const struct tracker *t, uint64_t key)
+{
+	if (t->n_rows == 0)
+		return NULL;
+	return bsearch(&key, t->rows, t->n_rows, sizeof(*t->rows), cmp_row_key);
+}
+
+/* Window deltas through lib/tracker. A cgroup skipped in this window keeps
+ * its previous row: dropping it would count its whole history again into
+ * "other" when it comes back. */
+int cgroup_trackers_update(struct cgroup_state *s, uint64_t now)
+{
+	struct tracked_row *rows[N_TRACKERS] = { NULL };
+	size_t i, n, k;
+
+	/* The trackers' own buffers, reused from window to window; on failure the
+	 * ones already taken stay with their trackers. */
+	for (k = 0; k < N_TRACKERS; k++) {
+		rows[k] = tracker_next(&s->trackers[k], s->n_entries + s->n_failed);
+		if (!rows[k])
+			return -ENOMEM;
+	}
+	for (i = 0; i < s->n_entries; i++) {
+		const struct cgroup_mem *m = &s->entries[i].mem;
+		unsigned c;
+
+		for (c = 0; c < N_COUNTERS; c++) {
+			bool present;
+			uint64_t v = cgroup_counter_value(m, c, &present);
+
+			rows[c / TRACKER_MAX_COUNTERS][i].value[c % TRACKER_MAX_COUNTERS] = v;
+			if (present)
+				s->seen |= 1u << c;
+		}
+		for (k = 0; k < N_TRACKERS; k++)
+			rows[k][i].key = s->entries[i].key;
+	}
+	n = s->n_entries;
+	for (i = 0; i < s->n_failed; i++) {
+		const struct tracked_row *old[N_TRACKERS];
+		bool all = true;
+
+		for (k = 0; k < N_TRACKERS; k++)
+			all = (old[k] = find_row(&s->trackers[k], s->failed[i])) && all;
+		if (!all)
+			continue;
+		for (k = 0; k < N_TRACKERS; k++) {
+			rows[k][n] = *old[k];
+			rows[k][n].label_long = NULL; /* the old table's (these rows have no labels) */
+		}
+		n++;
+	}
+	for (k = 0; k < N_TRACKERS; k++)
+		tracker_update(&s->trackers[k], rows[k], n, now);
+	return 0;
+}
+
+uint64_t cgroup_row_delta(const struct cgroup_state *s, uint64_t key, unsigned c)
+{
+	const struct tracked_row *r = find_row(&s->trackers[c / TRACKER_MAX_COUNTERS], key);
+
+	return r ? r->delta[c % TRACKER_MAX_COUNTERS] : 0;
+}
+
+struct cgroup_rank *cgroup_rank_entries(const struct cgroup_state *s)
+{
+	struct cgroup_rank *rank = calloc(s->n_entries + 1, sizeof(*rank));
+	size_t i;
+
+	if (!rank)
+		return NULL;
+	for (i = 0; i < s->n_entries; i++) {
+		const struct entry *e = &s->entries[i];
+
+		rank[i] = (struct cgroup_rank){
+			.index = i,
+			.path = s->paths.data + e->path_off,
+			.usage = e->mem.usage,
+			.limit = e->mem.limit,
+			.has_limit = e->mem.has_limit,
+			.pressure_some_delta = cgroup_row_delta(s, e->key, C_SOME),
+		};
+	}
+	cgroup_rank_sort(rank, s->n_entries);
+	return rank;
+}

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The cgroup collector's roots: which trees it walks (v1 memory, cgroup2, or
+ * the v1 tree with its cgroup2 twin for pressure), opened once per
+ * configuration. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cgroup_internal.h"
+#include "cgroup_paths.h"
+#include "fileio.h"
+
+static bool any_cgroup2(const char *mountpoint)
+{
+	return true;
+}
+
+void cgroup_roots_close(struct roots *r)
+{
+	if (r->v1_fd >= 0)
+		close(r->v1_fd);
+	if (r->v2_fd >= 0)
+		close(r->v2_fd);
+	r->v1_fd = r->v2_fd = -1;
+}
+
+static int open_root(const char *path)
+{
+	return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+/* Both "auto": the memory controller's hierarchy from mountinfo; on a hybrid
+ * host also the cgroup2 mount, for pressure. Otherwise each root as given,
+ * "auto" meaning none: a configured root never mixes with the host's. */
+int cgroup_roots_resolve(const struct cgroup_config *c, char *buf, struct roots *ret, struct collector_status *st)
+{
+	struct roots r = { .v1_fd = -1, .v2_fd = -1 };
+	struct cgroup_mem probe = { .v1 = false };
+
+	if (strcmp(c->v1_root, "auto") == 0 && strcmp(c->v2_root, "auto") == 0) {
+		_cleanup_free_ char *mountinfo = NULL;
+		enum cgroup_memory_mode mode;
+		char root[256];
+		int k;
+
+		k = read_full_file("/proc/self/mountinfo", 4 << 20, &mountinfo, NULL);
+		if (k < 0) {
+			collector_status_set_reason(st, "cannot read /proc/self/mountinfo: %s", strerror(-k));
+			return k;
+		}
+		mode = cgroup_find_memory_root(mountinfo, root, sizeof(root), cgroup_v2_has_memory);
+		if (mode == CGROUP_MEMORY_V2)
+			snprintf(r.v2, sizeof(r.v2), "%s", root);
+		else if (mode == CGROUP_MEMORY_V1) {
+			snprintf(r.v1, sizeof(r.v1), "%s", root);
+			if (cgroup_find_memory_root(mountinfo, root, sizeof(root), any_cgroup2) == CGROUP_MEMORY_V2)
+				snprintf(r.v2, sizeof(r.v2), "%s", root);
+		}
+	} else {
+		if (c->v1_root[0] == '/')
+			snprintf(r.v1, sizeof(r.v1), "%s", c->v1_root);
+		if (c->v2_root[0] == '/')
+			snprintf(r.v2, sizeof(r.v2), "%s", c->v2_root);
+	}
+	/* A configured root that does not exist is no root: the other one may do. */
+	if (r.v1[0]) {
+		r.v1_fd = open_root(r.v1);
+		/* Not a v1 memory hierarchy (a typo, the cgroup2 tree): every read would fail. */
+		if (r.v1_fd >= 0 && faccessat(r.v1_fd, "memory.usage_in_bytes", F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
+			close(r.v1_fd);
+			r.v1_fd = -1;
+		}
+		if (r.v1_fd < 0)
+			r.v1[0] = '\0';
+	}
+	if (r.v2[0]) {
+		r.v2_fd = open_root(r.v2);
+		if (r.v2_fd < 0)
+			r.v2[0] = '\0';
+	}
+	if (r.v2_fd >= 0) {
+		r.v2_memory = cgroup_dir_has_memory_controller(r.v2_fd, buf);
+		r.pressure = cgroup_read_pressure(r.v2_fd, NULL, buf, &probe) == 0;
+		if (!r.v2_memory && !r.pressure) {
+			close(r.v2_fd);
+			r.v2_fd = -1;
+			r.v2[0] = '\0';
+		}
+	}
+	if (r.v1_fd < 0 && !r.v2_memory) {
+		collector_status_set_reason(st, "no memory cgroup hierarchy found (v1_root=%s, v2_root=%s)", c->v1_root,
+					    c->v2_root);
+		cgroup_roots_close(&r);
+		return -EOPNOTSUPP;
+	}
+	*ret = r;
+	return 0;
+}
