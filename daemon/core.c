@@ -6,6 +6,7 @@
 #include <time.h>
 #include "bpf_attach.h"
 #include "carry.h"
+#include "cgroup_hierarchy.h"
 #include "core.h"
 #include "event_channel.h"
 #include "log.h"
@@ -574,6 +575,8 @@ int core_reload(struct core *core, struct config *config, struct collector_setti
 			return r;
 		}
 	}
+	/* Once for every collector: a remount since start shows from here on. */
+	cgroup_hierarchy_shared_refresh();
 	for (i = 0; i < n_all_collectors; i++) {
 		struct collector_instance *ci = &core->collectors[i];
 		struct collector_settings old = ci->settings;

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
-#include "cgroup_paths.h"
+#include "cgroup_hierarchy.h"
 #include "core.h"
 #include "event_channel.h"
 #include "fileio.h"
@@ -44,7 +44,8 @@ struct event_channel {
 
 	/* Owned by the consumer thread. */
 	struct procfile meminfo;
-	struct cgroup_paths *paths;
+	struct cgroup_hierarchy *cgroups;
+	int cgroup_table; /* -1: no cgroup paths */
 
 	/* Guarded by lock: read by the main thread (collect) and HTTP threads (JSON). */
 	pthread_mutex_t lock;
@@ -164,7 +165,6 @@ static int handle_event(void *ctx, void *data, size_t size)
 	struct event_channel *ch = ctx;
 	struct memwatch_event e;
 	struct event_record rec = { 0 };
-	const char *path = NULL;
 
 	if (size < sizeof(e)) {
 		pthread_mutex_lock(&ch->lock);
@@ -190,9 +190,9 @@ static int handle_event(void *ctx, void *data, size_t size)
 			free(text);
 		}
 	}
-	if (ch->paths && e.cgroup_id)
-		path = cgroup_paths_lookup(ch->paths, e.cgroup_id, now_mono_usec());
-	snprintf(rec.cgroup, sizeof(rec.cgroup), "%s", path ? path : "");
+	if (ch->cgroup_table >= 0 && e.cgroup_id)
+		(void)cgroup_hierarchy_lookup(ch->cgroups, ch->cgroup_table, e.cgroup_id, now_mono_usec(), rec.cgroup,
+					      sizeof(rec.cgroup));
 	fill_available(ch, &e, &rec);
 
 	pthread_mutex_lock(&ch->lock);
@@ -312,13 +312,12 @@ static size_t round_buffer(size_t bytes)
 int event_channel_open(const struct event_settings *settings)
 {
 	struct event_channel *ch;
-	char root[256], *mountinfo = NULL;
 	int r;
 
 	ch = calloc(1, sizeof(*ch));
 	if (!ch)
 		return -ENOMEM;
-	ch->fd = ch->memavail_fd = ch->wake_fd = -1;
+	ch->fd = ch->memavail_fd = ch->wake_fd = ch->cgroup_table = -1;
 	ch->meminfo.fd = -1;
 	ch->page_size = sysconf(_SC_PAGESIZE);
 	pthread_mutex_init(&ch->lock, NULL);
@@ -344,10 +343,9 @@ int event_channel_open(const struct event_settings *settings)
 		goto fail;
 	}
 	procfile_open(&ch->meminfo, "/proc/meminfo", 1 << 20);
-	if (read_full_file("/proc/self/mountinfo", 4 << 20, &mountinfo, NULL) == 0 &&
-	    cgroup_find_memory_root(mountinfo, root, sizeof(root), cgroup_v2_has_memory) != CGROUP_MEMORY_NONE)
-		ch->paths = cgroup_paths_new(root, 64, 65536, USEC_PER_SEC);
-	free(mountinfo);
+	ch->cgroups = cgroup_hierarchy_shared();
+	if (ch->cgroups)
+		ch->cgroup_table = cgroup_hierarchy_table_acquire(ch->cgroups, NULL, 65536);
 	event_channel_apply(settings);
 	log_info("Event channel: %s, %zu bytes", ch->ringbuf ? "ring buffer" : "perf buffer",
 		 round_buffer(settings->buffer_bytes));
@@ -392,7 +390,7 @@ void event_channel_close(void)
 		close(ch->memavail_fd);
 	if (ch->meminfo.fd >= 0)
 		procfile_close(&ch->meminfo);
-	cgroup_paths_free(ch->paths);
+	cgroup_hierarchy_table_release(ch->cgroups, ch->cgroup_table);
 	free(ch->recent);
 	pthread_mutex_destroy(&ch->lock);
 	free(ch);

@@ -15,6 +15,7 @@
 #include <sys/timerfd.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
+#include "cgroup_hierarchy.h"
 #include "core.h"
 #include "event_channel.h"
 #include "http.h"
@@ -603,5 +604,6 @@ out:
 		collector_settings_free(settings);
 	}
 	event_channel_close();
+	cgroup_hierarchy_shared_free();
 	return ret;
 }

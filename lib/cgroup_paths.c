@@ -37,122 +37,34 @@ struct cgroup_paths {
 	uint64_t last_rescan_usec;
 	bool scanned;
 	bool attempted; /* a rescan was tried, even one that failed */
+	bool root_lost; /* the last rescan could not open the root */
 	struct entry *table;
 	size_t cap, count;
 };
 
-bool cgroup_v2_has_memory(const char *mountpoint)
-{
-	char path[4096], *text = NULL, *p;
-	bool found = false;
-
-	snprintf(path, sizeof(path), "%s/cgroup.controllers", mountpoint);
-	if (read_full_file(path, 4096, &text, NULL) < 0)
-		return false;
-	for (p = strtok(text, " \n"); p; p = strtok(NULL, " \n"))
-		if (strcmp(p, "memory") == 0)
-			found = true;
-	free(text);
-	return found;
-}
-
-/* mountinfo escapes space, tab, newline and backslash as \ooo. */
-static void unescape_octal(char *s)
-{
-	char *w = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' &&
-		    s[3] <= '7') {
-			*w++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*w++ = *s;
-		}
-	}
-	*w = '\0';
-}
-
-static bool has_option(const char *opts, const char *want)
-{
-	size_t n = strlen(want);
-	const char *p = opts;
-
-	while (p && *p) {
-		if (strncmp(p, want, n) == 0 && (p[n] == ',' || p[n] == '\0'))
-			return true;
-		p = strchr(p, ',');
-		if (p)
-			p++;
-	}
-	return false;
-}
-
-enum cgroup_memory_mode cgroup_find_memory_root(const char *mountinfo, char *root, size_t root_len,
-						bool (*v2_has_memory)(const char *mountpoint))
-{
-	enum cgroup_memory_mode mode = CGROUP_MEMORY_NONE;
-	const char *line = mountinfo;
-
-	while (line && *line) {
-		const char *nl = strchr(line, '\n');
-		size_t len = nl ? (size_t)(nl - line) : strlen(line);
-		char buf[4096], *fields[12], *sep, *tok, *save = NULL;
-		size_t n = 0;
-
-		if (len < sizeof(buf)) {
-			memcpy(buf, line, len);
-			buf[len] = '\0';
-			/* id parent maj:min root mountpoint options [optional...] - fstype source superopts */
-			sep = strstr(buf, " - ");
-			if (sep) {
-				*sep = '\0';
-				for (tok = strtok_r(buf, " ", &save); tok && n < 5; tok = strtok_r(NULL, " ", &save))
-					fields[n++] = tok;
-				/* Fewer than five fields before the separator would shift
-				 * the ones after it: the fstype read as the mount point. */
-				save = NULL;
-				for (tok = strtok_r(sep + 3, " ", &save); tok && n >= 5 && n < 8;
-				     tok = strtok_r(NULL, " ", &save))
-					fields[n++] = tok;
-			}
-			if (n == 8) {
-				const char *mountpoint = fields[4], *fstype = fields[5], *superopts = fields[7];
-
-				unescape_octal(fields[4]);
-				if (strcmp(fstype, "cgroup2") == 0 && v2_has_memory && v2_has_memory(mountpoint)) {
-					snprintf(root, root_len, "%s", mountpoint);
-					return CGROUP_MEMORY_V2;
-				}
-				if (strcmp(fstype, "cgroup") == 0 && has_option(superopts, "memory") &&
-				    mode == CGROUP_MEMORY_NONE) {
-					snprintf(root, root_len, "%s", mountpoint);
-					mode = CGROUP_MEMORY_V1;
-				}
-			}
-		}
-		line = nl ? nl + 1 : NULL;
-	}
-	return mode;
-}
-
 struct cgroup_paths *cgroup_paths_new(const char *root, unsigned max_depth, size_t max_entries,
 				      uint64_t min_rescan_usec)
 {
-	struct cgroup_paths *cp = calloc(1, sizeof(*cp));
+	_cleanup_(cgroup_paths_freep) struct cgroup_paths *cp = calloc(1, sizeof(*cp));
+	struct cgroup_paths *ret;
 
 	if (!cp)
 		return NULL;
 	cp->root = strdup(root);
-	if (!cp->root) {
-		free(cp);
+	if (!cp->root)
 		return NULL;
-	}
 	cp->max_depth = max_depth;
+	cgroup_paths_set_max_entries(cp, max_entries);
+	cp->min_rescan_usec = min_rescan_usec;
+	ret = cp;
+	cp = NULL;
+	return ret;
+}
+
+void cgroup_paths_set_max_entries(struct cgroup_paths *cp, size_t max_entries)
+{
 	/* Bounds the table size computation in cgroup_paths_rescan(). */
 	cp->max_entries = max_entries > (1u << 24) ? (1u << 24) : max_entries;
-	cp->min_rescan_usec = min_rescan_usec;
-	return cp;
 }
 
 static void table_clear(struct entry *table, size_t cap)
@@ -204,14 +116,23 @@ static int scan_insert(struct scan *s, uint64_t id, const char *path)
 	return 0;
 }
 
-static int scan_dir(struct scan *s, int dfd, struct strbuf *path, unsigned depth)
+static void closedirp(DIR **d)
 {
-	DIR *d;
+	if (*d)
+		closedir(*d);
+}
+
+/* Every directory below the root on the root's device: a hierarchy mounted
+ * inside another one (a cgroup2 tree below the v1 memory mount) has ids of
+ * its own, which must not be filed under this one's paths. dfd is consumed. */
+static int scan_dir(struct scan *s, int dfd, dev_t dev, struct strbuf *path, unsigned depth)
+{
+	_cleanup_(closedirp) DIR *d = NULL;
 	struct dirent *de;
 	int r = 0;
 
 	if (depth >= s->max_depth) {
-		close(dfd); /* ours on every path, this one too */
+		close(dfd);
 		return 0;
 	}
 	d = fdopendir(dfd);
@@ -220,9 +141,9 @@ static int scan_dir(struct scan *s, int dfd, struct strbuf *path, unsigned depth
 		return 0;
 	}
 	while ((de = readdir(d))) {
+		_cleanup_close_ int cfd = -1;
 		struct stat st;
 		size_t saved = path->len;
-		int cfd;
 
 		if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
 			continue;
@@ -230,40 +151,40 @@ static int scan_dir(struct scan *s, int dfd, struct strbuf *path, unsigned depth
 			continue;
 		/* Cgroups vanish mid-walk all the time: that is not an error. */
 		cfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-		if (cfd < 0)
+		if (cfd < 0 || fstat(cfd, &st) < 0 || st.st_dev != dev)
 			continue;
-		if (fstat(cfd, &st) < 0) {
-			close(cfd);
-			continue;
-		}
 		strbuf_putc(path, '/');
 		strbuf_puts(path, de->d_name);
-		if (strbuf_failed(path)) {
-			close(cfd);
-			r = -ENOMEM;
-			break;
-		}
+		if (strbuf_failed(path))
+			return -ENOMEM;
 		r = scan_insert(s, (uint64_t)st.st_ino, path->data);
-		if (r == 0)
-			r = scan_dir(s, cfd, path, depth + 1);
-		else
-			close(cfd);
+		if (r == 0) {
+			r = scan_dir(s, cfd, dev, path, depth + 1);
+			cfd = -1; /* consumed */
+		}
 		path->len = saved;
 		path->data[saved] = '\0';
 		if (r < 0)
 			break;
 	}
-	closedir(d);
 	return r;
+}
+
+static void scan_table_free(struct scan *s)
+{
+	if (s->table)
+		table_clear(s->table, s->cap);
 }
 
 int cgroup_paths_rescan(struct cgroup_paths *cp)
 {
-	struct scan s = { .max_entries = cp->max_entries, .max_depth = cp->max_depth };
-	struct strbuf path;
+	_cleanup_(scan_table_free) struct scan s = { .max_entries = cp->max_entries, .max_depth = cp->max_depth };
+	_cleanup_(strbuf_free) struct strbuf path;
+	_cleanup_close_ int fd = -1;
 	struct stat st;
-	int fd, r;
+	int r;
 
+	strbuf_init(&path);
 	s.cap = 64;
 	while (s.cap < cp->max_entries * 2)
 		s.cap *= 2;
@@ -271,32 +192,27 @@ int cgroup_paths_rescan(struct cgroup_paths *cp)
 	if (!s.table)
 		return -ENOMEM;
 	fd = open(cp->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		r = -errno;
-		free(s.table);
-		return r;
-	}
-	if (fstat(fd, &st) < 0 || scan_insert(&s, (uint64_t)st.st_ino, "/") < 0) {
-		close(fd);
-		table_clear(s.table, s.cap);
+	cp->root_lost = fd < 0;
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || scan_insert(&s, (uint64_t)st.st_ino, "/") < 0)
 		return -EIO;
-	}
-	strbuf_init(&path);
 	strbuf_reserve(&path, 256);
+	if (strbuf_failed(&path))
+		return -ENOMEM;
 	path.data[0] = '\0';
-	r = scan_dir(&s, fd, &path, 0);
-	strbuf_free(&path);
-	if (r < 0 && r != -ENOSPC) {
-		table_clear(s.table, s.cap);
+	r = scan_dir(&s, fd, st.st_dev, &path, 0);
+	fd = -1; /* consumed */
+	if (r < 0 && r != -ENOSPC)
 		return r;
-	}
 	/* The root's own id maps to "/", so its children's paths start with one slash. */
 	table_clear(cp->table, cp->cap);
 	cp->table = s.table;
 	cp->cap = s.cap;
 	cp->count = s.count;
 	cp->scanned = true;
-	return r == -ENOSPC ? -ENOSPC : 0;
+	s.table = NULL;
+	return r;
 }
 
 static const char *table_find(const struct cgroup_paths *cp, uint64_t id)
@@ -358,4 +274,9 @@ size_t cgroup_paths_count(const struct cgroup_paths *cp)
 const char *cgroup_paths_root(const struct cgroup_paths *cp)
 {
 	return cp->root;
+}
+
+bool cgroup_paths_root_lost(const struct cgroup_paths *cp)
+{
+	return cp->root_lost;
 }

@@ -7,24 +7,12 @@
 #include <stdint.h>
 #include "macro.h"
 
-/* Where the memory controller lives: the cgroup2 mount if memory is one of
- * its controllers, else the v1 memory hierarchy (hybrid hosts). */
-enum cgroup_memory_mode {
-	CGROUP_MEMORY_NONE,
-	CGROUP_MEMORY_V1,
-	CGROUP_MEMORY_V2,
-};
-
-/* Parses /proc/self/mountinfo text. v2_has_memory is asked about each cgroup2
- * mount point (it reads cgroup.controllers; tests pass their own). */
-enum cgroup_memory_mode cgroup_find_memory_root(const char *mountinfo, char *root, size_t root_len,
-						bool (*v2_has_memory)(const char *mountpoint));
-bool cgroup_v2_has_memory(const char *mountpoint);
-
 /* Cgroup id (the kernfs node id, which is the directory's inode number) to
- * the path below the hierarchy root. A miss triggers a rescan, at most once
- * per min_rescan_usec; every rescan rebuilds the table from scratch, so an id
- * reused by a new cgroup never keeps its old path. */
+ * the path below the hierarchy root, for the directories on the root's own
+ * file system (a hierarchy mounted inside it has ids of its own). A miss
+ * triggers a rescan, at most once per min_rescan_usec; every rescan rebuilds
+ * the table from scratch, so an id reused by a new cgroup never keeps its
+ * old path. */
 struct cgroup_paths;
 
 struct cgroup_paths *cgroup_paths_new(const char *root, unsigned max_depth, size_t max_entries,
@@ -37,5 +25,9 @@ const char *cgroup_paths_lookup(struct cgroup_paths *cp, uint64_t id, uint64_t n
 int cgroup_paths_rescan(struct cgroup_paths *cp);
 size_t cgroup_paths_count(const struct cgroup_paths *cp);
 const char *cgroup_paths_root(const struct cgroup_paths *cp);
+/* Applies from the next rescan on. */
+void cgroup_paths_set_max_entries(struct cgroup_paths *cp, size_t max_entries);
+/* The last rescan could not open the root: unmounted, or mounted elsewhere. */
+bool cgroup_paths_root_lost(const struct cgroup_paths *cp);
 
 #endif

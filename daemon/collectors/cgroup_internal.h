@@ -3,6 +3,7 @@
 #ifndef MEMWATCH_COLLECTORS_CGROUP_INTERNAL_H
 #define MEMWATCH_COLLECTORS_CGROUP_INTERNAL_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -33,7 +34,7 @@ struct roots {
 	int v1_fd, v2_fd;   /* -1 when absent */
 	bool v2_memory;     /* the cgroup2 tree has the memory controller */
 	bool pressure;      /* the cgroup2 tree has memory.pressure */
-	char v1[256], v2[256];
+	char v1[PATH_MAX], v2[PATH_MAX];
 };
 
 struct entry {

@@ -5,17 +5,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "cgroup_hierarchy.h"
 #include "cgroup_internal.h"
-#include "cgroup_paths.h"
-#include "fileio.h"
-
-static bool any_cgroup2(const char *mountpoint)
-{
-	return true;
-}
 
 void cgroup_roots_close(struct roots *r)
 {
@@ -31,32 +24,31 @@ static int open_root(const char *path)
 	return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
-/* Both "auto": the memory controller's hierarchy from mountinfo; on a hybrid
- * host also the cgroup2 mount, for pressure. Otherwise each root as given,
- * "auto" meaning none: a configured root never mixes with the host's. */
+/* Both "auto": the memory controller's hierarchy, where the daemon's cgroup
+ * hierarchy service found it in mountinfo; on a hybrid host also the cgroup2
+ * mount, for pressure. Otherwise each root as given, "auto" meaning none: a
+ * configured root never mixes with the host's. */
 int cgroup_roots_resolve(const struct cgroup_config *c, char *buf, struct roots *ret, struct collector_status *st)
 {
 	struct roots r = { .v1_fd = -1, .v2_fd = -1 };
 	struct cgroup_mem probe = { .v1 = false };
 
 	if (strcmp(c->v1_root, "auto") == 0 && strcmp(c->v2_root, "auto") == 0) {
-		_cleanup_free_ char *mountinfo = NULL;
-		enum cgroup_memory_mode mode;
-		char root[256];
-		int k;
+		struct cgroup_hierarchy *h = cgroup_hierarchy_shared();
+		struct cgroup_hierarchy_roots found;
 
-		k = read_full_file("/proc/self/mountinfo", 4 << 20, &mountinfo, NULL);
-		if (k < 0) {
-			collector_status_set_reason(st, "cannot read /proc/self/mountinfo: %s", strerror(-k));
-			return k;
+		if (!h)
+			return -ENOMEM;
+		cgroup_hierarchy_roots(h, &found);
+		if (found.error < 0 && found.mode == CGROUP_MEMORY_NONE) {
+			collector_status_set_reason(st, "cannot read /proc/self/mountinfo: %s", strerror(-found.error));
+			return found.error;
 		}
-		mode = cgroup_find_memory_root(mountinfo, root, sizeof(root), cgroup_v2_has_memory);
-		if (mode == CGROUP_MEMORY_V2)
-			snprintf(r.v2, sizeof(r.v2), "%s", root);
-		else if (mode == CGROUP_MEMORY_V1) {
-			snprintf(r.v1, sizeof(r.v1), "%s", root);
-			if (cgroup_find_memory_root(mountinfo, root, sizeof(root), any_cgroup2) == CGROUP_MEMORY_V2)
-				snprintf(r.v2, sizeof(r.v2), "%s", root);
+		if (found.mode == CGROUP_MEMORY_V2)
+			snprintf(r.v2, sizeof(r.v2), "%s", found.memory);
+		else if (found.mode == CGROUP_MEMORY_V1) {
+			snprintf(r.v1, sizeof(r.v1), "%s", found.memory);
+			snprintf(r.v2, sizeof(r.v2), "%s", found.unified);
 		}
 	} else {
 		if (c->v1_root[0] == '/')

@@ -7,17 +7,17 @@
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "bpf_attach.h"
-#include "cgroup_paths.h"
+#include "cgroup_hierarchy.h"
 #include "collector.h"
 #include "config.h"
 #include "event_channel.h"
 #include "core.h"
-#include "fileio.h"
 #include "log.h"
 #include "events.h"
 #include "reclaim.h"
@@ -47,7 +47,8 @@ struct reclaim_state {
 	struct bpf_attachment bpf;
 	struct reclaim_config cfg;
 	struct tracker procs, cgroups;
-	struct cgroup_paths *paths;
+	struct cgroup_hierarchy *hierarchy;
+	int cgroup_table; /* -1: no cgroup paths, no per-cgroup series */
 	uint64_t windows;
 };
 
@@ -174,22 +175,20 @@ static int size_maps(void *skel, void *userdata)
 	return r;
 }
 
-static struct cgroup_paths *open_cgroup_paths(const struct reclaim_config *c)
+/* The shared id -> path table of cgroup_root, or of the memory hierarchy
+ * (none when mountinfo has none); -errno without one. */
+static int open_cgroup_table(struct cgroup_hierarchy *h, const struct reclaim_config *c)
 {
-	char root[256], *mountinfo = NULL;
+	struct cgroup_hierarchy_roots roots;
 
-	if (c->cgroup_root[0]) {
-		snprintf(root, sizeof(root), "%s", c->cgroup_root);
-	} else {
-		enum cgroup_memory_mode mode = CGROUP_MEMORY_NONE;
-
-		if (read_full_file("/proc/self/mountinfo", 4 << 20, &mountinfo, NULL) == 0)
-			mode = cgroup_find_memory_root(mountinfo, root, sizeof(root), cgroup_v2_has_memory);
-		free(mountinfo);
-		if (mode == CGROUP_MEMORY_NONE)
-			return NULL;
+	if (!h)
+		return -ENOMEM;
+	if (!c->cgroup_root[0]) {
+		cgroup_hierarchy_roots(h, &roots);
+		if (roots.mode == CGROUP_MEMORY_NONE)
+			return -ENOENT;
 	}
-	return cgroup_paths_new(root, 64, c->max_cgroups * 4, USEC_PER_SEC);
+	return cgroup_hierarchy_table_acquire(h, c->cgroup_root[0] ? c->cgroup_root : NULL, c->max_cgroups * 4);
 }
 
 static int reclaim_start(void *priv, const void *cfg, struct collector_status *st)
@@ -205,8 +204,9 @@ static int reclaim_start(void *priv, const void *cfg, struct collector_status *s
 	event_channel_add_source(&((struct reclaim_bpf *)s->bpf.skel)->bss->event_counters);
 	tracker_init(&s->procs, PROC_COUNTERS, PROC_DIRECT_NS, PROC_MEMCG_NS);
 	tracker_init(&s->cgroups, CG_COUNTERS, CG_NS, CG_COUNT);
-	s->paths = open_cgroup_paths(&s->cfg);
-	if (!s->paths) {
+	s->hierarchy = cgroup_hierarchy_shared();
+	s->cgroup_table = open_cgroup_table(s->hierarchy, &s->cfg);
+	if (s->cgroup_table < 0) {
 		st->state = COLLECTOR_DEGRADED;
 		collector_status_set_reason(st, "no memory cgroup hierarchy found: per-cgroup series are off");
 	}
@@ -284,7 +284,7 @@ static void collect_processes(struct reclaim_state *s, struct snapshot *snap, ui
 {
 	int fd = bpf_map__fd(((struct reclaim_bpf *)s->bpf.skel)->maps.processes);
 	uint64_t ttl = s->cfg.series_ttl_msec * USEC_PER_MSEC;
-	const struct tracked_row **top;
+	_cleanup_free_ const struct tracked_row **top = NULL;
 	struct reclaim_process value;
 	struct tracked_row *rows;
 	size_t n, i;
@@ -313,33 +313,31 @@ static void collect_processes(struct reclaim_state *s, struct snapshot *snap, ui
 		put_process(snap, pid, tracker_row_label(top[i]), top[i]->total);
 	}
 	put_process(snap, "other", "", s->procs.other);
-	free(top);
 }
 
 static void collect_cgroups(struct reclaim_state *s, struct snapshot *snap, uint64_t now)
 {
 	int fd = bpf_map__fd(((struct reclaim_bpf *)s->bpf.skel)->maps.cgroups);
 	uint64_t ttl = s->cfg.series_ttl_msec * USEC_PER_MSEC;
-	const struct tracked_row **top;
+	_cleanup_free_ const struct tracked_row **top = NULL;
 	struct reclaim_cgroup value;
 	struct tracked_row *rows;
+	char path[PATH_MAX];
 	size_t n, i;
 
 	n = read_map(fd, 8, &value, s->cfg.max_cgroups, &s->cgroups, &rows, fill_cgroup);
 	if (!rows)
 		return;
-	for (i = 0; i < n && s->paths; i++) {
-		const char *path = cgroup_paths_lookup(s->paths, rows[i].key, now);
-
-		/* No path: removed. It keeps its last one (tracker) until it goes idle. */
-		if (path)
+	/* No path: removed. It keeps its last one (tracker) until it goes idle. */
+	for (i = 0; i < n && s->cgroup_table >= 0; i++)
+		if (cgroup_hierarchy_lookup(s->hierarchy, s->cgroup_table, rows[i].key, now, path, sizeof(path)) == 0)
 			(void)tracker_row_set_label(&rows[i], path, SIZE_MAX); /* without memory: none, as if removed */
-	}
 	tracker_update(&s->cgroups, rows, n, now);
-	for (i = 0; i < s->cgroups.n_rows && s->paths; i++) {
+	for (i = 0; i < s->cgroups.n_rows && s->cgroup_table >= 0; i++) {
 		const struct tracked_row *r = &s->cgroups.rows[i];
 
-		if (tracker_row_idle(r, ttl, now) && !cgroup_paths_lookup(s->paths, r->key, now))
+		if (tracker_row_idle(r, ttl, now) &&
+		    cgroup_hierarchy_lookup(s->hierarchy, s->cgroup_table, r->key, now, NULL, 0) < 0)
 			bpf_map_delete_elem(fd, &r->key);
 	}
 	top = calloc(s->cfg.top_k, sizeof(*top));
@@ -362,7 +360,6 @@ static void collect_cgroups(struct reclaim_state *s, struct snapshot *snap, uint
 	snapshot_add(snap, &desc_cgroup_count, (const char *const[]){ "other" }, (double)s->cgroups.other[CG_COUNT]);
 	snapshot_add(snap, &desc_cgroup_seconds, (const char *const[]){ "other" },
 		     (double)s->cgroups.other[CG_NS] / 1e9);
-	free(top);
 }
 
 static int reclaim_collect(void *priv, struct snapshot *snap)
@@ -412,13 +409,13 @@ static int reclaim_reload(void *priv, const void *cfg)
 	    c->max_cgroups != s->cfg.max_cgroups)
 		return -EAGAIN;
 	if (strcmp(c->cgroup_root, s->cfg.cgroup_root) != 0) {
-		struct cgroup_paths *paths = open_cgroup_paths(c);
+		int table = open_cgroup_table(s->hierarchy, c);
 
-		if (!paths && s->paths)
+		if (table < 0 && s->cgroup_table >= 0)
 			log_warning("Collector reclaim: no memory cgroup hierarchy at the new cgroup_root; per-cgroup "
 				    "series keep their last paths");
-		cgroup_paths_free(s->paths);
-		s->paths = paths;
+		cgroup_hierarchy_table_release(s->hierarchy, s->cgroup_table);
+		s->cgroup_table = table;
 	}
 	s->cfg = *c;
 	return 0;
@@ -436,7 +433,7 @@ static void reclaim_stop(void *priv)
 	if (s->bpf.skel)
 		event_channel_remove_source(&((struct reclaim_bpf *)s->bpf.skel)->bss->event_counters);
 	bpf_attachment_destroy(&s->bpf);
-	cgroup_paths_free(s->paths);
+	cgroup_hierarchy_table_release(s->hierarchy, s->cgroup_table);
 	tracker_done(&s->procs);
 	tracker_done(&s->cgroups);
 }

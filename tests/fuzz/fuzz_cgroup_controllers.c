@@ -5,7 +5,7 @@
  * written to a cgroup.controllers file in a private temporary directory. */
 #include <fcntl.h>
 #include <unistd.h>
-#include "cgroup_paths.h"
+#include "cgroup_mounts.h"
 #include "cgroup_walk.h"
 #include "fuzz.h"
 

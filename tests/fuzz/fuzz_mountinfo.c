@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* /proc/self/mountinfo text -> cgroup_find_memory_root(). */
-#include "cgroup_paths.h"
+#include "cgroup_mounts.h"
 #include "fuzz.h"
 
 /* Stands in for reading cgroup.controllers: a mount point "has memory" when

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cgroup_mounts.h"
 #include "cgroup_paths.h"
 #include "fileio.h"
 #include "fixture.h"
@@ -628,6 +629,14 @@ START_TEST(test_paths_max_entries)
 		}
 	}
 	ck_assert_uint_eq(found, 3);
+	/* A larger bound counts from the next rescan. */
+	cgroup_paths_set_max_entries(cp, 6);
+	ck_assert_uint_eq(cgroup_paths_count(cp), 4);
+	ck_assert_int_eq(cgroup_paths_rescan(cp), -ENOSPC);
+	ck_assert_uint_eq(cgroup_paths_count(cp), 6);
+	cgroup_paths_set_max_entries(cp, 11);
+	ck_assert_int_eq(cgroup_paths_rescan(cp), 0);
+	ck_assert_uint_eq(cgroup_paths_count(cp), 11);
 	cgroup_paths_free(cp);
 
 	/* Just enough. */
@@ -682,7 +691,9 @@ START_TEST(test_paths_missing_root)
 	snprintf(root, sizeof(root), "%s", tpath("missing"));
 	cp = cgroup_paths_new(root, 8, 100, min);
 	ck_assert_ptr_nonnull(cp);
+	ck_assert(!cgroup_paths_root_lost(cp)); /* not looked for yet */
 	ck_assert_int_eq(cgroup_paths_rescan(cp), -ENOENT);
+	ck_assert(cgroup_paths_root_lost(cp));
 	ck_assert_uint_eq(cgroup_paths_count(cp), 0);
 	ck_assert_ptr_null(cgroup_paths_lookup(cp, 1, 10 * min));
 	ck_assert_ptr_null(cgroup_paths_lookup(cp, ino_of(tmpdir), 11 * min));
@@ -691,6 +702,13 @@ START_TEST(test_paths_missing_root)
 	/* It appears later: found once a rescan is due. */
 	mkdir_ok(root);
 	ck_assert_str_eq(cgroup_paths_lookup(cp, ino_of(root), 20 * min), "/");
+	ck_assert_uint_eq(cgroup_paths_count(cp), 1);
+	ck_assert(!cgroup_paths_root_lost(cp));
+
+	/* Gone again (unmounted): the table keeps what it had, and says so. */
+	rmdir_ok(root);
+	ck_assert_int_eq(cgroup_paths_rescan(cp), -ENOENT);
+	ck_assert(cgroup_paths_root_lost(cp));
 	ck_assert_uint_eq(cgroup_paths_count(cp), 1);
 
 	/* A root that is a file. */
