@@ -88,6 +88,7 @@ bool cgroup_path_selected(const struct cgroup_globs *include, const struct cgrou
 /* ---- the walk ---- */
 
 struct walker {
+	dev_t dev; /* the root's: a hierarchy mounted inside this one is not walked */
 	const struct cgroup_walk_opts *opts;
 	cgroup_walk_fn fn;
 	void *userdata;
@@ -160,6 +161,8 @@ static int walk_one(struct walker *w, int parent_fd, int parent_shadow_fd, const
 	}
 	if (!S_ISDIR(st.st_mode))
 		return 0; /* a file or a symlink that DT_UNKNOWN hid */
+	if (depth > 0 && st.st_dev != w->dev)
+		return 0; /* a cgroup2 tree mounted in the v1 one: not cgroups of this hierarchy */
 	if (w->stats->visited >= w->opts->max_cgroups) {
 		w->stats->truncated = true;
 		return 0;
@@ -225,8 +228,13 @@ int cgroup_walk(int root_fd, int shadow_root_fd, const struct cgroup_walk_opts *
 		void *userdata, struct cgroup_walk_stats *stats)
 {
 	struct walker w = { .opts = opts, .fn = fn, .userdata = userdata, .stats = stats };
+	struct stat st;
 
 	*stats = (struct cgroup_walk_stats){ .visited = 0 };
+	/* As walk_one() will look at it: a root that is gone has nothing to walk. */
+	if (fstatat(root_fd, ".", &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return fatal_error(errno) ? -errno : 0;
+	w.dev = st.st_dev;
 	w.path[0] = '\0';
 	/* The root is "." of root_fd; its twin is "." of shadow_root_fd. */
 	return walk_one(&w, root_fd, shadow_root_fd, ".", 0);

@@ -78,7 +78,8 @@ struct cgroup_walk_stats {
  * fd). shadow_root_fd (or -1) is a second tree walked in step: each cgroup
  * can open the directory of the same relative path there (the cgroup2 tree
  * of a hybrid host, whose memory.pressure goes with the v1 memory cgroup).
- * Symlinks are never followed. A directory whose link count is 2 has no
+ * Symlinks are never followed, nor mounts of other file systems (a cgroup2
+ * tree mounted inside the v1 one). A directory whose link count is 2 has no
  * subdirectories (kernfs, ext4 and tmpfs keep that count exact) and is not
  * read. Returns 0 (also when cut short by max_cgroups), the callback's
  * negative value, or -EMFILE, -ENFILE, -ENOMEM when the walk itself cannot

@@ -7,7 +7,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -756,6 +758,36 @@ START_TEST(test_v2_has_memory_reads_controllers)
 }
 END_TEST
 
+/* A hierarchy mounted inside this one (a tmpfs here, in a mount namespace of
+ * this forked test's own) has ids of its own: none filed under this root.
+ * Needs CAP_SYS_ADMIN, which CI's root has. */
+START_TEST(test_paths_nested_mount)
+{
+	struct cgroup_paths *cp;
+	uint64_t inner;
+
+	if (unshare(CLONE_NEWNS) < 0) {
+		fprintf(stderr, "test_paths_nested_mount: not run, no mount namespace (%m)\n");
+		return;
+	}
+	ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	mkdir_ok(tpath("nested"));
+	mkdir_ok(tpath("nested/a"));
+	mkdir_ok(tpath("nested/unified"));
+	ck_assert_int_eq(mount("none", tpath("nested/unified"), "tmpfs", 0, NULL), 0);
+	mkdir_ok(tpath("nested/unified/inner"));
+	inner = ino_of(tpath("nested/unified/inner"));
+	cp = cgroup_paths_new(tpath("nested"), 16, 100, SEC);
+	ck_assert_ptr_nonnull(cp);
+	ck_assert_int_eq(cgroup_paths_rescan(cp), 0);
+	ck_assert_uint_eq(cgroup_paths_count(cp), 2); /* the root and a */
+	ck_assert_str_eq(cgroup_paths_lookup(cp, ino_of(tpath("nested/a")), 1), "/a");
+	ck_assert_ptr_null(cgroup_paths_lookup(cp, inner, 1));
+	cgroup_paths_free(cp);
+	ck_assert_int_eq(umount(tpath("nested/unified")), 0);
+}
+END_TEST
+
 static Suite *cgroup_paths_suite(void)
 {
 	Suite *s = suite_create("cgroup_paths");
@@ -782,6 +814,7 @@ static Suite *cgroup_paths_suite(void)
 	tcase_add_test(tree, test_paths_max_depth);
 	tcase_add_test(tree, test_paths_max_entries);
 	tcase_add_test(tree, test_paths_missing_root);
+	tcase_add_test(tree, test_paths_nested_mount);
 	tcase_add_test(tree, test_v2_has_memory_reads_controllers);
 	suite_add_tcase(s, tree);
 	return s;

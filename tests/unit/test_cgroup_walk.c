@@ -7,7 +7,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -710,6 +712,44 @@ END_TEST
 
 /* ---- ranking ---- */
 
+/* A cgroup2 tree mounted inside the v1 one (here: a tmpfs on a directory of
+ * the tree, in a mount namespace of this forked test's own) is another
+ * hierarchy: not walked. Needs CAP_SYS_ADMIN, which CI's root has. */
+START_TEST(test_nested_mount_not_walked)
+{
+	const struct cgroup_walk_opts opts = { .max_depth = 8, .max_cgroups = 100 };
+	char root[] = "/tmp/test_cgroup_walk_nested.XXXXXX", path[256];
+	struct seen s = { .n = 0, .stop_at = -1 };
+	struct cgroup_walk_stats st;
+	int fd;
+
+	if (unshare(CLONE_NEWNS) < 0) {
+		fprintf(stderr, "test_nested_mount_not_walked: not run, no mount namespace (%m)\n");
+		return;
+	}
+	ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	ck_assert_ptr_nonnull(mkdtemp(root));
+	snprintf(path, sizeof(path), "%s/a", root);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/a/unified", root);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	ck_assert_int_eq(mount("none", path, "tmpfs", 0, NULL), 0);
+	snprintf(path, sizeof(path), "%s/a/unified/inner", root);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	fd = open_dir(root);
+	ck_assert_int_eq(cgroup_walk(fd, -1, &opts, record, &s, &st), 0);
+	close(fd);
+	snprintf(path, sizeof(path), "%s/a/unified", root);
+	ck_assert_int_eq(umount(path), 0);
+	rm_rf(root);
+	ck_assert_uint_eq(s.n, 2);
+	ck_assert_str_eq(s.path[0], "/");
+	ck_assert_str_eq(s.path[1], "/a");
+	ck_assert_int_eq(find_seen(&s, "/a/unified"), -1);
+	ck_assert_int_eq(find_seen(&s, "/a/unified/inner"), -1);
+}
+END_TEST
+
 START_TEST(test_rank)
 {
 	struct cgroup_rank r[] = {
@@ -768,6 +808,7 @@ static Suite *cgroup_walk_suite(void)
 	tcase_add_test(churn, test_files_kept_open);
 	tcase_add_test(churn, test_read_skip_stat);
 	tcase_add_test(churn, test_replaced_mid_walk);
+	tcase_add_test(churn, test_nested_mount_not_walked);
 	suite_add_tcase(s, churn);
 	tcase_add_test(rank, test_rank);
 	tcase_add_test(rank, test_event_names);
