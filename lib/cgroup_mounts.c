@@ -93,7 +93,7 @@ static int parse_line(char *buf, struct cgroup_mount *ret)
 
 int cgroup_mounts_parse(const char *mountinfo, struct cgroup_mounts *ret)
 {
-	struct cgroup_mounts m = { .n = 0 };
+	_cleanup_(cgroup_mounts_done) struct cgroup_mounts m = { .n = 0 };
 	const char *line = mountinfo;
 
 	while (line && *line) {
@@ -103,15 +103,11 @@ int cgroup_mounts_parse(const char *mountinfo, struct cgroup_mounts *ret)
 		struct cgroup_mount mount;
 		int r;
 
-		if (!buf) {
-			cgroup_mounts_done(&m);
+		if (!buf)
 			return -ENOMEM;
-		}
 		r = parse_line(buf, &mount);
-		if (r == -ENOMEM) {
-			cgroup_mounts_done(&m);
+		if (r == -ENOMEM)
 			return r;
-		}
 		if (r == 0) {
 			if (m.n < CGROUP_MOUNTS_MAX)
 				m.mount[m.n++] = mount;
@@ -123,6 +119,7 @@ int cgroup_mounts_parse(const char *mountinfo, struct cgroup_mounts *ret)
 		line = nl ? nl + 1 : NULL;
 	}
 	*ret = m;
+	m = (struct cgroup_mounts){ .n = 0 }; /* now ret's */
 	return 0;
 }
 

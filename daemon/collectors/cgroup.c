@@ -287,7 +287,7 @@ static int cgroup_collect(void *priv, struct snapshot *snap)
 
 static int apply_config(struct cgroup_state *s, const struct cgroup_config *c, struct collector_status *st)
 {
-	struct cgroup_globs inc = { .n = 0 }, exc = { .n = 0 };
+	_cleanup_(cgroup_globs_free) struct cgroup_globs inc = { .n = 0 }, exc = { .n = 0 };
 	struct roots r;
 	int k;
 
@@ -298,7 +298,6 @@ static int apply_config(struct cgroup_state *s, const struct cgroup_config *c, s
 	if (k >= 0)
 		k = cgroup_globs_parse(c->exclude, &exc);
 	if (k < 0) {
-		cgroup_globs_free(&inc);
 		cgroup_roots_close(&r);
 		collector_status_set_reason(st, "bad include/exclude patterns");
 		return k;
@@ -309,6 +308,7 @@ static int apply_config(struct cgroup_state *s, const struct cgroup_config *c, s
 	s->roots = r;
 	s->include = inc;
 	s->exclude = exc;
+	inc = exc = (struct cgroup_globs){ .n = 0 }; /* now s's */
 	s->cfg = *c;
 	log_info("Collector cgroup: %s%s%s%s%s", r.v1_fd >= 0 ? "v1 memory hierarchy at " : "", r.v1,
 		 r.v1_fd >= 0 && r.v2_fd >= 0 ? ", " : "",
