@@ -21,7 +21,8 @@ static bool is_separator(char c)
 
 int cgroup_globs_parse(const char *text, struct cgroup_globs *ret)
 {
-	struct cgroup_globs g = { .n = 0 };
+	/* Without ret, patterns are counted, never copied: nothing to free. */
+	_cleanup_(cgroup_globs_free) struct cgroup_globs g = { .n = 0 };
 	const char *p = text;
 
 	while (*p) {
@@ -36,25 +37,21 @@ int cgroup_globs_parse(const char *text, struct cgroup_globs *ret)
 		while (*p && !is_separator(*p))
 			p++;
 		len = (size_t)(p - start);
-		if (len > CGROUP_GLOB_LEN_MAX || !strchr("/*?[", start[0])) {
-			cgroup_globs_free(&g);
+		if (len > CGROUP_GLOB_LEN_MAX || !strchr("/*?[", start[0]))
 			return -EINVAL;
-		}
-		if (g.n == CGROUP_GLOBS_MAX) {
-			cgroup_globs_free(&g);
+		if (g.n == CGROUP_GLOBS_MAX)
 			return -E2BIG;
-		}
 		if (ret) {
 			g.pattern[g.n] = strndup(start, len);
-			if (!g.pattern[g.n]) {
-				cgroup_globs_free(&g);
+			if (!g.pattern[g.n])
 				return -ENOMEM;
-			}
 		}
 		g.n++;
 	}
-	if (ret)
+	if (ret) {
 		*ret = g;
+		g = (struct cgroup_globs){ .n = 0 }; /* now ret's */
+	}
 	return 0;
 }
 
@@ -322,14 +319,11 @@ static int read_fd(int fd, char *buf, size_t cap, size_t *len)
 
 int cgroup_read_at(int dfd, const char *name, char *buf, size_t cap, size_t *len)
 {
-	int fd, r;
+	_cleanup_close_ int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
 
-	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
-	r = read_fd(fd, buf, cap, len);
-	close(fd);
-	return r;
+	return read_fd(fd, buf, cap, len);
 }
 
 /* One file, through f's slot when there is an f. */
