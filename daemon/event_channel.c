@@ -45,7 +45,7 @@ struct event_channel {
 	/* Owned by the consumer thread. */
 	struct procfile meminfo;
 	struct cgroup_hierarchy *cgroups;
-	int cgroup_table; /* -1: no cgroup paths */
+	int cgroup_table; /* -1: no cgroup paths; the hierarchy locks its tables */
 
 	/* Guarded by lock: read by the main thread (collect) and HTTP threads (JSON). */
 	pthread_mutex_t lock;
