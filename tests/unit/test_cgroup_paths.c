@@ -178,9 +178,10 @@ START_TEST(test_garbage_lines)
 {
 	const char *root;
 
-	/* Empty, truncated, binary, overlong (> 4 KiB) and malformed lines are
-	 * skipped; the valid last line (no trailing newline) still counts. None
-	 * of the broken cgroup2 lines reaches the callback. */
+	/* Empty, truncated, binary and malformed lines, and a mount point too
+	 * long for open() (5 KiB), are skipped; the valid last line (no trailing
+	 * newline) still counts. None of the broken cgroup2 lines reaches the
+	 * callback. */
 	reset_questions(NULL);
 	ck_assert_int_eq(find_in("garbage", all_have_memory, &root), CGROUP_MEMORY_V1);
 	ck_assert_str_eq(root, "/sys/fs/cgroup/memory");
