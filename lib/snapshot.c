@@ -7,12 +7,13 @@
 #include <string.h>
 #include <sys/types.h>
 #include <zlib.h>
+#include "catalogue.h"
 #include "json.h"
 #include "snapshot.h"
 
 struct histogram_data {
 	size_t n;          /* finite buckets; +Inf follows */
-	double *bounds;
+	const double *bounds; /* the descriptor's own, or a copy in the snapshot */
 	uint64_t *cumulative; /* n + 1 entries, last one is the total count */
 	double sum;
 };
@@ -123,6 +124,23 @@ void snapshot_unref(struct snapshot *s)
 	free(s);
 }
 
+/* Makes room for one more element in a doubling array (first: the first capacity). */
+static int grow(void **array, size_t *cap, size_t n, size_t elem_size, size_t first)
+{
+	size_t new_cap;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	new_cap = *cap ? *cap * 2 : first;
+	p = realloc(*array, new_cap * elem_size);
+	if (!p)
+		return -ENOMEM;
+	*array = p;
+	*cap = new_cap;
+	return 0;
+}
+
 static struct family *family_get(struct snapshot *s, const struct metric_desc *desc)
 {
 	size_t i;
@@ -133,15 +151,8 @@ static struct family *family_get(struct snapshot *s, const struct metric_desc *d
 		    (s->families[i - 1].desc->n_labels == desc->n_labels &&
 		     strcmp(s->families[i - 1].desc->name, desc->name) == 0))
 			return &s->families[i - 1];
-	if (s->n_families == s->cap_families) {
-		size_t cap = s->cap_families ? s->cap_families * 2 : 32;
-		struct family *f = realloc(s->families, cap * sizeof(*f));
-
-		if (!f)
-			return NULL;
-		s->families = f;
-		s->cap_families = cap;
-	}
+	if (grow((void **)&s->families, &s->cap_families, s->n_families, sizeof(*s->families), 32) < 0)
+		return NULL;
 	s->families[s->n_families] = (struct family){ .desc = desc };
 	return &s->families[s->n_families++];
 }
@@ -165,15 +176,8 @@ static struct sample *sample_new(struct snapshot *s, const struct metric_desc *d
 	f = family_get(s, desc);
 	if (!f)
 		return NULL;
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 4;
-		struct sample *n = realloc(f->samples, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		f->samples = n;
-		f->cap = cap;
-	}
+	if (grow((void **)&f->samples, &f->cap, f->n, sizeof(*f->samples), 4) < 0)
+		return NULL;
 	smp = &f->samples[f->n];
 	*smp = (struct sample){ 0 };
 	if (desc->n_labels) {
@@ -209,9 +213,10 @@ int snapshot_add(struct snapshot *s, const struct metric_desc *desc,
 	return 0;
 }
 
-int snapshot_add_histogram(struct snapshot *s, const struct metric_desc *desc,
-			   const char *const *label_values, const double *bounds,
-			   const uint64_t *counts, size_t n, double sum)
+/* bounds is either the descriptor's own (kept by reference) or the caller's (copied). */
+static int add_histogram(struct snapshot *s, const struct metric_desc *desc,
+			 const char *const *label_values, const double *bounds,
+			 const uint64_t *counts, size_t n, double sum)
 {
 	struct histogram_data *h;
 	struct sample *smp;
@@ -219,13 +224,6 @@ int snapshot_add_histogram(struct snapshot *s, const struct metric_desc *desc,
 	size_t i;
 	int r;
 
-	if (desc->type != METRIC_HISTOGRAM)
-		return -EINVAL;
-	/* Finite and strictly increasing: a NaN or infinite bound would print
-	 * a second le="+Inf" bucket or one Prometheus cannot order. */
-	for (i = 0; i < n; i++)
-		if (!isfinite(bounds[i]) || (i > 0 && !(bounds[i] > bounds[i - 1])))
-			return -EINVAL;
 	smp = sample_new(s, desc, label_values, &r);
 	if (!smp)
 		return r;
@@ -234,41 +232,50 @@ int snapshot_add_histogram(struct snapshot *s, const struct metric_desc *desc,
 		return -ENOMEM;
 	h->n = n;
 	h->sum = sum;
-	h->bounds = arena_alloc(s, (n ? n : 1) * sizeof(double));
 	h->cumulative = arena_alloc(s, (n + 1) * sizeof(uint64_t));
-	if (!h->bounds || !h->cumulative)
+	if (!h->cumulative)
 		return -ENOMEM;
+	if (bounds == desc->bounds && n == desc->n_bounds) {
+		h->bounds = bounds;
+	} else {
+		double *copy = arena_alloc(s, (n ? n : 1) * sizeof(double));
+
+		if (!copy)
+			return -ENOMEM;
+		h->bounds = memcpy(copy, bounds, n * sizeof(double));
+	}
 	for (i = 0; i <= n; i++) {
 		acc += counts[i];
 		h->cumulative[i] = acc;
-		if (i < n)
-			h->bounds[i] = bounds[i];
 	}
 	smp->hist = h;
 	return 0;
 }
 
-int snapshot_add_log2_histogram_from(struct snapshot *s, const struct metric_desc *desc,
-				     const char *const *label_values, const uint64_t *slots,
-				     size_t n_slots, int first_exponent, double scale, double raw_sum)
+int snapshot_add_histogram(struct snapshot *s, const struct metric_desc *desc,
+			   const char *const *label_values, const double *bounds,
+			   const uint64_t *counts, size_t n, double sum)
 {
-	double bounds[64];
 	size_t i;
 
-	if (n_slots < 2 || n_slots > ARRAY_SIZE(bounds))
+	if (desc->type != METRIC_HISTOGRAM)
 		return -EINVAL;
-	/* The kernel clamps into the last slot, so it is really "and above": +Inf. */
-	for (i = 0; i + 1 < n_slots; i++)
-		bounds[i] = ldexp(1.0, first_exponent + (int)i) * scale;
-	return snapshot_add_histogram(s, desc, label_values, bounds, slots, n_slots - 1,
-				      raw_sum * scale);
+	/* Finite and strictly increasing: a NaN or infinite bound would print
+	 * a second le="+Inf" bucket or one Prometheus cannot order. */
+	for (i = 0; i < n; i++)
+		if (!isfinite(bounds[i]) || (i > 0 && !(bounds[i] > bounds[i - 1])))
+			return -EINVAL;
+	return add_histogram(s, desc, label_values, bounds, counts, n, sum);
 }
 
-int snapshot_add_log2_histogram(struct snapshot *s, const struct metric_desc *desc,
-				const char *const *label_values, const uint64_t *slots,
-				size_t n_slots, double scale, double raw_sum)
+int snapshot_add_histogram_slots(struct snapshot *s, const struct metric_desc *desc,
+				 const char *const *label_values, const uint64_t *slots,
+				 size_t n_slots, double sum)
 {
-	return snapshot_add_log2_histogram_from(s, desc, label_values, slots, n_slots, 0, scale, raw_sum);
+	/* The descriptor's bounds are constant and checked by the catalogue's unit test. */
+	if (desc->type != METRIC_HISTOGRAM || !desc->bounds || n_slots != desc->n_bounds + 1)
+		return -EINVAL;
+	return add_histogram(s, desc, label_values, desc->bounds, slots, desc->n_bounds, sum);
 }
 
 /* --- compaction at seal ------------------------------------------------- */
@@ -302,6 +309,12 @@ static size_t intern_slot(const struct intern *t, const char *str)
 static bool shares_bounds(const struct histogram_data *prev, const struct histogram_data *h)
 {
 	return prev && prev->n == h->n && memcmp(prev->bounds, h->bounds, h->n * sizeof(double)) == 0;
+}
+
+/* The descriptor's bounds are constant: the compact copy points at them too. */
+static bool desc_bounds(const struct family *f, const struct histogram_data *h)
+{
+	return h->bounds == f->desc->bounds;
 }
 
 static char *intern_copy(struct intern *t, const char *str, char **strings)
@@ -350,12 +363,16 @@ static void compact_into(const struct snapshot *s, struct intern *t, char *block
 			*h = (struct histogram_data){ .n = o->hist->n, .sum = o->hist->sum, .cumulative = (uint64_t *)p };
 			p += (h->n + 1) * sizeof(uint64_t);
 			memcpy(h->cumulative, o->hist->cumulative, (h->n + 1) * sizeof(uint64_t));
+			ns->hist = h;
+			if (desc_bounds(f, o->hist)) {
+				h->bounds = o->hist->bounds;
+				continue;
+			}
 			if (!shares_bounds(prev, o->hist)) {
 				prev_bounds = memcpy(p, o->hist->bounds, h->n * sizeof(double));
 				p += h->n * sizeof(double);
 			}
 			h->bounds = prev_bounds;
-			ns->hist = h;
 			prev = o->hist;
 		}
 	}
@@ -386,6 +403,8 @@ static void snapshot_compact(struct snapshot *s)
 			if (!h)
 				continue;
 			size += sizeof(*h) + (h->n + 1) * sizeof(uint64_t);
+			if (desc_bounds(f, h))
+				continue;
 			if (!shares_bounds(prev, h))
 				size += h->n * sizeof(double);
 			prev = h;
@@ -447,8 +466,13 @@ static void render_family(struct strbuf *sb, const struct family *f)
 			continue;
 		}
 		for (b = 0; b < smp->hist->n; b++) {
-			expo_format_number(le, smp->hist->bounds[b]);
-			expo_put_sample(sb, d->name, "_bucket", d, lv, "le", le,
+			const char *text = le;
+
+			if (smp->hist->bounds == d->bounds && d->le)
+				text = d->le[b];
+			else
+				expo_format_number(le, smp->hist->bounds[b]);
+			expo_put_sample(sb, d->name, "_bucket", d, lv, "le", text,
 					(double)smp->hist->cumulative[b]);
 		}
 		expo_put_sample(sb, d->name, "_bucket", d, lv, "le", "+Inf",
@@ -768,11 +792,14 @@ static void json_sample(struct strbuf *sb, const struct family *f, const struct 
 
 int snapshot_render_json(struct strbuf *sb, const struct snapshot *s, const struct snapshot *prev)
 {
-	static const char *const avail[][2] = {
-		{ "last", "memwatch_memory_available_bytes" },
-		{ "min", "memwatch_memory_available_window_min_bytes" },
-		{ "max", "memwatch_memory_available_window_max_bytes" },
-		{ "at_pressure_min", "memwatch_memory_available_at_pressure_bytes" },
+	static const struct {
+		const char *key;
+		enum metric_id id;
+	} avail[] = {
+		{ "last", MW_MEMORY_AVAILABLE_BYTES },
+		{ "min", MW_MEMORY_AVAILABLE_WINDOW_MIN_BYTES },
+		{ "max", MW_MEMORY_AVAILABLE_WINDOW_MAX_BYTES },
+		{ "at_pressure_min", MW_MEMORY_AVAILABLE_AT_PRESSURE_BYTES },
 	};
 	size_t i, j;
 
@@ -784,9 +811,9 @@ int snapshot_render_json(struct strbuf *sb, const struct snapshot *s, const stru
 	for (i = 0; i < ARRAY_SIZE(avail); i++) {
 		if (i)
 			strbuf_putc(sb, ',');
-		json_put_string(sb, avail[i][0]);
+		json_put_string(sb, avail[i].key);
 		strbuf_putc(sb, ':');
-		json_put_number(sb, snapshot_value(s, avail[i][1], NULL));
+		json_put_number(sb, snapshot_value(s, METRIC_NAME(avail[i].id), NULL));
 	}
 	strbuf_puts(sb, "},\"metrics\":{");
 	for (i = 0; i < s->n_families; i++) {
