@@ -65,7 +65,6 @@ static const struct bpf_hook wmark_hooks[] = {
 	{ "kmem", "mm_setup_per_zone_wmarks", { "wmarks_setup_btf", "wmarks_setup_raw", "wmarks_setup_tp" }, true },
 };
 
-
 static void memavail_config_defaults(void *cfg)
 {
 	((struct memavail_config *)cfg)->method = METHOD_AUTO;
