@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "catalogue.h"
 #include "config.h"
 #include "snapshot.h"
 

@@ -18,48 +18,6 @@
  * channel's counters (2 + 2 per event kind), with room to spare. */
 #define HEALTH_SERIES_BUDGET (64 + 8 * n_all_collectors)
 
-static const struct metric_desc desc_build_info = {
-	"memwatch_build_info", "memwatchd build; always 1.", METRIC_GAUGE, 1, { "version" },
-};
-static const struct metric_desc desc_collector_up = {
-	"memwatch_collector_up", "1 when the collector produced data in this window, else 0.",
-	METRIC_GAUGE, 1, { "collector" },
-};
-static const struct metric_desc desc_collector_info = {
-	"memwatch_collector_info",
-	"Collector state: mode is the attach flavour, or the source or method used without one; "
-	"reason is empty unless degraded or failed.",
-	METRIC_GAUGE, 4, { "collector", "state", "mode", "reason" },
-};
-static const struct metric_desc desc_collector_duration = {
-	"memwatch_collector_duration_seconds",
-	"Time the collector spent sampling and collecting in the last window.", METRIC_GAUGE, 1, { "collector" },
-};
-static const struct metric_desc desc_collector_errors = {
-	"memwatch_collector_errors_total", "Failed sample or collect calls.", METRIC_COUNTER, 1, { "collector" },
-};
-static const struct metric_desc desc_window_seconds = {
-	"memwatch_window_seconds", "Configured window length.", METRIC_GAUGE,
-};
-static const struct metric_desc desc_sample_interval = {
-	"memwatch_sample_interval_seconds", "Configured sample interval of the fast samplers.", METRIC_GAUGE,
-};
-static const struct metric_desc desc_window_end = {
-	"memwatch_window_end_timestamp_seconds", "Wall-clock time at which this window ended.", METRIC_GAUGE,
-};
-static const struct metric_desc desc_start_time = {
-	"memwatch_start_time_seconds", "Wall-clock time at which the daemon started.", METRIC_GAUGE,
-};
-static const struct metric_desc desc_series_dropped = {
-	"memwatch_series_dropped_total",
-	"Series of the collector left out because a window reached daemon.max_series (the daemon's own "
-	"series have a budget of their own and are never cut).",
-	METRIC_COUNTER, 1, { "collector" },
-};
-static const struct metric_desc desc_reloads = {
-	"memwatch_config_reloads_total", "Configuration reloads, by result.", METRIC_COUNTER, 1, { "result" },
-};
-
 uint64_t now_mono_usec(void)
 {
 	struct timespec ts;
@@ -389,35 +347,35 @@ static void add_meta(struct core *core, struct snapshot *snap, uint64_t now_real
 	const struct daemon_config *d = &core->config->daemon;
 	size_t i;
 
-	snapshot_add(snap, &desc_build_info, (const char *const[]){ MEMWATCHD_VERSION }, 1);
+	snapshot_add(snap, METRIC(MW_BUILD_INFO), (const char *const[]){ MEMWATCHD_VERSION }, 1);
 	for (i = 0; i < n_all_collectors; i++) {
 		struct collector_instance *ci = &core->collectors[i];
 		const char *name = ci->ops->name;
 		bool up = ci->status.running && ci->consecutive_failures == 0;
 
-		snapshot_add(snap, &desc_collector_up, (const char *const[]){ name }, up);
-		snapshot_add(snap, &desc_collector_info,
+		snapshot_add(snap, METRIC(MW_COLLECTOR_UP), (const char *const[]){ name }, up);
+		snapshot_add(snap, METRIC(MW_COLLECTOR_INFO),
 			     (const char *const[]){ name, collector_state_name(ci->status.state),
 						    ci->status.mode, ci->status.reason },
 			     1);
-		snapshot_add(snap, &desc_series_dropped, (const char *const[]){ name },
+		snapshot_add(snap, METRIC(MW_SERIES_DROPPED_TOTAL), (const char *const[]){ name },
 			     (double)ci->series_dropped_total);
 		if (ci->status.running) {
 			ci->last_duration = (double)ci->busy_usec / 1e6;
-			snapshot_add(snap, &desc_collector_duration, (const char *const[]){ name },
+			snapshot_add(snap, METRIC(MW_COLLECTOR_DURATION_SECONDS), (const char *const[]){ name },
 				     ci->last_duration);
-			snapshot_add(snap, &desc_collector_errors, (const char *const[]){ name },
+			snapshot_add(snap, METRIC(MW_COLLECTOR_ERRORS_TOTAL), (const char *const[]){ name },
 				     (double)ci->errors_total);
 		}
 		ci->busy_usec = 0;
 	}
-	snapshot_add(snap, &desc_window_seconds, NULL, d->window_msec / 1000.0);
-	snapshot_add(snap, &desc_sample_interval, NULL, d->sample_msec / 1000.0);
-	snapshot_add(snap, &desc_window_end, NULL, (double)now_real / 1e6);
-	snapshot_add(snap, &desc_start_time, NULL, (double)core->start_real_usec / 1e6);
-	snapshot_add(snap, &desc_reloads, (const char *const[]){ "success" },
+	snapshot_add(snap, METRIC(MW_WINDOW_SECONDS), NULL, d->window_msec / 1000.0);
+	snapshot_add(snap, METRIC(MW_SAMPLE_INTERVAL_SECONDS), NULL, d->sample_msec / 1000.0);
+	snapshot_add(snap, METRIC(MW_WINDOW_END_TIMESTAMP_SECONDS), NULL, (double)now_real / 1e6);
+	snapshot_add(snap, METRIC(MW_START_TIME_SECONDS), NULL, (double)core->start_real_usec / 1e6);
+	snapshot_add(snap, METRIC(MW_CONFIG_RELOADS_TOTAL), (const char *const[]){ "success" },
 		     (double)(core->reloads_total - core->reload_failures_total));
-	snapshot_add(snap, &desc_reloads, (const char *const[]){ "failure" }, (double)core->reload_failures_total);
+	snapshot_add(snap, METRIC(MW_CONFIG_RELOADS_TOTAL), (const char *const[]){ "failure" }, (double)core->reload_failures_total);
 	event_channel_collect(snap);
 }
 

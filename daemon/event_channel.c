@@ -69,19 +69,6 @@ struct event_channel {
 
 static struct event_channel *channel;
 
-static const struct metric_desc desc_dropped = {
-	"memwatch_events_dropped_total",
-	"Events lost: buffer full in the kernel (channel ringbuf or perfbuf) or dropped by the consumer (channel consumer).",
-	METRIC_COUNTER, 1, { "channel" },
-};
-static const struct metric_desc desc_received = {
-	"memwatch_events_received_total", "Events the consumer received, by kind.", METRIC_COUNTER, 1, { "kind" },
-};
-static const struct metric_desc desc_gated = {
-	"memwatch_events_gated_total", "Events suppressed in the kernel by the rate gate (daemon.event_gate), by kind.",
-	METRIC_COUNTER, 1, { "kind" },
-};
-
 const char *event_kind_name(unsigned kind)
 {
 	static const char *const names[EVENT_KINDS] = {
@@ -588,11 +575,11 @@ void event_channel_collect(struct snapshot *snap)
 	consumer = ch->consumer_dropped;
 	pthread_mutex_unlock(&ch->lock);
 
-	snapshot_add(snap, &desc_dropped, (const char *const[]){ ch->ringbuf ? "ringbuf" : "perfbuf" }, (double)dropped);
-	snapshot_add(snap, &desc_dropped, (const char *const[]){ "consumer" }, (double)consumer);
+	snapshot_add(snap, METRIC(MW_EVENTS_DROPPED_TOTAL), (const char *const[]){ ch->ringbuf ? "ringbuf" : "perfbuf" }, (double)dropped);
+	snapshot_add(snap, METRIC(MW_EVENTS_DROPPED_TOTAL), (const char *const[]){ "consumer" }, (double)consumer);
 	for (k = 0; k < EVENT_KINDS; k++) {
-		snapshot_add(snap, &desc_received, (const char *const[]){ event_kind_name((unsigned)k) }, (double)received[k]);
-		snapshot_add(snap, &desc_gated, (const char *const[]){ event_kind_name((unsigned)k) }, (double)gated[k]);
+		snapshot_add(snap, METRIC(MW_EVENTS_RECEIVED_TOTAL), (const char *const[]){ event_kind_name((unsigned)k) }, (double)received[k]);
+		snapshot_add(snap, METRIC(MW_EVENTS_GATED_TOTAL), (const char *const[]){ event_kind_name((unsigned)k) }, (double)gated[k]);
 	}
 }
 

@@ -5,9 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "catalogue.h"
 #include "config.h"
 #include "event_channel.h"
 #include "expo.h"
+#include "human.h"
 #include "status_page.h"
 
 #define CHART_W 720
@@ -38,32 +40,26 @@ static void put_html(struct strbuf *sb, const char *s)
 	}
 }
 
+/* <td>text</td>, the text made harmless */
+static void put_cell(struct strbuf *sb, const char *text)
+{
+	strbuf_puts(sb, "<td>");
+	put_html(sb, text);
+	strbuf_puts(sb, "</td>");
+}
+
 static void put_bytes(struct strbuf *sb, double v)
 {
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	size_t u = 0;
+	char buf[HUMAN_MAX];
 
-	if (isnan(v)) {
-		strbuf_puts(sb, "–");
-		return;
-	}
-	while (fabs(v) >= 1024 && u + 1 < ARRAY_SIZE(units)) {
-		v /= 1024;
-		u++;
-	}
-	strbuf_printf(sb, "%.1f %s", v, units[u]);
+	strbuf_puts(sb, human_bytes(buf, sizeof(buf), v, HUMAN_UTF8));
 }
 
 static void put_seconds(struct strbuf *sb, double v)
 {
-	if (isnan(v))
-		strbuf_puts(sb, "–");
-	else if (v < 1e-3)
-		strbuf_printf(sb, "%.0f µs", v * 1e6);
-	else if (v < 1)
-		strbuf_printf(sb, "%.1f ms", v * 1e3);
-	else
-		strbuf_printf(sb, "%.2f s", v);
+	char buf[HUMAN_MAX];
+
+	strbuf_puts(sb, human_seconds(buf, sizeof(buf), v, HUMAN_UTF8));
 }
 
 struct chart_series {
@@ -297,9 +293,9 @@ static void top_table(struct strbuf *sb, const char *title, const char *what, st
 	for (i = 0; i < rows->n && shown < TOP_ROWS; i++) {
 		if (rows->r[i].delta <= 0 || strncmp(rows->r[i].key, "other", 5) == 0)
 			continue;
-		strbuf_puts(sb, "<tr><td>");
-		put_html(sb, rows->r[i].label);
-		strbuf_puts(sb, "</td><td>");
+		strbuf_puts(sb, "<tr>");
+		put_cell(sb, rows->r[i].label);
+		strbuf_puts(sb, "<td>");
 		fmt(sb, rows->r[i].delta);
 		strbuf_puts(sb, "</td></tr>\n");
 		shown++;
@@ -312,7 +308,9 @@ static void top_table(struct strbuf *sb, const char *title, const char *what, st
 
 static void put_count(struct strbuf *sb, double v)
 {
-	strbuf_printf(sb, "%.0f", v);
+	char buf[HUMAN_MAX];
+
+	strbuf_puts(sb, human_count(buf, sizeof(buf), v, HUMAN_UTF8));
 }
 
 static void put_rate_bytes(struct strbuf *sb, double v)
@@ -334,11 +332,8 @@ static void collector_row(const char *const *l, unsigned n, double v, double hs,
 	if (n < 4)
 		return;
 	strbuf_printf(sb, "<tr class=\"%s\">", l[1]);
-	for (i = 0; i < 4; i++) {
-		strbuf_puts(sb, "<td>");
-		put_html(sb, l[i]);
-		strbuf_puts(sb, "</td>");
-	}
+	for (i = 0; i < 4; i++)
+		put_cell(sb, l[i]);
 	strbuf_puts(sb, "</tr>\n");
 }
 
@@ -365,19 +360,17 @@ static void recent_event_row(const struct event_record *e, void *ud)
 	struct strbuf *sb = ud;
 	time_t t = (time_t)(e->real_usec / 1000000);
 	struct tm tm;
-	char when[32];
+	char when[32], avail[HUMAN_MAX];
 
 	if (e->kind != EVENT_OOM_KILL)
 		return;
 	gmtime_r(&t, &tm);
 	strftime(when, sizeof(when), "%H:%M:%S", &tm);
-	strbuf_printf(sb, "<tr><td>%s</td><td>%u</td><td>", when, e->pid);
-	put_html(sb, e->comm);
-	strbuf_puts(sb, "</td><td>");
-	put_html(sb, e->cgroup);
-	strbuf_puts(sb, "</td><td>");
-	put_bytes(sb, e->avail_bytes);
-	strbuf_puts(sb, "</td></tr>\n");
+	strbuf_printf(sb, "<tr><td>%s</td><td>%u</td>", when, e->pid);
+	put_cell(sb, e->comm);
+	put_cell(sb, e->cgroup);
+	put_cell(sb, human_bytes(avail, sizeof(avail), e->avail_bytes, HUMAN_UTF8));
+	strbuf_puts(sb, "</tr>\n");
 }
 
 static const char style[] =
@@ -401,7 +394,7 @@ int status_page_render(struct strbuf *sb, struct snapshot_ring *ring)
 	struct mark marks[MAX_MARKS];
 	struct marks_ctx mctx = { marks, 0, 0 };
 	const struct snapshot *last = n ? snaps[n - 1] : NULL, *prev = n > 1 ? snaps[n - 2] : NULL;
-	double window = last ? snapshot_value(last, "memwatch_window_seconds", NULL) : NAN;
+	double window = last ? snapshot_value(last, METRIC_NAME(MW_WINDOW_SECONDS), NULL) : NAN;
 	int r = 0;
 
 	if (!t || !avail || !amin || !amax || !direct || !memcg || !allocr || !some || !full) {
@@ -412,22 +405,22 @@ int status_page_render(struct strbuf *sb, struct snapshot_ring *ring)
 		const struct snapshot *s = snaps[i], *p = i ? snaps[i - 1] : NULL;
 
 		t[i] = (double)snapshot_window(s)->end_real_usec / 1e6;
-		avail[i] = snapshot_value(s, "memwatch_memory_available_bytes", NULL);
-		amin[i] = snapshot_value(s, "memwatch_memory_available_window_min_bytes", NULL);
-		amax[i] = snapshot_value(s, "memwatch_memory_available_window_max_bytes", NULL);
+		avail[i] = snapshot_value(s, METRIC_NAME(MW_MEMORY_AVAILABLE_BYTES), NULL);
+		amin[i] = snapshot_value(s, METRIC_NAME(MW_MEMORY_AVAILABLE_WINDOW_MIN_BYTES), NULL);
+		amax[i] = snapshot_value(s, METRIC_NAME(MW_MEMORY_AVAILABLE_WINDOW_MAX_BYTES), NULL);
 		direct[i] = memcg[i] = allocr[i] = some[i] = full[i] = NAN;
 		if (!p)
 			continue;
-		direct[i] = histogram_sum(s, "memwatch_direct_reclaim_seconds") -
-			    histogram_sum(p, "memwatch_direct_reclaim_seconds");
-		memcg[i] = histogram_sum(s, "memwatch_memcg_reclaim_seconds") -
-			   histogram_sum(p, "memwatch_memcg_reclaim_seconds");
-		allocr[i] = rate(p, s, snapshot_value(p, "memwatch_page_allocated_bytes_total", NULL),
-				 snapshot_value(s, "memwatch_page_allocated_bytes_total", NULL));
-		some[i] = rate(p, s, snapshot_value(p, "memwatch_pressure_memory_some_seconds_total", NULL),
-			       snapshot_value(s, "memwatch_pressure_memory_some_seconds_total", NULL));
-		full[i] = rate(p, s, snapshot_value(p, "memwatch_pressure_memory_full_seconds_total", NULL),
-			       snapshot_value(s, "memwatch_pressure_memory_full_seconds_total", NULL));
+		direct[i] = histogram_sum(s, METRIC_NAME(MW_DIRECT_RECLAIM_SECONDS)) -
+			    histogram_sum(p, METRIC_NAME(MW_DIRECT_RECLAIM_SECONDS));
+		memcg[i] = histogram_sum(s, METRIC_NAME(MW_MEMCG_RECLAIM_SECONDS)) -
+			   histogram_sum(p, METRIC_NAME(MW_MEMCG_RECLAIM_SECONDS));
+		allocr[i] = rate(p, s, snapshot_value(p, METRIC_NAME(MW_PAGE_ALLOCATED_BYTES_TOTAL), NULL),
+				 snapshot_value(s, METRIC_NAME(MW_PAGE_ALLOCATED_BYTES_TOTAL), NULL));
+		some[i] = rate(p, s, snapshot_value(p, METRIC_NAME(MW_PRESSURE_MEMORY_SOME_SECONDS_TOTAL), NULL),
+			       snapshot_value(s, METRIC_NAME(MW_PRESSURE_MEMORY_SOME_SECONDS_TOTAL), NULL));
+		full[i] = rate(p, s, snapshot_value(p, METRIC_NAME(MW_PRESSURE_MEMORY_FULL_SECONDS_TOTAL), NULL),
+			       snapshot_value(s, METRIC_NAME(MW_PRESSURE_MEMORY_FULL_SECONDS_TOTAL), NULL));
 	}
 	if (n)
 		mctx.since = t[0];
@@ -439,7 +432,7 @@ int status_page_render(struct strbuf *sb, struct snapshot_ring *ring)
 		      isnan(window) || window < 2 ? 2.0 : window, style);
 	strbuf_printf(sb, "<h1>memwatchd %s</h1>\n<p>", MEMWATCHD_VERSION);
 	if (last) {
-		double start = snapshot_value(last, "memwatch_start_time_seconds", NULL);
+		double start = snapshot_value(last, METRIC_NAME(MW_START_TIME_SECONDS), NULL);
 
 		strbuf_printf(sb, "Window %.1f s, %zu windows shown, up %.0f s. Available now: ", window, n,
 			      t[n - 1] - start);
@@ -464,11 +457,11 @@ int status_page_render(struct strbuf *sb, struct snapshot_ring *ring)
 					put_percent, marks, mctx.n });
 
 	{
-		static const char *const proc_reclaim[] = { "memwatch_process_direct_reclaim_seconds_total",
-							    "memwatch_process_memcg_reclaim_seconds_total" };
-		static const char *const cg_reclaim[] = { "memwatch_cgroup_reclaim_seconds_total" };
-		static const char *const proc_major[] = { "memwatch_process_major_faults_total" };
-		static const char *const proc_minor[] = { "memwatch_process_minor_faults_total" };
+		const char *const proc_reclaim[] = { METRIC_NAME(MW_PROCESS_DIRECT_RECLAIM_SECONDS_TOTAL),
+						     METRIC_NAME(MW_PROCESS_MEMCG_RECLAIM_SECONDS_TOTAL) };
+		const char *const cg_reclaim[] = { METRIC_NAME(MW_CGROUP_RECLAIM_SECONDS_TOTAL) };
+		const char *const proc_major[] = { METRIC_NAME(MW_PROCESS_MAJOR_FAULTS_TOTAL) };
+		const char *const proc_minor[] = { METRIC_NAME(MW_PROCESS_MINOR_FAULTS_TOTAL) };
 		struct rows a = { 0 }, b = { 0 }, c = { 0 }, d = { 0 };
 
 		top_deltas(last, prev, proc_reclaim, 2, &a);
@@ -489,7 +482,7 @@ int status_page_render(struct strbuf *sb, struct snapshot_ring *ring)
 	strbuf_puts(sb, "<table><caption>Collectors</caption><tr><th>collector</th><th>state</th><th>mode</th>"
 			"<th>reason</th></tr>\n");
 	if (last)
-		snapshot_foreach(last, "memwatch_collector_info", collector_row, sb);
+		snapshot_foreach(last, METRIC_NAME(MW_COLLECTOR_INFO), collector_row, sb);
 	strbuf_puts(sb, "</table>\n</body></html>\n");
 	if (strbuf_failed(sb))
 		r = -1;

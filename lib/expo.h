@@ -17,13 +17,33 @@ enum metric_type {
 	METRIC_HISTOGRAM,
 };
 
-/* Static description of one metric family; collectors keep these const. */
+/* The base unit a family's values are in; the name ends in its suffix
+ * (lib/catalogue.c's unit test holds every family to that). */
+enum metric_unit {
+	METRIC_UNIT_NONE, /* a count, a state, an info family */
+	METRIC_UNIT_BYTES,
+	METRIC_UNIT_SECONDS,
+	METRIC_UNIT_RATIO,
+	METRIC_UNIT_BYTES_PER_SECOND,
+};
+
+/* Static description of one metric family. The daemon's families are all in
+ * lib/catalogue.c; the fields after labels are for the docs and the checks,
+ * but for a histogram's bounds, which snapshot_add_histogram_slots() uses. */
 struct metric_desc {
 	const char *name;
 	const char *help;
 	enum metric_type type;
 	unsigned n_labels;
 	const char *labels[METRIC_MAX_LABELS];
+	enum metric_unit unit;
+	const char *owner;  /* the collector that emits it, or "daemon" */
+	const char *source; /* where the value comes from, for docs/metrics.md */
+	/* A histogram's finite upper bounds (ascending, +Inf follows) and the
+	 * same as exposition text, so that no window formats them again. */
+	size_t n_bounds;
+	const double *bounds;
+	const char *const *le;
 };
 
 const char *metric_type_name(enum metric_type t);

@@ -7,51 +7,8 @@
 #include <string.h>
 #include <sys/types.h>
 #include <zlib.h>
-#include "json.h"
 #include "snapshot.h"
-
-struct histogram_data {
-	size_t n;          /* finite buckets; +Inf follows */
-	double *bounds;
-	uint64_t *cumulative; /* n + 1 entries, last one is the total count */
-	double sum;
-};
-
-struct sample {
-	char **label_values;
-	double value;
-	struct histogram_data *hist;
-};
-
-struct family {
-	const struct metric_desc *desc;
-	struct sample *samples;
-	size_t n, cap;
-};
-
-/* Bump allocator: a snapshot's small strings die together. */
-struct arena_block {
-	struct arena_block *next;
-	size_t used, cap;
-	char data[];
-};
-
-struct snapshot {
-	atomic_uint refcount;
-	bool sealed;
-	bool compacted; /* one block at families holds samples, labels and histograms */
-	struct snapshot_window window;
-	struct family *families;
-	size_t n_families, cap_families;
-	size_t n_series, max_series, dropped_series;
-	struct arena_block *arena;
-	/* The text, NUL-terminated, then its gzip member in the same block, so
-	 * that snapshot_trim() hands over one pointer. NULL once trimmed. */
-	char *text;
-	size_t text_len;
-	const char *gzip; /* into text's block; NULL if compressing failed */
-	size_t gzip_len;
-};
+#include "snapshot_internal.h"
 
 static void *arena_alloc(struct snapshot *s, size_t size)
 {
@@ -123,6 +80,23 @@ void snapshot_unref(struct snapshot *s)
 	free(s);
 }
 
+/* Makes room for one more element in a doubling array (first: the first capacity). */
+static int grow(void **array, size_t *cap, size_t n, size_t elem_size, size_t first)
+{
+	size_t new_cap;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	new_cap = *cap ? *cap * 2 : first;
+	p = realloc(*array, new_cap * elem_size);
+	if (!p)
+		return -ENOMEM;
+	*array = p;
+	*cap = new_cap;
+	return 0;
+}
+
 static struct family *family_get(struct snapshot *s, const struct metric_desc *desc)
 {
 	size_t i;
@@ -133,15 +107,8 @@ static struct family *family_get(struct snapshot *s, const struct metric_desc *d
 		    (s->families[i - 1].desc->n_labels == desc->n_labels &&
 		     strcmp(s->families[i - 1].desc->name, desc->name) == 0))
 			return &s->families[i - 1];
-	if (s->n_families == s->cap_families) {
-		size_t cap = s->cap_families ? s->cap_families * 2 : 32;
-		struct family *f = realloc(s->families, cap * sizeof(*f));
-
-		if (!f)
-			return NULL;
-		s->families = f;
-		s->cap_families = cap;
-	}
+	if (grow((void **)&s->families, &s->cap_families, s->n_families, sizeof(*s->families), 32) < 0)
+		return NULL;
 	s->families[s->n_families] = (struct family){ .desc = desc };
 	return &s->families[s->n_families++];
 }
@@ -165,15 +132,8 @@ static struct sample *sample_new(struct snapshot *s, const struct metric_desc *d
 	f = family_get(s, desc);
 	if (!f)
 		return NULL;
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 4;
-		struct sample *n = realloc(f->samples, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		f->samples = n;
-		f->cap = cap;
-	}
+	if (grow((void **)&f->samples, &f->cap, f->n, sizeof(*f->samples), 4) < 0)
+		return NULL;
 	smp = &f->samples[f->n];
 	*smp = (struct sample){ 0 };
 	if (desc->n_labels) {
@@ -209,9 +169,10 @@ int snapshot_add(struct snapshot *s, const struct metric_desc *desc,
 	return 0;
 }
 
-int snapshot_add_histogram(struct snapshot *s, const struct metric_desc *desc,
-			   const char *const *label_values, const double *bounds,
-			   const uint64_t *counts, size_t n, double sum)
+/* bounds is either the descriptor's own (kept by reference) or the caller's (copied). */
+static int add_histogram(struct snapshot *s, const struct metric_desc *desc,
+			 const char *const *label_values, const double *bounds,
+			 const uint64_t *counts, size_t n, double sum)
 {
 	struct histogram_data *h;
 	struct sample *smp;
@@ -219,13 +180,6 @@ int snapshot_add_histogram(struct snapshot *s, const struct metric_desc *desc,
 	size_t i;
 	int r;
 
-	if (desc->type != METRIC_HISTOGRAM)
-		return -EINVAL;
-	/* Finite and strictly increasing: a NaN or infinite bound would print
-	 * a second le="+Inf" bucket or one Prometheus cannot order. */
-	for (i = 0; i < n; i++)
-		if (!isfinite(bounds[i]) || (i > 0 && !(bounds[i] > bounds[i - 1])))
-			return -EINVAL;
 	smp = sample_new(s, desc, label_values, &r);
 	if (!smp)
 		return r;
@@ -234,41 +188,50 @@ int snapshot_add_histogram(struct snapshot *s, const struct metric_desc *desc,
 		return -ENOMEM;
 	h->n = n;
 	h->sum = sum;
-	h->bounds = arena_alloc(s, (n ? n : 1) * sizeof(double));
 	h->cumulative = arena_alloc(s, (n + 1) * sizeof(uint64_t));
-	if (!h->bounds || !h->cumulative)
+	if (!h->cumulative)
 		return -ENOMEM;
+	if (bounds == desc->bounds && n == desc->n_bounds) {
+		h->bounds = bounds;
+	} else {
+		double *copy = arena_alloc(s, (n ? n : 1) * sizeof(double));
+
+		if (!copy)
+			return -ENOMEM;
+		h->bounds = memcpy(copy, bounds, n * sizeof(double));
+	}
 	for (i = 0; i <= n; i++) {
 		acc += counts[i];
 		h->cumulative[i] = acc;
-		if (i < n)
-			h->bounds[i] = bounds[i];
 	}
 	smp->hist = h;
 	return 0;
 }
 
-int snapshot_add_log2_histogram_from(struct snapshot *s, const struct metric_desc *desc,
-				     const char *const *label_values, const uint64_t *slots,
-				     size_t n_slots, int first_exponent, double scale, double raw_sum)
+int snapshot_add_histogram(struct snapshot *s, const struct metric_desc *desc,
+			   const char *const *label_values, const double *bounds,
+			   const uint64_t *counts, size_t n, double sum)
 {
-	double bounds[64];
 	size_t i;
 
-	if (n_slots < 2 || n_slots > ARRAY_SIZE(bounds))
+	if (desc->type != METRIC_HISTOGRAM)
 		return -EINVAL;
-	/* The kernel clamps into the last slot, so it is really "and above": +Inf. */
-	for (i = 0; i + 1 < n_slots; i++)
-		bounds[i] = ldexp(1.0, first_exponent + (int)i) * scale;
-	return snapshot_add_histogram(s, desc, label_values, bounds, slots, n_slots - 1,
-				      raw_sum * scale);
+	/* Finite and strictly increasing: a NaN or infinite bound would print
+	 * a second le="+Inf" bucket or one Prometheus cannot order. */
+	for (i = 0; i < n; i++)
+		if (!isfinite(bounds[i]) || (i > 0 && !(bounds[i] > bounds[i - 1])))
+			return -EINVAL;
+	return add_histogram(s, desc, label_values, bounds, counts, n, sum);
 }
 
-int snapshot_add_log2_histogram(struct snapshot *s, const struct metric_desc *desc,
-				const char *const *label_values, const uint64_t *slots,
-				size_t n_slots, double scale, double raw_sum)
+int snapshot_add_histogram_slots(struct snapshot *s, const struct metric_desc *desc,
+				 const char *const *label_values, const uint64_t *slots,
+				 size_t n_slots, double sum)
 {
-	return snapshot_add_log2_histogram_from(s, desc, label_values, slots, n_slots, 0, scale, raw_sum);
+	/* The descriptor's bounds are constant and checked by the catalogue's unit test. */
+	if (desc->type != METRIC_HISTOGRAM || !desc->bounds || n_slots != desc->n_bounds + 1)
+		return -EINVAL;
+	return add_histogram(s, desc, label_values, desc->bounds, slots, desc->n_bounds, sum);
 }
 
 /* --- compaction at seal ------------------------------------------------- */
@@ -302,6 +265,12 @@ static size_t intern_slot(const struct intern *t, const char *str)
 static bool shares_bounds(const struct histogram_data *prev, const struct histogram_data *h)
 {
 	return prev && prev->n == h->n && memcmp(prev->bounds, h->bounds, h->n * sizeof(double)) == 0;
+}
+
+/* The descriptor's bounds are constant: the compact copy points at them too. */
+static bool desc_bounds(const struct family *f, const struct histogram_data *h)
+{
+	return h->bounds == f->desc->bounds;
 }
 
 static char *intern_copy(struct intern *t, const char *str, char **strings)
@@ -350,12 +319,16 @@ static void compact_into(const struct snapshot *s, struct intern *t, char *block
 			*h = (struct histogram_data){ .n = o->hist->n, .sum = o->hist->sum, .cumulative = (uint64_t *)p };
 			p += (h->n + 1) * sizeof(uint64_t);
 			memcpy(h->cumulative, o->hist->cumulative, (h->n + 1) * sizeof(uint64_t));
+			ns->hist = h;
+			if (desc_bounds(f, o->hist)) {
+				h->bounds = o->hist->bounds;
+				continue;
+			}
 			if (!shares_bounds(prev, o->hist)) {
 				prev_bounds = memcpy(p, o->hist->bounds, h->n * sizeof(double));
 				p += h->n * sizeof(double);
 			}
 			h->bounds = prev_bounds;
-			ns->hist = h;
 			prev = o->hist;
 		}
 	}
@@ -386,6 +359,8 @@ static void snapshot_compact(struct snapshot *s)
 			if (!h)
 				continue;
 			size += sizeof(*h) + (h->n + 1) * sizeof(uint64_t);
+			if (desc_bounds(f, h))
+				continue;
 			if (!shares_bounds(prev, h))
 				size += h->n * sizeof(double);
 			prev = h;
@@ -447,8 +422,13 @@ static void render_family(struct strbuf *sb, const struct family *f)
 			continue;
 		}
 		for (b = 0; b < smp->hist->n; b++) {
-			expo_format_number(le, smp->hist->bounds[b]);
-			expo_put_sample(sb, d->name, "_bucket", d, lv, "le", le,
+			const char *text = le;
+
+			if (smp->hist->bounds == d->bounds && d->le)
+				text = d->le[b];
+			else
+				expo_format_number(le, smp->hist->bounds[b]);
+			expo_put_sample(sb, d->name, "_bucket", d, lv, "le", text,
 					(double)smp->hist->cumulative[b]);
 		}
 		expo_put_sample(sb, d->name, "_bucket", d, lv, "le", "+Inf",
@@ -691,120 +671,4 @@ double snapshot_value(const struct snapshot *s, const char *name, const char *co
 		}
 	}
 	return NAN;
-}
-
-static const struct family *find_family(const struct snapshot *s, const struct metric_desc *desc)
-{
-	size_t i;
-
-	for (i = 0; s && i < s->n_families; i++)
-		if (s->families[i].desc->n_labels == desc->n_labels &&
-		    strcmp(s->families[i].desc->name, desc->name) == 0)
-			return &s->families[i];
-	return NULL;
-}
-
-static const struct sample *find_sample(const struct family *f, const struct sample *like)
-{
-	size_t i;
-	unsigned k;
-
-	for (i = 0; f && i < f->n; i++) {
-		bool match = true;
-
-		for (k = 0; k < f->desc->n_labels && match; k++)
-			match = strcmp(f->samples[i].label_values[k], like->label_values[k]) == 0;
-		if (match)
-			return &f->samples[i];
-	}
-	return NULL;
-}
-
-static void json_time(struct strbuf *sb, const char *key, uint64_t real_usec)
-{
-	strbuf_printf(sb, "\"%s\":%" PRIu64 ".%06" PRIu64, key, real_usec / 1000000, real_usec % 1000000);
-}
-
-static void json_sample(struct strbuf *sb, const struct family *f, const struct sample *smp,
-			const struct family *prev_f)
-{
-	const struct sample *old = prev_f ? find_sample(prev_f, smp) : NULL;
-	unsigned k;
-
-	strbuf_putc(sb, '{');
-	if (f->desc->n_labels) {
-		strbuf_puts(sb, "\"labels\":{");
-		for (k = 0; k < f->desc->n_labels; k++) {
-			if (k)
-				strbuf_putc(sb, ',');
-			json_put_string(sb, f->desc->labels[k]);
-			strbuf_putc(sb, ':');
-			json_put_string(sb, smp->label_values[k]);
-		}
-		strbuf_puts(sb, "},");
-	}
-	if (smp->hist) {
-		uint64_t count = smp->hist->cumulative[smp->hist->n];
-
-		strbuf_printf(sb, "\"count\":%" PRIu64 ",\"sum\":", count);
-		json_put_number(sb, smp->hist->sum);
-		if (old && old->hist) {
-			uint64_t old_count = old->hist->cumulative[old->hist->n];
-
-			strbuf_printf(sb, ",\"count_delta\":%" PRIu64 ",\"sum_delta\":",
-				      count >= old_count ? count - old_count : count);
-			json_put_number(sb, smp->hist->sum - old->hist->sum);
-		}
-	} else {
-		strbuf_puts(sb, "\"value\":");
-		json_put_number(sb, smp->value);
-		if (f->desc->type == METRIC_COUNTER && old) {
-			strbuf_puts(sb, ",\"delta\":");
-			json_put_number(sb, smp->value >= old->value ? smp->value - old->value : smp->value);
-		}
-	}
-	strbuf_putc(sb, '}');
-}
-
-int snapshot_render_json(struct strbuf *sb, const struct snapshot *s, const struct snapshot *prev)
-{
-	static const char *const avail[][2] = {
-		{ "last", "memwatch_memory_available_bytes" },
-		{ "min", "memwatch_memory_available_window_min_bytes" },
-		{ "max", "memwatch_memory_available_window_max_bytes" },
-		{ "at_pressure_min", "memwatch_memory_available_at_pressure_bytes" },
-	};
-	size_t i, j;
-
-	strbuf_printf(sb, "{\"seq\":%" PRIu64 ",", s->window.seq);
-	json_time(sb, "start", s->window.start_real_usec);
-	strbuf_putc(sb, ',');
-	json_time(sb, "end", s->window.end_real_usec);
-	strbuf_puts(sb, ",\"available_bytes\":{");
-	for (i = 0; i < ARRAY_SIZE(avail); i++) {
-		if (i)
-			strbuf_putc(sb, ',');
-		json_put_string(sb, avail[i][0]);
-		strbuf_putc(sb, ':');
-		json_put_number(sb, snapshot_value(s, avail[i][1], NULL));
-	}
-	strbuf_puts(sb, "},\"metrics\":{");
-	for (i = 0; i < s->n_families; i++) {
-		const struct family *f = &s->families[i];
-		const struct family *prev_f = find_family(prev, f->desc);
-
-		if (i)
-			strbuf_putc(sb, ',');
-		strbuf_puts(sb, "\n");
-		json_put_string(sb, f->desc->name);
-		strbuf_puts(sb, ":[");
-		for (j = 0; j < f->n; j++) {
-			if (j)
-				strbuf_putc(sb, ',');
-			json_sample(sb, f, &f->samples[j], prev_f);
-		}
-		strbuf_putc(sb, ']');
-	}
-	strbuf_puts(sb, "}}");
-	return strbuf_failed(sb) ? -ENOMEM : 0;
 }

@@ -35,18 +35,13 @@ int snapshot_add_histogram(struct snapshot *s, const struct metric_desc *desc,
 			   const char *const *label_values, const double *bounds,
 			   const uint64_t *counts, size_t n, double sum);
 
-/* Log2 slots as the BPF side keeps them: slot k counts values v with
- * 2^(k-1) < v <= 2^k (in raw units); scale converts a raw unit to the
- * metric's base unit, e.g. 1e-9 for nanoseconds to seconds. The last slot
- * is the kernel's clamp slot and becomes the +Inf bucket. */
-int snapshot_add_log2_histogram(struct snapshot *s, const struct metric_desc *desc,
-				const char *const *label_values, const uint64_t *slots,
-				size_t n_slots, double scale, double raw_sum);
-
-/* Same, for slots that start at 2^first_exponent: slot i has le = 2^(first_exponent + i) * scale. */
-int snapshot_add_log2_histogram_from(struct snapshot *s, const struct metric_desc *desc,
-				     const char *const *label_values, const uint64_t *slots,
-				     size_t n_slots, int first_exponent, double scale, double raw_sum);
+/* For a descriptor with bounds of its own (the catalogue's histograms):
+ * slots[n_slots] are per-bucket counts, n_slots being desc->n_bounds + 1, the
+ * last one above every bound (a kernel's clamp slot, +Inf). The bounds are
+ * neither copied nor checked, and their le text is the descriptor's. */
+int snapshot_add_histogram_slots(struct snapshot *s, const struct metric_desc *desc,
+				 const char *const *label_values, const uint64_t *slots,
+				 size_t n_slots, double sum);
 
 /* Raises or lowers the series limit of a snapshot being built: the daemon
  * gives its own health series a budget of their own, on top of the

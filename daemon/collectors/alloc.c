@@ -52,28 +52,6 @@ static const struct bpf_hook alloc_hooks[] = {
 	{ "kmem", "mm_page_alloc", { "page_alloc_btf", "page_alloc_raw", "page_alloc_tp" } },
 };
 
-static const struct metric_desc desc_allocations = {
-	"memwatch_page_allocations_total", "Successful page allocations (events) by order; an order-n event is 2^n pages.",
-	METRIC_COUNTER, 1, { "order" },
-};
-static const struct metric_desc desc_allocated_bytes = {
-	"memwatch_page_allocated_bytes_total",
-	"Bytes handed out by the page allocator: pages allocated times the page size.",
-	METRIC_COUNTER,
-};
-static const struct metric_desc desc_allocated_pages = {
-	"memwatch_page_allocated_pages_total",
-	"Pages handed out by the page allocator (/proc/vmstat pgalloc_*; with trace = yes, 2^order per traced allocation).",
-	METRIC_COUNTER,
-};
-static const struct metric_desc desc_failures = {
-	"memwatch_page_allocation_failures_total", "Page allocations that returned no page, by order.",
-	METRIC_COUNTER, 1, { "order" },
-};
-static const struct metric_desc desc_frees = {
-	"memwatch_page_frees_total", "Pages freed to the page allocator (/proc/vmstat pgfree).", METRIC_COUNTER,
-};
-
 static void alloc_config_defaults(void *cfg)
 {
 	struct alloc_config *c = cfg;
@@ -190,8 +168,8 @@ static int collect_traced(struct alloc_state *s, struct snapshot *snap, uint64_t
 		if (o >= EXPORTED_ORDERS && !allocs[o] && !failures[o])
 			continue;
 		snprintf(order, sizeof(order), "%d", o);
-		snapshot_add(snap, &desc_allocations, (const char *const[]){ order }, (double)allocs[o]);
-		snapshot_add(snap, &desc_failures, (const char *const[]){ order }, (double)failures[o]);
+		snapshot_add(snap, METRIC(MW_PAGE_ALLOCATIONS_TOTAL), (const char *const[]){ order }, (double)allocs[o]);
+		snapshot_add(snap, METRIC(MW_PAGE_ALLOCATION_FAILURES_TOTAL), (const char *const[]){ order }, (double)failures[o]);
 	}
 	*ret_pages = pages;
 	return 0;
@@ -199,8 +177,8 @@ static int collect_traced(struct alloc_state *s, struct snapshot *snap, uint64_t
 
 static void add_pages(const struct alloc_state *s, struct snapshot *snap, uint64_t pages)
 {
-	snapshot_add(snap, &desc_allocated_pages, NULL, (double)pages);
-	snapshot_add(snap, &desc_allocated_bytes, NULL, (double)pages * (double)s->page_size);
+	snapshot_add(snap, METRIC(MW_PAGE_ALLOCATED_PAGES_TOTAL), NULL, (double)pages);
+	snapshot_add(snap, METRIC(MW_PAGE_ALLOCATED_BYTES_TOTAL), NULL, (double)pages * (double)s->page_size);
 }
 
 static int alloc_collect(void *priv, struct snapshot *snap)
@@ -229,7 +207,7 @@ static int alloc_collect(void *priv, struct snapshot *snap)
 	if (!s->trace && (vm.present & VMSTAT_HAS_PGALLOC))
 		add_pages(s, snap, vm.pgalloc);
 	if (vm.present & VMSTAT_HAS_PGFREE)
-		snapshot_add(snap, &desc_frees, NULL, (double)vm.pgfree);
+		snapshot_add(snap, METRIC(MW_PAGE_FREES_TOTAL), NULL, (double)vm.pgfree);
 	return 0;
 }
 

@@ -14,72 +14,6 @@
 #include "core.h"
 #include "log.h"
 
-static const struct metric_desc desc_usage = {
-	"memwatch_cgroup_memory_usage_bytes",
-	"Memory charged to the cgroup and its descendants (memory.current, v1 memory.usage_in_bytes).",
-	METRIC_GAUGE, 1, { "cgroup" },
-};
-static const struct metric_desc desc_limit = {
-	"memwatch_cgroup_memory_limit_bytes",
-	"Hard memory limit (memory.max, v1 memory.limit_in_bytes); absent when unlimited.",
-	METRIC_GAUGE, 1, { "cgroup" },
-};
-static const struct metric_desc desc_ratio = {
-	"memwatch_cgroup_memory_usage_ratio", "Usage / limit; absent when unlimited.",
-	METRIC_GAUGE, 1, { "cgroup" },
-};
-static const struct metric_desc desc_high = {
-	"memwatch_cgroup_memory_high_bytes", "Throttling threshold memory.high (v2); absent when max.",
-	METRIC_GAUGE, 1, { "cgroup" },
-};
-static const struct metric_desc desc_working_set = {
-	"memwatch_cgroup_memory_working_set_bytes",
-	"Usage minus inactive file pages, clamped at 0 (as cAdvisor computes it).", METRIC_GAUGE, 1, { "cgroup" },
-};
-static const struct metric_desc desc_events = {
-	"memwatch_cgroup_memory_events_total",
-	"Memory events of the cgroup (v2 memory.events; v1 memory.failcnt as failcnt, memory.oom_control oom_kill).",
-	METRIC_COUNTER, 2, { "cgroup", "event" },
-};
-static const struct metric_desc desc_under_oom = {
-	"memwatch_cgroup_memory_under_oom", "1 while the cgroup is under OOM (v1 memory.oom_control under_oom).",
-	METRIC_GAUGE, 1, { "cgroup" },
-};
-static const struct metric_desc desc_some = {
-	"memwatch_cgroup_pressure_memory_some_seconds_total",
-	"Time in which at least one task of the cgroup stalled on memory (memory.pressure some).",
-	METRIC_COUNTER, 1, { "cgroup" },
-};
-static const struct metric_desc desc_full = {
-	"memwatch_cgroup_pressure_memory_full_seconds_total",
-	"Time in which all non-idle tasks of the cgroup stalled on memory at once (memory.pressure full).",
-	METRIC_COUNTER, 1, { "cgroup" },
-};
-static const struct metric_desc desc_discovered = {
-	"memwatch_cgroups_discovered", "Memory cgroups read in the last walk (after include/exclude).",
-	METRIC_GAUGE,
-};
-static const struct metric_desc desc_walk_seconds = {
-	"memwatch_cgroup_walk_seconds", "Time the last walk over the cgroup trees took.", METRIC_GAUGE,
-};
-static const struct metric_desc desc_skipped = {
-	"memwatch_cgroup_walk_skipped_total",
-	"Cgroups left out of a window because they vanished or a file could not be read during the walk.",
-	METRIC_COUNTER,
-};
-static const struct metric_desc desc_truncated = {
-	"memwatch_cgroup_walk_truncated", "1 when the last walk stopped at max_cgroups.", METRIC_GAUGE,
-};
-
-static const struct metric_desc desc_walk_cpu = {
-	"memwatch_cgroup_walk_cpu_seconds",
-	"CPU time (user and system) the last walk took; the rest of memwatch_cgroup_walk_seconds was waiting for a CPU.",
-	METRIC_GAUGE,
-};
-static const struct metric_desc desc_open_files = {
-	"memwatch_cgroup_open_files", "cgroup files the collector keeps open between windows.", METRIC_GAUGE,
-};
-
 static void cgroup_config_defaults(void *cfg)
 {
 	struct cgroup_config *c = cfg;
@@ -178,11 +112,11 @@ static int cgroup_probe(const void *cfg, struct collector_status *st)
 static void put_counter(struct snapshot *snap, const char *path, unsigned c, double v)
 {
 	if (c == C_SOME)
-		snapshot_add(snap, &desc_some, (const char *const[]){ path }, v / 1e6);
+		snapshot_add(snap, METRIC(MW_CGROUP_PRESSURE_MEMORY_SOME_SECONDS_TOTAL), (const char *const[]){ path }, v / 1e6);
 	else if (c == C_FULL)
-		snapshot_add(snap, &desc_full, (const char *const[]){ path }, v / 1e6);
+		snapshot_add(snap, METRIC(MW_CGROUP_PRESSURE_MEMORY_FULL_SECONDS_TOTAL), (const char *const[]){ path }, v / 1e6);
 	else
-		snapshot_add(snap, &desc_events, (const char *const[]){ path, cgroup_event_name(c - C_EVENT0) }, v);
+		snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_EVENTS_TOTAL), (const char *const[]){ path, cgroup_event_name(c - C_EVENT0) }, v);
 }
 
 static void put_cgroup(struct snapshot *snap, const char *path, const struct cgroup_mem *m)
@@ -190,18 +124,18 @@ static void put_cgroup(struct snapshot *snap, const char *path, const struct cgr
 	const char *const labels[] = { path };
 	unsigned c;
 
-	snapshot_add(snap, &desc_usage, labels, (double)m->usage);
+	snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_USAGE_BYTES), labels, (double)m->usage);
 	if (m->has_limit) {
-		snapshot_add(snap, &desc_limit, labels, (double)m->limit);
+		snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_LIMIT_BYTES), labels, (double)m->limit);
 		if (m->limit > 0)
-			snapshot_add(snap, &desc_ratio, labels, (double)m->usage / (double)m->limit);
+			snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_USAGE_RATIO), labels, (double)m->usage / (double)m->limit);
 	}
 	if (m->has_high)
-		snapshot_add(snap, &desc_high, labels, (double)m->high);
+		snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_HIGH_BYTES), labels, (double)m->high);
 	if (m->has_inactive_file)
-		snapshot_add(snap, &desc_working_set, labels, (double)cgroup_working_set(m->usage, m->inactive_file));
+		snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_WORKING_SET_BYTES), labels, (double)cgroup_working_set(m->usage, m->inactive_file));
 	if (m->has_under_oom)
-		snapshot_add(snap, &desc_under_oom, labels, m->under_oom ? 1 : 0);
+		snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_UNDER_OOM), labels, m->under_oom ? 1 : 0);
 	for (c = 0; c < N_COUNTERS; c++) {
 		bool present;
 		uint64_t v = cgroup_counter_value(m, c, &present);
@@ -237,8 +171,8 @@ static int emit(struct cgroup_state *s, struct snapshot *snap)
 		for (c = 0; c < N_COUNTERS; c++)
 			s->trackers[c / TRACKER_MAX_COUNTERS].other[c % TRACKER_MAX_COUNTERS] += cgroup_row_delta(s, e->key, c);
 	}
-	snapshot_add(snap, &desc_usage, (const char *const[]){ "other" }, (double)other_usage);
-	snapshot_add(snap, &desc_working_set, (const char *const[]){ "other" }, (double)other_ws);
+	snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_USAGE_BYTES), (const char *const[]){ "other" }, (double)other_usage);
+	snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_WORKING_SET_BYTES), (const char *const[]){ "other" }, (double)other_ws);
 	for (c = 0; c < N_COUNTERS; c++)
 		if (s->seen & (1u << c))
 			put_counter(snap, "other", c,
@@ -274,12 +208,12 @@ static int cgroup_collect(void *priv, struct snapshot *snap)
 	r = emit(s, snap);
 	if (r < 0)
 		return r;
-	snapshot_add(snap, &desc_discovered, NULL, (double)s->n_entries);
-	snapshot_add(snap, &desc_walk_seconds, NULL, (double)(now - t0) / 1e6);
-	snapshot_add(snap, &desc_walk_cpu, NULL, (double)(cpu - cpu0) / 1e6);
-	snapshot_add(snap, &desc_skipped, NULL, (double)s->skipped_total);
-	snapshot_add(snap, &desc_truncated, NULL, truncated ? 1 : 0);
-	snapshot_add(snap, &desc_open_files, NULL, (double)s->open_files);
+	snapshot_add(snap, METRIC(MW_CGROUPS_DISCOVERED), NULL, (double)s->n_entries);
+	snapshot_add(snap, METRIC(MW_CGROUP_WALK_SECONDS), NULL, (double)(now - t0) / 1e6);
+	snapshot_add(snap, METRIC(MW_CGROUP_WALK_CPU_SECONDS), NULL, (double)(cpu - cpu0) / 1e6);
+	snapshot_add(snap, METRIC(MW_CGROUP_WALK_SKIPPED_TOTAL), NULL, (double)s->skipped_total);
+	snapshot_add(snap, METRIC(MW_CGROUP_WALK_TRUNCATED), NULL, truncated ? 1 : 0);
+	snapshot_add(snap, METRIC(MW_CGROUP_OPEN_FILES), NULL, (double)s->open_files);
 	return 0;
 }
 

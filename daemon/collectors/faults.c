@@ -42,25 +42,6 @@ struct faults_state {
 	char *buf; /* ITER_CHUNK bytes */
 };
 
-static const struct metric_desc desc_proc_major = {
-	"memwatch_process_major_faults_total", "Major page faults of the process (all its threads, live and exited).",
-	METRIC_COUNTER, 2, { "pid", "comm" },
-};
-static const struct metric_desc desc_proc_minor = {
-	"memwatch_process_minor_faults_total", "Minor page faults of the process (all its threads, live and exited).",
-	METRIC_COUNTER, 2, { "pid", "comm" },
-};
-static const struct metric_desc desc_major = {
-	"memwatch_major_faults_total", "Major page faults, system-wide (/proc/vmstat pgmajfault).", METRIC_COUNTER,
-};
-static const struct metric_desc desc_minor = {
-	"memwatch_minor_faults_total", "Minor page faults, system-wide (/proc/vmstat pgfault - pgmajfault).",
-	METRIC_COUNTER,
-};
-static const struct metric_desc desc_tracked = {
-	"memwatch_fault_tracked_processes", "Processes whose faults were read in this window.", METRIC_GAUGE,
-};
-
 static void faults_config_defaults(void *cfg)
 {
 	struct faults_config *c = cfg;
@@ -312,8 +293,8 @@ static void put_process(struct snapshot *snap, const char *pid, const char *comm
 {
 	const char *const labels[] = { pid, comm };
 
-	snapshot_add(snap, &desc_proc_major, labels, (double)v[FAULT_MAJOR]);
-	snapshot_add(snap, &desc_proc_minor, labels, (double)v[FAULT_MINOR]);
+	snapshot_add(snap, METRIC(MW_PROCESS_MAJOR_FAULTS_TOTAL), labels, (double)v[FAULT_MAJOR]);
+	snapshot_add(snap, METRIC(MW_PROCESS_MINOR_FAULTS_TOTAL), labels, (double)v[FAULT_MINOR]);
 }
 
 static int faults_collect(void *priv, struct snapshot *snap)
@@ -329,7 +310,7 @@ static int faults_collect(void *priv, struct snapshot *snap)
 	if (!rows)
 		return -ENOMEM;
 	tracker_update(&s->procs, rows, n, now);
-	snapshot_add(snap, &desc_tracked, NULL, (double)n);
+	snapshot_add(snap, METRIC(MW_FAULT_TRACKED_PROCESSES), NULL, (double)n);
 	top = calloc(s->cfg.top_k, sizeof(*top));
 	if (!top)
 		return -ENOMEM;
@@ -348,8 +329,8 @@ static int faults_collect(void *priv, struct snapshot *snap)
 
 		if (procfile_read(&s->vmstat, &data, &len) == 0 && vmstat_parse(data, len, &vm) == 0 &&
 		    (vm.present & VMSTAT_HAS_PGFAULT) && (vm.present & VMSTAT_HAS_PGMAJFAULT)) {
-			snapshot_add(snap, &desc_major, NULL, (double)vm.pgmajfault);
-			snapshot_add(snap, &desc_minor, NULL,
+			snapshot_add(snap, METRIC(MW_MAJOR_FAULTS_TOTAL), NULL, (double)vm.pgmajfault);
+			snapshot_add(snap, METRIC(MW_MINOR_FAULTS_TOTAL), NULL,
 				     (double)(vm.pgfault >= vm.pgmajfault ? vm.pgfault - vm.pgmajfault : 0));
 		}
 	}

@@ -29,20 +29,6 @@ static const struct bpf_hook kswapd_hooks[] = {
 	  .optional = true },
 };
 
-static const struct metric_desc desc_wakeups = {
-	"memwatch_kswapd_wakeups_total", "Times a kswapd thread woke up to balance a node.", METRIC_COUNTER,
-};
-static const struct metric_desc desc_awake = {
-	"memwatch_kswapd_awake_seconds_total",
-	"Time kswapd threads spent awake (wake to sleep), summed over nodes, including a stretch still running.",
-	METRIC_COUNTER,
-};
-static const struct metric_desc desc_requests = {
-	"memwatch_kswapd_wakeup_requests_total",
-	"Times an allocation asked kswapd to wake (mm_vmscan_wakeup_kswapd), whether or not it was asleep.",
-	METRIC_COUNTER,
-};
-
 static void kswapd_config_defaults(void *cfg)
 {
 	((struct kswapd_config *)cfg)->flavour = -1;
@@ -88,9 +74,9 @@ static int kswapd_collect(void *priv, struct snapshot *snap)
 	__u64 now_ns = (__u64)now_mono_usec() * 1000, awake_ns;
 	size_t nid;
 
-	snapshot_add(snap, &desc_wakeups, NULL, (double)__atomic_load_n(&c->wakeups, __ATOMIC_RELAXED));
+	snapshot_add(snap, METRIC(MW_KSWAPD_WAKEUPS_TOTAL), NULL, (double)__atomic_load_n(&c->wakeups, __ATOMIC_RELAXED));
 	if (s->bpf.hook_present[2])
-		snapshot_add(snap, &desc_requests, NULL,
+		snapshot_add(snap, METRIC(MW_KSWAPD_WAKEUP_REQUESTS_TOTAL), NULL,
 			     (double)__atomic_load_n(&c->wakeup_requests, __ATOMIC_RELAXED));
 	if (!s->bpf.hook_present[1])
 		return 0;
@@ -108,7 +94,7 @@ static int kswapd_collect(void *priv, struct snapshot *snap)
 	if (awake_ns < s->last_awake_ns)
 		awake_ns = s->last_awake_ns;
 	s->last_awake_ns = awake_ns;
-	return snapshot_add(snap, &desc_awake, NULL, (double)awake_ns / 1e9);
+	return snapshot_add(snap, METRIC(MW_KSWAPD_AWAKE_SECONDS_TOTAL), NULL, (double)awake_ns / 1e9);
 }
 
 static void kswapd_stop(void *priv)

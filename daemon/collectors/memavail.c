@@ -65,40 +65,6 @@ static const struct bpf_hook wmark_hooks[] = {
 	{ "kmem", "mm_setup_per_zone_wmarks", { "wmarks_setup_btf", "wmarks_setup_raw", "wmarks_setup_tp" }, true },
 };
 
-static const struct metric_desc desc_at_pressure = {
-	"memwatch_memory_available_at_pressure_bytes",
-	"Lowest available memory recorded at a pressure instant in this window; absent when there was none.",
-	METRIC_GAUGE,
-};
-static const struct metric_desc desc_instants = {
-	"memwatch_pressure_events_total",
-	"Pressure instants seen in the kernel, by kind (before the rate gate).", METRIC_COUNTER, 1, { "kind" },
-};
-static const struct metric_desc desc_kernel = {
-	"memwatch_memory_available_kernel_bytes",
-	"The last value si_mem_available() returned, caught by fexit or kretprobe.", METRIC_GAUGE,
-};
-static const struct metric_desc desc_computed = {
-	"memwatch_memory_available_computed_bytes",
-	"Available memory computed in BPF from zone and node counters at the end of the window (counters method).",
-	METRIC_GAUGE,
-};
-static const struct metric_desc desc_error = {
-	"memwatch_memavail_counters_error_ratio",
-	"|computed - MemAvailable| / MemAvailable at the end of the window; above 0.02 at start-up the counters method is not used.",
-	METRIC_GAUGE,
-};
-static const struct metric_desc desc_reserve = {
-	"memwatch_memavail_total_reserve_bytes",
-	"The kernel's total reserve (high watermarks and lowmem reserves) from /proc/zoneinfo, used by the counters method.",
-	METRIC_GAUGE,
-};
-static const struct metric_desc desc_reserve_refreshes = {
-	"memwatch_memavail_reserve_refreshes_total",
-	"Times /proc/zoneinfo was re-read because the kernel set up its watermarks again (kmem:mm_setup_per_zone_wmarks).",
-	METRIC_COUNTER,
-};
-
 static void memavail_config_defaults(void *cfg)
 {
 	((struct memavail_config *)cfg)->method = METHOD_AUTO;
@@ -365,15 +331,15 @@ static void counters_collect(struct memavail_state *s, struct snapshot *snap)
 	double meminfo, computed;
 
 	counters_refresh_reserve(s);
-	snapshot_add(snap, &desc_reserve, NULL, (double)s->zone.totalreserve_pages * (double)s->page_size);
+	snapshot_add(snap, METRIC(MW_MEMAVAIL_TOTAL_RESERVE_BYTES), NULL, (double)s->zone.totalreserve_pages * (double)s->page_size);
 	if (s->wmark_hook)
-		snapshot_add(snap, &desc_reserve_refreshes, NULL, (double)s->reserve_refreshes);
+		snapshot_add(snap, METRIC(MW_MEMAVAIL_RESERVE_REFRESHES_TOTAL), NULL, (double)s->reserve_refreshes);
 	if (counters_compute(s, &c) < 0)
 		return;
 	computed = (double)c.available_pages * (double)s->page_size;
-	snapshot_add(snap, &desc_computed, NULL, computed);
+	snapshot_add(snap, METRIC(MW_MEMORY_AVAILABLE_COMPUTED_BYTES), NULL, computed);
 	if (meminfo_read_available(&s->meminfo_file, &meminfo) == 0 && meminfo > 0)
-		snapshot_add(snap, &desc_error, NULL, fabs(computed - meminfo) / meminfo);
+		snapshot_add(snap, METRIC(MW_MEMAVAIL_COUNTERS_ERROR_RATIO), NULL, fabs(computed - meminfo) / meminfo);
 }
 
 static int memavail_start(void *priv, const void *cfg, struct collector_status *st)
@@ -440,16 +406,16 @@ static int memavail_collect(void *priv, struct snapshot *snap)
 	unsigned k;
 
 	if (event_channel_take_window_min(&min))
-		snapshot_add(snap, &desc_at_pressure, NULL, min);
+		snapshot_add(snap, METRIC(MW_MEMORY_AVAILABLE_AT_PRESSURE_BYTES), NULL, min);
 	event_channel_instants(instants);
 	for (k = 0; k < EVENT_KINDS; k++)
-		snapshot_add(snap, &desc_instants, (const char *const[]){ event_kind_name(k) }, (double)instants[k]);
+		snapshot_add(snap, METRIC(MW_PRESSURE_EVENTS_TOTAL), (const char *const[]){ event_kind_name(k) }, (double)instants[k]);
 	if (s->skel) {
 		struct memavail_latest latest;
 		__u32 zero = 0;
 
 		if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.memavail), &zero, &latest) == 0 && latest.ts_ns)
-			snapshot_add(snap, &desc_kernel, NULL, (double)latest.pages * (double)s->page_size);
+			snapshot_add(snap, METRIC(MW_MEMORY_AVAILABLE_KERNEL_BYTES), NULL, (double)latest.pages * (double)s->page_size);
 	}
 	if (s->counters.skel)
 		counters_collect(s, snap);

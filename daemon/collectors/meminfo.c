@@ -36,66 +36,6 @@ struct meminfo_state {
 	size_t trend_head, trend_count;
 };
 
-static const struct metric_desc desc_total = {
-	"memwatch_memory_total_bytes", "Total usable RAM (MemTotal).", METRIC_GAUGE,
-};
-static const struct metric_desc desc_free = {
-	"memwatch_memory_free_bytes", "Unused RAM (MemFree).", METRIC_GAUGE,
-};
-static const struct metric_desc desc_available = {
-	"memwatch_memory_available_bytes",
-	"Memory available for new work without swapping (MemAvailable), at the end of the window.",
-	METRIC_GAUGE,
-};
-static const struct metric_desc desc_available_min = {
-	"memwatch_memory_available_window_min_bytes",
-	"Lowest MemAvailable sampled during the window.", METRIC_GAUGE,
-};
-static const struct metric_desc desc_available_max = {
-	"memwatch_memory_available_window_max_bytes",
-	"Highest MemAvailable sampled during the window.", METRIC_GAUGE,
-};
-static const struct metric_desc desc_available_ratio = {
-	"memwatch_memory_available_ratio", "MemAvailable / MemTotal, 0 to 1.", METRIC_GAUGE,
-};
-static const struct metric_desc desc_cached = {
-	"memwatch_memory_cached_bytes", "Page cache (Cached), excluding swap cache.", METRIC_GAUGE,
-};
-static const struct metric_desc desc_buffers = {
-	"memwatch_memory_buffers_bytes", "Block device buffers (Buffers).", METRIC_GAUGE,
-};
-static const struct metric_desc desc_anon = {
-	"memwatch_memory_anon_bytes", "Anonymous memory mapped into user space (AnonPages).", METRIC_GAUGE,
-};
-static const struct metric_desc desc_shmem = {
-	"memwatch_memory_shmem_bytes", "Shared memory and tmpfs (Shmem).", METRIC_GAUGE,
-};
-static const struct metric_desc desc_slab_reclaimable = {
-	"memwatch_memory_slab_reclaimable_bytes", "Reclaimable slab (SReclaimable).", METRIC_GAUGE,
-};
-static const struct metric_desc desc_dirty = {
-	"memwatch_memory_dirty_bytes", "Memory waiting to be written back (Dirty).", METRIC_GAUGE,
-};
-static const struct metric_desc desc_swap_total = {
-	"memwatch_memory_swap_total_bytes", "Total swap space (SwapTotal).", METRIC_GAUGE,
-};
-static const struct metric_desc desc_swap_free = {
-	"memwatch_memory_swap_free_bytes", "Unused swap space (SwapFree).", METRIC_GAUGE,
-};
-static const struct metric_desc desc_slope = {
-	"memwatch_memory_available_slope_bytes_per_second",
-	"Least-squares slope of MemAvailable over the last exhaustion_horizon; negative when memory is being used up.",
-	METRIC_GAUGE,
-};
-static const struct metric_desc desc_eta = {
-	"memwatch_memory_exhaustion_eta_seconds",
-	"Seconds until MemAvailable reaches zero at the current slope; +Inf when it is not falling.",
-	METRIC_GAUGE,
-};
-static const struct metric_desc desc_samples = {
-	"memwatch_memory_window_samples", "Number of /proc/meminfo samples taken in the window.", METRIC_GAUGE,
-};
-
 static void meminfo_config_defaults(void *cfg)
 {
 	struct meminfo_config *c = cfg;
@@ -248,17 +188,17 @@ static int meminfo_collect(void *priv, struct snapshot *snap)
 		unsigned bit;
 		uint64_t value;
 	} gauges[] = {
-		{ &desc_total, MEMINFO_HAS_TOTAL, m->total },
-		{ &desc_free, MEMINFO_HAS_FREE, m->free },
-		{ &desc_available, MEMINFO_HAS_AVAILABLE, m->available },
-		{ &desc_cached, MEMINFO_HAS_CACHED, m->cached },
-		{ &desc_buffers, MEMINFO_HAS_BUFFERS, m->buffers },
-		{ &desc_anon, MEMINFO_HAS_ANON_PAGES, m->anon_pages },
-		{ &desc_shmem, MEMINFO_HAS_SHMEM, m->shmem },
-		{ &desc_slab_reclaimable, MEMINFO_HAS_SLAB_RECLAIMABLE, m->slab_reclaimable },
-		{ &desc_dirty, MEMINFO_HAS_DIRTY, m->dirty },
-		{ &desc_swap_total, MEMINFO_HAS_SWAP_TOTAL, m->swap_total },
-		{ &desc_swap_free, MEMINFO_HAS_SWAP_FREE, m->swap_free },
+		{ METRIC(MW_MEMORY_TOTAL_BYTES), MEMINFO_HAS_TOTAL, m->total },
+		{ METRIC(MW_MEMORY_FREE_BYTES), MEMINFO_HAS_FREE, m->free },
+		{ METRIC(MW_MEMORY_AVAILABLE_BYTES), MEMINFO_HAS_AVAILABLE, m->available },
+		{ METRIC(MW_MEMORY_CACHED_BYTES), MEMINFO_HAS_CACHED, m->cached },
+		{ METRIC(MW_MEMORY_BUFFERS_BYTES), MEMINFO_HAS_BUFFERS, m->buffers },
+		{ METRIC(MW_MEMORY_ANON_BYTES), MEMINFO_HAS_ANON_PAGES, m->anon_pages },
+		{ METRIC(MW_MEMORY_SHMEM_BYTES), MEMINFO_HAS_SHMEM, m->shmem },
+		{ METRIC(MW_MEMORY_SLAB_RECLAIMABLE_BYTES), MEMINFO_HAS_SLAB_RECLAIMABLE, m->slab_reclaimable },
+		{ METRIC(MW_MEMORY_DIRTY_BYTES), MEMINFO_HAS_DIRTY, m->dirty },
+		{ METRIC(MW_MEMORY_SWAP_TOTAL_BYTES), MEMINFO_HAS_SWAP_TOTAL, m->swap_total },
+		{ METRIC(MW_MEMORY_SWAP_FREE_BYTES), MEMINFO_HAS_SWAP_FREE, m->swap_free },
 	};
 	double slope;
 	size_t i;
@@ -269,15 +209,15 @@ static int meminfo_collect(void *priv, struct snapshot *snap)
 		if (m->present & gauges[i].bit)
 			snapshot_add(snap, gauges[i].desc, NULL, (double)gauges[i].value);
 	if ((m->present & MEMINFO_HAS_AVAILABLE) && s->window_samples) {
-		snapshot_add(snap, &desc_available_min, NULL, (double)s->window_min);
-		snapshot_add(snap, &desc_available_max, NULL, (double)s->window_max);
+		snapshot_add(snap, METRIC(MW_MEMORY_AVAILABLE_WINDOW_MIN_BYTES), NULL, (double)s->window_min);
+		snapshot_add(snap, METRIC(MW_MEMORY_AVAILABLE_WINDOW_MAX_BYTES), NULL, (double)s->window_max);
 		if (m->total)
-			snapshot_add(snap, &desc_available_ratio, NULL, (double)m->available / (double)m->total);
+			snapshot_add(snap, METRIC(MW_MEMORY_AVAILABLE_RATIO), NULL, (double)m->available / (double)m->total);
 	}
-	snapshot_add(snap, &desc_samples, NULL, (double)s->window_samples);
+	snapshot_add(snap, METRIC(MW_MEMORY_WINDOW_SAMPLES), NULL, (double)s->window_samples);
 	if ((m->present & MEMINFO_HAS_AVAILABLE) && trend_slope(s, now_mono_usec(), &slope)) {
-		snapshot_add(snap, &desc_slope, NULL, slope);
-		snapshot_add(snap, &desc_eta, NULL, slope < 0 ? (double)m->available / -slope : INFINITY);
+		snapshot_add(snap, METRIC(MW_MEMORY_AVAILABLE_SLOPE_BYTES_PER_SECOND), NULL, slope);
+		snapshot_add(snap, METRIC(MW_MEMORY_EXHAUSTION_ETA_SECONDS), NULL, slope < 0 ? (double)m->available / -slope : INFINITY);
 	}
 	window_reset(s);
 	return r;

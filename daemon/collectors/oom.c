@@ -25,19 +25,6 @@ static const struct bpf_hook oom_hooks[] = {
 	{ "oom", "mark_victim", { "mark_victim_btf", "mark_victim_raw", "mark_victim_tp" } },
 };
 
-static const struct metric_desc desc_kills = {
-	"memwatch_oom_kills_total", "Processes chosen and killed by the OOM killer (global and memory cgroup).",
-	METRIC_COUNTER,
-};
-static const struct metric_desc desc_cgroup_kills = {
-	"memwatch_cgroup_oom_kills_total", "OOM kills by the victim's memory cgroup (path below the hierarchy root).",
-	METRIC_COUNTER, 1, { "cgroup" },
-};
-static const struct metric_desc desc_last = {
-	"memwatch_last_oom_kill_timestamp_seconds", "Wall-clock time of the last OOM kill seen since the daemon started.",
-	METRIC_GAUGE,
-};
-
 /* Kernels before the change pass mark_victim(int pid); newer ones
  * mark_victim(struct task_struct *task, uid_t uid). The BTF typedef says which. */
 static bool mark_victim_passes_task(void)
@@ -117,7 +104,7 @@ static int oom_reload(void *priv, const void *cfg)
 
 static void put_cgroup(const char *cgroup, uint64_t kills, void *ud)
 {
-	snapshot_add(ud, &desc_cgroup_kills, (const char *const[]){ cgroup }, (double)kills);
+	snapshot_add(ud, METRIC(MW_CGROUP_OOM_KILLS_TOTAL), (const char *const[]){ cgroup }, (double)kills);
 }
 
 static int oom_collect(void *priv, struct snapshot *snap)
@@ -126,10 +113,10 @@ static int oom_collect(void *priv, struct snapshot *snap)
 	struct oom_bpf *skel = s->bpf.skel;
 	uint64_t last = event_channel_last_oom_real_usec();
 
-	snapshot_add(snap, &desc_kills, NULL, (double)__atomic_load_n(&skel->bss->oom_kills, __ATOMIC_RELAXED));
+	snapshot_add(snap, METRIC(MW_OOM_KILLS_TOTAL), NULL, (double)__atomic_load_n(&skel->bss->oom_kills, __ATOMIC_RELAXED));
 	event_channel_foreach_oom_cgroup(put_cgroup, snap);
 	if (last)
-		snapshot_add(snap, &desc_last, NULL, (double)last / 1e6);
+		snapshot_add(snap, METRIC(MW_LAST_OOM_KILL_TIMESTAMP_SECONDS), NULL, (double)last / 1e6);
 	return 0;
 }
 

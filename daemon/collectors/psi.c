@@ -17,25 +17,9 @@ struct psi_state {
 	char path[256];
 };
 
-static const struct metric_desc desc_some_total = {
-	"memwatch_pressure_memory_some_seconds_total",
-	"Time in which at least one task was stalled on memory (PSI some).", METRIC_COUNTER,
-};
-static const struct metric_desc desc_full_total = {
-	"memwatch_pressure_memory_full_seconds_total",
-	"Time in which all non-idle tasks were stalled on memory at once (PSI full).", METRIC_COUNTER,
-};
-static const struct metric_desc desc_avg[2][3] = {
-	{
-		{ "memwatch_pressure_memory_some_avg10_ratio", "PSI memory some, 10 s running average, 0 to 1.", METRIC_GAUGE },
-		{ "memwatch_pressure_memory_some_avg60_ratio", "PSI memory some, 60 s running average, 0 to 1.", METRIC_GAUGE },
-		{ "memwatch_pressure_memory_some_avg300_ratio", "PSI memory some, 300 s running average, 0 to 1.", METRIC_GAUGE },
-	},
-	{
-		{ "memwatch_pressure_memory_full_avg10_ratio", "PSI memory full, 10 s running average, 0 to 1.", METRIC_GAUGE },
-		{ "memwatch_pressure_memory_full_avg60_ratio", "PSI memory full, 60 s running average, 0 to 1.", METRIC_GAUGE },
-		{ "memwatch_pressure_memory_full_avg300_ratio", "PSI memory full, 300 s running average, 0 to 1.", METRIC_GAUGE },
-	},
+static const enum metric_id avg_ids[2][3] = {
+	{ MW_PRESSURE_MEMORY_SOME_AVG10_RATIO, MW_PRESSURE_MEMORY_SOME_AVG60_RATIO, MW_PRESSURE_MEMORY_SOME_AVG300_RATIO },
+	{ MW_PRESSURE_MEMORY_FULL_AVG10_RATIO, MW_PRESSURE_MEMORY_FULL_AVG60_RATIO, MW_PRESSURE_MEMORY_FULL_AVG300_RATIO },
 };
 
 static void psi_config_defaults(void *cfg)
@@ -120,12 +104,12 @@ static int psi_start(void *priv, const void *cfg, struct collector_status *st)
 }
 
 static void put_line(struct snapshot *snap, const struct metric_desc *total,
-		     const struct metric_desc avg[3], const struct psi_line *l)
+		     const enum metric_id avg[3], const struct psi_line *l)
 {
 	snapshot_add(snap, total, NULL, (double)l->total_usec / 1e6);
-	snapshot_add(snap, &avg[0], NULL, l->avg10 / 100.0);
-	snapshot_add(snap, &avg[1], NULL, l->avg60 / 100.0);
-	snapshot_add(snap, &avg[2], NULL, l->avg300 / 100.0);
+	snapshot_add(snap, METRIC(avg[0]), NULL, l->avg10 / 100.0);
+	snapshot_add(snap, METRIC(avg[1]), NULL, l->avg60 / 100.0);
+	snapshot_add(snap, METRIC(avg[2]), NULL, l->avg300 / 100.0);
 }
 
 static int psi_collect(void *priv, struct snapshot *snap)
@@ -137,9 +121,9 @@ static int psi_collect(void *priv, struct snapshot *snap)
 	if (r < 0)
 		return r;
 	if (stats.has_some)
-		put_line(snap, &desc_some_total, desc_avg[0], &stats.some);
+		put_line(snap, METRIC(MW_PRESSURE_MEMORY_SOME_SECONDS_TOTAL), avg_ids[0], &stats.some);
 	if (stats.has_full)
-		put_line(snap, &desc_full_total, desc_avg[1], &stats.full);
+		put_line(snap, METRIC(MW_PRESSURE_MEMORY_FULL_SECONDS_TOTAL), avg_ids[1], &stats.full);
 	return 0;
 }
 

@@ -29,6 +29,8 @@ DEFINE_BPF_SKEL_OPS(reclaim_bpf);
 /* The first exported bucket is 2^10 ns (about 1 us): shorter stalls are
  * folded into it; every bound is still a power of two of nanoseconds. */
 #define FIRST_EXPORTED_SLOT 10
+_Static_assert(RECLAIM_SLOTS - FIRST_EXPORTED_SLOT == RECLAIM_SECONDS_BOUNDS + 1,
+	       "the catalogue's reclaim buckets are the exported slots but the last");
 #define SWEEP_EVERY_WINDOWS 30
 
 struct reclaim_config {
@@ -67,49 +69,14 @@ static const struct bpf_hook reclaim_hooks[] = {
 
 enum { HOOK_MEMCG_END = 3, HOOK_SOFTLIMIT_END = 5 };
 
-static const struct metric_desc desc_total[RECLAIM_KINDS] = {
-	{ "memwatch_direct_reclaim_total", "Direct reclaim stalls: an allocating task had to reclaim memory itself.", METRIC_COUNTER },
-	{ "memwatch_memcg_reclaim_total", "Memory cgroup limit reclaims: a task charging a cgroup at its limit had to reclaim.", METRIC_COUNTER },
-	{ "memwatch_memcg_softlimit_reclaim_total", "Memory cgroup soft limit reclaims (cgroup v1, from kswapd or direct reclaim).", METRIC_COUNTER },
+static const enum metric_id total_ids[RECLAIM_KINDS] = {
+	MW_DIRECT_RECLAIM_TOTAL, MW_MEMCG_RECLAIM_TOTAL, MW_MEMCG_SOFTLIMIT_RECLAIM_TOTAL,
 };
-static const struct metric_desc desc_seconds[RECLAIM_KINDS] = {
-	{ "memwatch_direct_reclaim_seconds", "Direct reclaim stall time per stall; buckets are powers of two nanoseconds.", METRIC_HISTOGRAM },
-	{ "memwatch_memcg_reclaim_seconds", "Memory cgroup limit reclaim stall time per stall.", METRIC_HISTOGRAM },
-	{ "memwatch_memcg_softlimit_reclaim_seconds", "Memory cgroup soft limit reclaim time per run.", METRIC_HISTOGRAM },
+static const enum metric_id seconds_ids[RECLAIM_KINDS] = {
+	MW_DIRECT_RECLAIM_SECONDS, MW_MEMCG_RECLAIM_SECONDS, MW_MEMCG_SOFTLIMIT_RECLAIM_SECONDS,
 };
-static const struct metric_desc desc_pages[RECLAIM_KINDS] = {
-	{ "memwatch_direct_reclaim_pages_total", "Pages reclaimed by direct reclaim.", METRIC_COUNTER },
-	{ "memwatch_memcg_reclaim_pages_total", "Pages reclaimed by memory cgroup limit reclaim.", METRIC_COUNTER },
-	{ "memwatch_memcg_softlimit_reclaim_pages_total", "Pages reclaimed by memory cgroup soft limit reclaim.", METRIC_COUNTER },
-};
-static const struct metric_desc desc_proc_direct_seconds = {
-	"memwatch_process_direct_reclaim_seconds_total", "Time the process spent stalled in direct reclaim.",
-	METRIC_COUNTER, 2, { "pid", "comm" },
-};
-static const struct metric_desc desc_proc_direct_count = {
-	"memwatch_process_direct_reclaims_total", "Direct reclaim stalls of the process.",
-	METRIC_COUNTER, 2, { "pid", "comm" },
-};
-static const struct metric_desc desc_proc_memcg_seconds = {
-	"memwatch_process_memcg_reclaim_seconds_total",
-	"Time the process spent stalled in memory cgroup limit reclaim.", METRIC_COUNTER, 2, { "pid", "comm" },
-};
-static const struct metric_desc desc_proc_memcg_count = {
-	"memwatch_process_memcg_reclaims_total", "Memory cgroup limit reclaim stalls of the process.",
-	METRIC_COUNTER, 2, { "pid", "comm" },
-};
-static const struct metric_desc desc_cgroup_seconds = {
-	"memwatch_cgroup_reclaim_seconds_total",
-	"Time tasks of the memory cgroup spent stalled in direct or memcg reclaim.", METRIC_COUNTER, 1, { "cgroup" },
-};
-static const struct metric_desc desc_cgroup_count = {
-	"memwatch_cgroup_reclaims_total", "Direct and memcg reclaim stalls of tasks in the memory cgroup.",
-	METRIC_COUNTER, 1, { "cgroup" },
-};
-static const struct metric_desc desc_unmatched = {
-	"memwatch_reclaim_unmatched_ends_total",
-	"Reclaim end events without a recorded begin (attached mid-stall, or the start map was full).",
-	METRIC_COUNTER,
+static const enum metric_id pages_ids[RECLAIM_KINDS] = {
+	MW_DIRECT_RECLAIM_PAGES_TOTAL, MW_MEMCG_RECLAIM_PAGES_TOTAL, MW_MEMCG_SOFTLIMIT_RECLAIM_PAGES_TOTAL,
 };
 
 static void reclaim_config_defaults(void *cfg)
@@ -274,10 +241,10 @@ static void put_process(struct snapshot *snap, const char *pid, const char *comm
 {
 	const char *const labels[] = { pid, comm };
 
-	snapshot_add(snap, &desc_proc_direct_count, labels, (double)v[PROC_DIRECT_COUNT]);
-	snapshot_add(snap, &desc_proc_direct_seconds, labels, (double)v[PROC_DIRECT_NS] / 1e9);
-	snapshot_add(snap, &desc_proc_memcg_count, labels, (double)v[PROC_MEMCG_COUNT]);
-	snapshot_add(snap, &desc_proc_memcg_seconds, labels, (double)v[PROC_MEMCG_NS] / 1e9);
+	snapshot_add(snap, METRIC(MW_PROCESS_DIRECT_RECLAIMS_TOTAL), labels, (double)v[PROC_DIRECT_COUNT]);
+	snapshot_add(snap, METRIC(MW_PROCESS_DIRECT_RECLAIM_SECONDS_TOTAL), labels, (double)v[PROC_DIRECT_NS] / 1e9);
+	snapshot_add(snap, METRIC(MW_PROCESS_MEMCG_RECLAIMS_TOTAL), labels, (double)v[PROC_MEMCG_COUNT]);
+	snapshot_add(snap, METRIC(MW_PROCESS_MEMCG_RECLAIM_SECONDS_TOTAL), labels, (double)v[PROC_MEMCG_NS] / 1e9);
 }
 
 static void collect_processes(struct reclaim_state *s, struct snapshot *snap, uint64_t now)
@@ -353,12 +320,12 @@ static void collect_cgroups(struct reclaim_state *s, struct snapshot *snap, uint
 			s->cgroups.other[CG_NS] += top[i]->delta[CG_NS];
 			continue;
 		}
-		snapshot_add(snap, &desc_cgroup_count, (const char *const[]){ label }, (double)top[i]->total[CG_COUNT]);
-		snapshot_add(snap, &desc_cgroup_seconds, (const char *const[]){ label },
+		snapshot_add(snap, METRIC(MW_CGROUP_RECLAIMS_TOTAL), (const char *const[]){ label }, (double)top[i]->total[CG_COUNT]);
+		snapshot_add(snap, METRIC(MW_CGROUP_RECLAIM_SECONDS_TOTAL), (const char *const[]){ label },
 			     (double)top[i]->total[CG_NS] / 1e9);
 	}
-	snapshot_add(snap, &desc_cgroup_count, (const char *const[]){ "other" }, (double)s->cgroups.other[CG_COUNT]);
-	snapshot_add(snap, &desc_cgroup_seconds, (const char *const[]){ "other" },
+	snapshot_add(snap, METRIC(MW_CGROUP_RECLAIMS_TOTAL), (const char *const[]){ "other" }, (double)s->cgroups.other[CG_COUNT]);
+	snapshot_add(snap, METRIC(MW_CGROUP_RECLAIM_SECONDS_TOTAL), (const char *const[]){ "other" },
 		     (double)s->cgroups.other[CG_NS] / 1e9);
 }
 
@@ -385,13 +352,12 @@ static int reclaim_collect(void *priv, struct snapshot *snap)
 			count += v;
 		}
 		/* The counter is the histogram's count, read once, so the two always agree. */
-		snapshot_add(snap, &desc_total[kind], NULL, (double)count);
-		snapshot_add_log2_histogram_from(snap, &desc_seconds[kind], NULL, slots, ARRAY_SIZE(slots),
-						 FIRST_EXPORTED_SLOT, 1e-9,
-						 (double)__atomic_load_n(&h->sum_ns, __ATOMIC_RELAXED));
-		snapshot_add(snap, &desc_pages[kind], NULL, (double)__atomic_load_n(&h->pages, __ATOMIC_RELAXED));
+		snapshot_add(snap, METRIC(total_ids[kind]), NULL, (double)count);
+		snapshot_add_histogram_slots(snap, METRIC(seconds_ids[kind]), NULL, slots, ARRAY_SIZE(slots),
+					     (double)__atomic_load_n(&h->sum_ns, __ATOMIC_RELAXED) * 1e-9);
+		snapshot_add(snap, METRIC(pages_ids[kind]), NULL, (double)__atomic_load_n(&h->pages, __ATOMIC_RELAXED));
 	}
-	snapshot_add(snap, &desc_unmatched, NULL, (double)__atomic_load_n(&skel->bss->unmatched_ends, __ATOMIC_RELAXED));
+	snapshot_add(snap, METRIC(MW_RECLAIM_UNMATCHED_ENDS_TOTAL), NULL, (double)__atomic_load_n(&skel->bss->unmatched_ends, __ATOMIC_RELAXED));
 	collect_processes(s, snap, now);
 	collect_cgroups(s, snap, now);
 	s->windows++;

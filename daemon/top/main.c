@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "catalogue.h"
 #include "client.h"
 #include "macro.h"
 #include "view.h"
@@ -179,7 +180,7 @@ static int window_ms(const json_t *windows)
 	const json_t *list = json_object_get(windows, "windows");
 	size_t n = json_array_size(list);
 	const json_t *f = n ? json_object_get(json_object_get(json_array_get(list, n - 1), "metrics"),
-					      "memwatch_window_seconds")
+					      METRIC_NAME(MW_WINDOW_SECONDS))
 			    : NULL;
 	const json_t *v = json_object_get(json_array_get(f, 0), "value");
 	double w = json_is_number(v) ? json_number_value(v) : NAN;

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 #include <wchar.h>
+#include "catalogue.h"
+#include "human.h"
 #include "macro.h"
 #include "utf8.h"
 #include "view.h"
@@ -41,41 +43,6 @@ const char *term_safe(char *buf, size_t len, const char *s, bool utf8)
 	}
 	buf[o] = '\0';
 	return buf;
-}
-
-/* ---- numbers ---- */
-
-static void fmt_bytes(char *buf, size_t len, double v)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	size_t u = 0;
-
-	if (isnan(v)) {
-		snprintf(buf, len, "-");
-		return;
-	}
-	while (fabs(v) >= 1024 && u + 1 < ARRAY_SIZE(units)) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(buf, len, "%.1f %s", v, units[u]);
-}
-
-static void fmt_seconds(char *buf, size_t len, double v)
-{
-	if (isnan(v))
-		snprintf(buf, len, "-");
-	else if (v < 1e-3)
-		snprintf(buf, len, "%.0f us", v * 1e6);
-	else if (v < 1)
-		snprintf(buf, len, "%.1f ms", v * 1e3);
-	else
-		snprintf(buf, len, "%.2f s", v);
-}
-
-static void fmt_count(char *buf, size_t len, double v)
-{
-	snprintf(buf, len, isnan(v) ? "-" : "%.0f", v);
 }
 
 /* ---- the JSON of one window ---- */
@@ -358,12 +325,12 @@ static void table_draw(const struct view *v, const struct table *t, int y, int x
 		const struct row *r = &t->rows[i];
 
 		if (t->seconds)
-			fmt_seconds(a, sizeof(a), r->value);
+			human_seconds(a, sizeof(a), r->value, HUMAN_ASCII);
 		else
-			fmt_count(a, sizeof(a), r->value);
+			human_count(a, sizeof(a), r->value, HUMAN_ASCII);
 		cell(buf, sizeof(buf), r->label, label_w, t->keep_tail);
 		if (t->second) {
-			fmt_count(b, sizeof(b), delta_of_same(t->second, r->sample, "pid"));
+			human_count(b, sizeof(b), delta_of_same(t->second, r->sample, "pid"), HUMAN_ASCII);
 			putf(y + 1 + i, x, A_NORMAL, "%s %*s %*s", buf, VALUE_WIDTH, a, VALUE_WIDTH, b);
 		} else {
 			putf(y + 1 + i, x, A_NORMAL, "%s %*s", buf, VALUE_WIDTH, a);
@@ -473,7 +440,7 @@ static void draw_chart(const struct view *v, int y, int height)
  * Returns the number of lines. */
 static int draw_collectors(const struct view *v, const json_t *window, int y, bool draw)
 {
-	const json_t *f = family(window, "memwatch_collector_info");
+	const json_t *f = family(window, METRIC_NAME(MW_COLLECTOR_INFO));
 	int x = 11, lines = 1;
 	size_t i;
 
@@ -523,7 +490,7 @@ static void draw_events(const struct view *v, int y, int rows)
 		term_safe(comm, 17, str(e, "comm"), v->utf8);
 		term_safe(cg, sizeof(cg), str(e, "cgroup"), v->utf8);
 		if (wide) {
-			fmt_bytes(avail, sizeof(avail), num(e, "available_bytes"));
+			human_bytes(avail, sizeof(avail), num(e, "available_bytes"), HUMAN_ASCII);
 			putf(y + 1 + (int)shown, 18, A_NORMAL, " %-19s %-7.0f %-16s %12s  %s", t, num(e, "pid"), comm,
 			     avail, cg);
 		} else {
@@ -558,13 +525,13 @@ void view_draw(const struct view *v)
 		return;
 	}
 
-	fmt_bytes(a, sizeof(a), num(json_object_get(last, "available_bytes"), "last"));
-	fmt_bytes(b, sizeof(b), num(json_object_get(last, "available_bytes"), "min"));
-	fmt_bytes(c, sizeof(c), num(json_object_get(last, "available_bytes"), "max"));
+	human_bytes(a, sizeof(a), num(json_object_get(last, "available_bytes"), "last"), HUMAN_ASCII);
+	human_bytes(b, sizeof(b), num(json_object_get(last, "available_bytes"), "min"), HUMAN_ASCII);
+	human_bytes(c, sizeof(c), num(json_object_get(last, "available_bytes"), "max"), HUMAN_ASCII);
 	putf(2, 0, A_NORMAL, "Available %s (%.1f%%)   window min %s  max %s", a,
-	     metric(last, "memwatch_memory_available_ratio", "value") * 100, b, c);
-	eta = metric(last, "memwatch_memory_exhaustion_eta_seconds", "value");
-	fmt_bytes(a, sizeof(a), metric(last, "memwatch_memory_available_slope_bytes_per_second", "value"));
+	     metric(last, METRIC_NAME(MW_MEMORY_AVAILABLE_RATIO), "value") * 100, b, c);
+	eta = metric(last, METRIC_NAME(MW_MEMORY_EXHAUSTION_ETA_SECONDS), "value");
+	human_bytes(a, sizeof(a), metric(last, METRIC_NAME(MW_MEMORY_AVAILABLE_SLOPE_BYTES_PER_SECOND), "value"), HUMAN_ASCII);
 	if (isnan(eta) || isinf(eta))
 		putf(3, 0, A_NORMAL, "Trend %s/s   exhaustion: not in sight", a);
 	else
@@ -578,14 +545,14 @@ void view_draw(const struct view *v)
 	draw_chart(v, 4, chart_h);
 	y = 4 + chart_h + 1;
 
-	fmt_seconds(a, sizeof(a), metric(last, "memwatch_direct_reclaim_seconds", "sum_delta"));
-	fmt_seconds(b, sizeof(b), metric(last, "memwatch_memcg_reclaim_seconds", "sum_delta"));
-	fmt_count(c, sizeof(c), metric(last, "memwatch_kswapd_wakeups_total", "delta"));
-	fmt_count(d, sizeof(d), metric(last, "memwatch_oom_kills_total", "value"));
+	human_seconds(a, sizeof(a), metric(last, METRIC_NAME(MW_DIRECT_RECLAIM_SECONDS), "sum_delta"), HUMAN_ASCII);
+	human_seconds(b, sizeof(b), metric(last, METRIC_NAME(MW_MEMCG_RECLAIM_SECONDS), "sum_delta"), HUMAN_ASCII);
+	human_count(c, sizeof(c), metric(last, METRIC_NAME(MW_KSWAPD_WAKEUPS_TOTAL), "delta"), HUMAN_ASCII);
+	human_count(d, sizeof(d), metric(last, METRIC_NAME(MW_OOM_KILLS_TOTAL), "value"), HUMAN_ASCII);
 	putf(y++, 0, A_NORMAL, "Reclaim stall in last window: direct %s  memcg %s", a, b);
 	putf(y++, 0, A_NORMAL, "kswapd wakes %s  OOM kills %s  PSI avg10: some %.1f%%  full %.1f%%", c, d,
-	     metric(last, "memwatch_pressure_memory_some_avg10_ratio", "value") * 100,
-	     metric(last, "memwatch_pressure_memory_full_avg10_ratio", "value") * 100);
+	     metric(last, METRIC_NAME(MW_PRESSURE_MEMORY_SOME_AVG10_RATIO), "value") * 100,
+	     metric(last, METRIC_NAME(MW_PRESSURE_MEMORY_FULL_AVG10_RATIO), "value") * 100);
 	y++;
 
 	/* What is left below goes to the tables, a third of it (at most 10) to the kills. */
@@ -597,14 +564,14 @@ void view_draw(const struct view *v)
 	procs.title = "Top stalled processes";
 	procs.unit = "stall";
 	procs.seconds = true;
-	table_fill(&procs, last, "memwatch_process_direct_reclaim_seconds_total", "pid", v->utf8);
+	table_fill(&procs, last, METRIC_NAME(MW_PROCESS_DIRECT_RECLAIM_SECONDS_TOTAL), "pid", v->utf8);
 	if (!procs.n)
-		table_fill(&procs, last, "memwatch_process_memcg_reclaim_seconds_total", "pid", v->utf8);
+		table_fill(&procs, last, METRIC_NAME(MW_PROCESS_MEMCG_RECLAIM_SECONDS_TOTAL), "pid", v->utf8);
 	cgroups.title = "Top stalled cgroups";
 	cgroups.unit = "stall";
 	cgroups.seconds = true;
 	cgroups.keep_tail = true;
-	table_fill(&cgroups, last, "memwatch_cgroup_reclaim_seconds_total", "cgroup", v->utf8);
+	table_fill(&cgroups, last, METRIC_NAME(MW_CGROUP_RECLAIM_SECONDS_TOTAL), "cgroup", v->utf8);
 	ntables = COLS >= WIDE_COLS ? 3 : 2;
 	tw = (COLS - (ntables - 1) * TABLE_GAP) / ntables;
 	table_draw(v, &procs, y, 0, tw, table_rows);
@@ -613,8 +580,8 @@ void view_draw(const struct view *v)
 		faults.title = "Top faulting processes";
 		faults.unit = "minor";
 		faults.second_unit = "major";
-		faults.second = family(last, "memwatch_process_major_faults_total");
-		table_fill(&faults, last, "memwatch_process_minor_faults_total", "pid", v->utf8);
+		faults.second = family(last, METRIC_NAME(MW_PROCESS_MAJOR_FAULTS_TOTAL));
+		table_fill(&faults, last, METRIC_NAME(MW_PROCESS_MINOR_FAULTS_TOTAL), "pid", v->utf8);
 		table_draw(v, &faults, y, 2 * (tw + TABLE_GAP), tw, table_rows);
 	}
 	y += 1 + table_rows;

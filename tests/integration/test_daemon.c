@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
+#include "catalogue.h"
 #include "helpers.h"
 
 #ifndef CONF_DIR
@@ -172,6 +173,68 @@ START_TEST(test_metrics_content_type_and_promtool)
 	ck_assert_str_eq(ctype, METRICS_CONTENT_TYPE);
 	mw_http_response_free(&resp);
 
+	mw_assert_clean_stop(d);
+}
+END_TEST
+
+/* The HELP text as exposition prints it: \\ and newline escaped. */
+static void escaped_help(const char *help, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	for (; *help && o + 3 < len; help++) {
+		if (*help == '\\' || *help == '\n')
+			buf[o++] = '\\';
+		buf[o++] = *help == '\n' ? 'n' : *help;
+	}
+	buf[o] = '\0';
+}
+
+/* What is served is what lib/catalogue.c says: no family outside it, and each
+ * with the catalogue's TYPE and HELP. */
+START_TEST(test_metrics_match_catalogue)
+{
+	struct mw_daemon *d = start_or_fail(CONF_BASIC, false);
+	char *body, *line, *save = NULL;
+	size_t helps = 0, types = 0;
+
+	/* A few windows, so that every collector has collected once. */
+	ck_assert(mw_poll_metric(d->port, METRIC_NAME(MW_WINDOW_END_TIMESTAMP_SECONDS), NULL, POLL_TIMEOUT_MS,
+				 mw_pred_gt, 0, NULL));
+	sleep(2);
+	body = scrape_or_fail(d);
+	for (line = strtok_r(body, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const struct metric_desc *desc;
+		char name[256], expected[1024];
+		const char *text;
+		bool help;
+
+		if (line[0] != '#')
+			continue;
+		help = strncmp(line, "# HELP ", 7) == 0;
+		ck_assert_msg(help || strncmp(line, "# TYPE ", 7) == 0, "unexpected comment line: %s", line);
+		text = strchr(line + 7, ' ');
+		ck_assert_msg(text && (size_t)(text - (line + 7)) < sizeof(name), "malformed: %s", line);
+		memcpy(name, line + 7, (size_t)(text - (line + 7)));
+		name[text - (line + 7)] = '\0';
+		text++;
+		desc = metric_find(name);
+		ck_assert_msg(desc, "/metrics serves %s, which lib/catalogue.c does not have", name);
+		if (help) {
+			escaped_help(desc->help, expected, sizeof(expected));
+			ck_assert_msg(strcmp(text, expected) == 0, "%s: served HELP \"%s\", catalogue \"%s\"", name, text,
+				      expected);
+			helps++;
+		} else {
+			ck_assert_msg(strcmp(text, metric_type_name(desc->type)) == 0, "%s: served TYPE %s, catalogue %s",
+				      name, text, metric_type_name(desc->type));
+			types++;
+		}
+	}
+	ck_assert_uint_eq(helps, types);
+	/* every collector of basic.conf and the daemon's own: far more than a handful */
+	ck_assert_msg(types >= 60, "only %zu families served", types);
+	free(body);
 	mw_assert_clean_stop(d);
 }
 END_TEST
@@ -1234,6 +1297,7 @@ static Suite *daemon_suite(void)
 
 	tc = tcase("metrics");
 	tcase_add_test(tc, test_metrics_content_type_and_promtool);
+	tcase_add_test(tc, test_metrics_match_catalogue);
 	tcase_add_test(tc, test_meminfo_matches_proc);
 	tcase_add_test(tc, test_kswapd_active);
 	tcase_add_test(tc, test_capabilities_dropped);

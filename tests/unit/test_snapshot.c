@@ -52,6 +52,37 @@ static const struct metric_desc plain_hist = {
 	.type = METRIC_HISTOGRAM,
 };
 
+/* Bounds that print other than expo_format_number would print them: a
+ * histogram on the descriptor's bounds shows the descriptor's le text. */
+static const double own_bounds[] = { 0.5, 1, 2 };
+static const char *const own_le[] = { "0.50", "1.0", "2.0" };
+static const struct metric_desc own_hist = {
+	.name = "memwatch_own_seconds",
+	.help = "Own bounds.",
+	.type = METRIC_HISTOGRAM,
+	.n_labels = 1,
+	.labels = { "dev" },
+	.n_bounds = 3,
+	.bounds = own_bounds,
+	.le = own_le,
+};
+
+/* Log2 slots as a BPF program keeps them: slot k counts values v with
+ * 2^(k-1) < v <= 2^k raw units, scale converts to the base unit, the last
+ * slot is the clamp slot (+Inf). Through the general path, bounds copied. */
+static int add_log2(struct snapshot *s, const struct metric_desc *desc, const char *const *labels,
+		    const uint64_t *slots, size_t n_slots, double scale, double raw_sum)
+{
+	double bounds[64];
+	size_t i;
+
+	ck_assert_uint_ge(n_slots, 2);
+	ck_assert_uint_le(n_slots, 64);
+	for (i = 0; i + 1 < n_slots; i++)
+		bounds[i] = ldexp(1.0, (int)i) * scale;
+	return snapshot_add_histogram(s, desc, labels, bounds, slots, n_slots - 1, raw_sum * scale);
+}
+
 static struct snapshot *new_snap(size_t max_series)
 {
 	struct snapshot *s = snapshot_new(NULL, max_series);
@@ -360,7 +391,8 @@ START_TEST(test_type_mismatch_rejected)
 	ck_assert_int_eq(snapshot_add(s, &stall, a, 1.0), -EINVAL);
 	ck_assert_int_eq(snapshot_add_histogram(s, &free_bytes, NULL, bounds, counts, 1, 1.0), -EINVAL);
 	ck_assert_int_eq(snapshot_add_histogram(s, &events_total, a, bounds, counts, 1, 1.0), -EINVAL);
-	ck_assert_int_eq(snapshot_add_log2_histogram(s, &free_bytes, NULL, slots, 2, 1.0, 0), -EINVAL);
+	ck_assert_int_eq(add_log2(s, &free_bytes, NULL, slots, 2, 1.0, 0), -EINVAL);
+	ck_assert_int_eq(snapshot_add_histogram_slots(s, &free_bytes, NULL, slots, 2, 0), -EINVAL);
 	ck_assert_uint_eq(snapshot_series(s), 0);
 	ck_assert_str_eq(seal_text(s), "");
 	snapshot_unref(s);
@@ -374,7 +406,7 @@ START_TEST(test_log2_histogram)
 	/* slot k counts 2^(k-1) < v <= 2^k raw units; the last slot is the clamp. */
 	const uint64_t slots[] = { 1, 0, 2, 3, 4 };
 
-	ck_assert_int_eq(snapshot_add_log2_histogram(s, &stall, nvme, slots, 5, 0.5, 3.0), 0);
+	ck_assert_int_eq(add_log2(s, &stall, nvme, slots, 5, 0.5, 3.0), 0);
 	ck_assert_double_eq(snapshot_value(s, "memwatch_stall_seconds", nvme), 10.0);
 	ck_assert_str_eq(seal_text(s),
 			 "# HELP memwatch_stall_seconds Stall time.\n"
@@ -397,7 +429,7 @@ START_TEST(test_log2_histogram_nanoseconds)
 
 	/* 1e-9 scales nanoseconds to seconds; 2^k * 1e-9 is exact in binary
 	 * relative to 1e-9, so the bounds print as short decimals. */
-	ck_assert_int_eq(snapshot_add_log2_histogram(s, &plain_hist, NULL, slots, 5, 1e-9, 4.0), 0);
+	ck_assert_int_eq(add_log2(s, &plain_hist, NULL, slots, 5, 1e-9, 4.0), 0);
 	ck_assert_str_eq(seal_text(s),
 			 "# HELP memwatch_size_bytes Sizes.\n"
 			 "# TYPE memwatch_size_bytes histogram\n"
@@ -412,6 +444,48 @@ START_TEST(test_log2_histogram_nanoseconds)
 }
 END_TEST
 
+START_TEST(test_histogram_slots_descriptor_bounds)
+{
+	struct snapshot *s = new_snap(100);
+	const char *const sda[] = { "sda" }, *const sdb[] = { "sdb" };
+	const uint64_t slots[] = { 1, 2, 3, 4 };
+	const char *expected =
+		"# HELP memwatch_own_seconds Own bounds.\n"
+		"# TYPE memwatch_own_seconds histogram\n"
+		"memwatch_own_seconds_bucket{dev=\"sda\",le=\"0.50\"} 1\n"
+		"memwatch_own_seconds_bucket{dev=\"sda\",le=\"1.0\"} 3\n"
+		"memwatch_own_seconds_bucket{dev=\"sda\",le=\"2.0\"} 6\n"
+		"memwatch_own_seconds_bucket{dev=\"sda\",le=\"+Inf\"} 10\n"
+		"memwatch_own_seconds_sum{dev=\"sda\"} 2.5\n"
+		"memwatch_own_seconds_count{dev=\"sda\"} 10\n"
+		"memwatch_own_seconds_bucket{dev=\"sdb\",le=\"0.5\"} 1\n"
+		"memwatch_own_seconds_bucket{dev=\"sdb\",le=\"1\"} 3\n"
+		"memwatch_own_seconds_bucket{dev=\"sdb\",le=\"2\"} 6\n"
+		"memwatch_own_seconds_bucket{dev=\"sdb\",le=\"+Inf\"} 10\n"
+		"memwatch_own_seconds_sum{dev=\"sdb\"} 1\n"
+		"memwatch_own_seconds_count{dev=\"sdb\"} 10\n";
+	const double copy[] = { 0.5, 1, 2 };
+	struct strbuf sb;
+
+	/* one slot per bound and one above them, no other count */
+	ck_assert_int_eq(snapshot_add_histogram_slots(s, &own_hist, sda, slots, 3, 0), -EINVAL);
+	ck_assert_int_eq(snapshot_add_histogram_slots(s, &own_hist, sda, slots, 5, 0), -EINVAL);
+	ck_assert_int_eq(snapshot_add_histogram_slots(s, &plain_hist, NULL, slots, 4, 0), -EINVAL);
+	ck_assert_uint_eq(snapshot_series(s), 0);
+	ck_assert_int_eq(snapshot_add_histogram_slots(s, &own_hist, sda, slots, 4, 2.5), 0);
+	/* the same values from elsewhere are formatted as usual */
+	ck_assert_int_eq(snapshot_add_histogram(s, &own_hist, sdb, copy, slots, 3, 1), 0);
+	ck_assert_str_eq(seal_text(s), expected);
+	/* compacted at seal, the descriptor's bounds still give its text */
+	strbuf_init(&sb);
+	ck_assert_int_eq(snapshot_render_text(s, &sb), 0);
+	ck_assert_uint_eq(sb.len, strlen(expected));
+	ck_assert_mem_eq(sb.data, expected, sb.len);
+	strbuf_free(&sb);
+	snapshot_unref(s);
+}
+END_TEST
+
 START_TEST(test_log2_histogram_limits)
 {
 	struct snapshot *s = new_snap(100);
@@ -421,18 +495,15 @@ START_TEST(test_log2_histogram_limits)
 
 	for (i = 0; i < 65; i++)
 		slots[i] = 1;
-	ck_assert_int_eq(snapshot_add_log2_histogram(s, &plain_hist, NULL, slots, 0, 1.0, 0), -EINVAL);
-	ck_assert_int_eq(snapshot_add_log2_histogram(s, &plain_hist, NULL, slots, 1, 1.0, 0), -EINVAL);
-	ck_assert_int_eq(snapshot_add_log2_histogram(s, &plain_hist, NULL, slots, 65, 1.0, 0), -EINVAL);
 	/* scale 0 or negative cannot give increasing bounds */
-	ck_assert_int_eq(snapshot_add_log2_histogram(s, &plain_hist, NULL, slots, 4, 0.0, 0), -EINVAL);
-	ck_assert_int_eq(snapshot_add_log2_histogram(s, &plain_hist, NULL, slots, 4, -1.0, 0), -EINVAL);
+	ck_assert_int_eq(add_log2(s, &plain_hist, NULL, slots, 4, 0.0, 0), -EINVAL);
+	ck_assert_int_eq(add_log2(s, &plain_hist, NULL, slots, 4, -1.0, 0), -EINVAL);
 	ck_assert_uint_eq(snapshot_series(s), 0);
 
 	/* Two slots: one finite bound (2^0 * scale) and the clamp slot as +Inf. */
-	ck_assert_int_eq(snapshot_add_log2_histogram(s, &plain_hist, NULL, slots, 2, 1.0, 2.0), 0);
+	ck_assert_int_eq(add_log2(s, &plain_hist, NULL, slots, 2, 1.0, 2.0), 0);
 	/* 64 slots: bounds up to 2^62; slot 63 is only +Inf. */
-	ck_assert_int_eq(snapshot_add_log2_histogram(s, &stall, NULL, slots, 64, 1.0, 0), 0);
+	ck_assert_int_eq(add_log2(s, &stall, NULL, slots, 64, 1.0, 0), 0);
 	text = seal_text(s);
 	ck_assert_ptr_nonnull(strstr(text, "memwatch_size_bytes_bucket{le=\"1\"} 1\n"
 					   "memwatch_size_bytes_bucket{le=\"+Inf\"} 2\n"
@@ -465,7 +536,7 @@ START_TEST(test_max_series)
 	ck_assert_int_eq(snapshot_add(s, &free_bytes, NULL, 4), -ENOSPC);
 	ck_assert_int_eq(snapshot_add(s, &pressure, NULL, 5), -ENOSPC);
 	ck_assert_int_eq(snapshot_add_histogram(s, &stall, k, bounds, counts, 1, 1), -ENOSPC);
-	ck_assert_int_eq(snapshot_add_log2_histogram(s, &plain_hist, NULL, slots, 3, 1.0, 0), -ENOSPC);
+	ck_assert_int_eq(add_log2(s, &plain_hist, NULL, slots, 3, 1.0, 0), -ENOSPC);
 	ck_assert_uint_eq(snapshot_series(s), 3);
 	ck_assert_uint_eq(snapshot_dropped_series(s), 4);
 
@@ -543,7 +614,7 @@ START_TEST(test_add_after_seal)
 
 	ck_assert_int_eq(snapshot_add(s, &free_bytes, NULL, 2), -EBUSY);
 	ck_assert_int_eq(snapshot_add_histogram(s, &plain_hist, NULL, bounds, counts, 1, 0), -EBUSY);
-	ck_assert_int_eq(snapshot_add_log2_histogram(s, &plain_hist, NULL, slots, 2, 1.0, 0), -EBUSY);
+	ck_assert_int_eq(add_log2(s, &plain_hist, NULL, slots, 2, 1.0, 0), -EBUSY);
 	ck_assert_uint_eq(snapshot_series(s), 1);
 	ck_assert_uint_eq(snapshot_dropped_series(s), 0);
 
@@ -655,7 +726,7 @@ START_TEST(test_unref_unsealed)
 	/* Label values larger than an arena block, plus many small ones. */
 	ck_assert_int_eq(snapshot_add(s, &pressure, lv, 1), 0);
 	for (int i = 0; i < 2000; i++)
-		if (snapshot_add_log2_histogram(s, &stall, NULL, slots, 8, 1.0, 1) != 0)
+		if (add_log2(s, &stall, NULL, slots, 8, 1.0, 1) != 0)
 			ck_abort_msg("histogram %d", i);
 	ck_assert_uint_eq(snapshot_series(s), 2001);
 	snapshot_unref(s);
@@ -809,7 +880,7 @@ static struct snapshot *every_type_snapshot(void)
 	ck_assert_int_eq(snapshot_add(s, &events_total, k1, 18446744073709551616.0), 0);
 	ck_assert_int_eq(snapshot_add(s, &events_total, k2, 42), 0);
 	ck_assert_int_eq(snapshot_add_histogram(s, &stall, sda, bounds, counts, 5, 3.25), 0);
-	ck_assert_int_eq(snapshot_add_log2_histogram(s, &stall, weird_dev, slots, 32, 1e-9, 123456789), 0);
+	ck_assert_int_eq(add_log2(s, &stall, weird_dev, slots, 32, 1e-9, 123456789), 0);
 	ck_assert_int_eq(snapshot_add_histogram(s, &plain_hist, NULL, NULL, counts, 0, 0), 0);
 	ck_assert_int_eq(snapshot_seal(s), 0);
 	return s;
@@ -926,7 +997,7 @@ START_TEST(test_gzip_matches_text)
 
 	ck_assert_int_eq(snapshot_add(s, &free_bytes, NULL, 1024.0), 0);
 	ck_assert_int_eq(snapshot_add(s, &events_total, a, 3.0), 0);
-	ck_assert_int_eq(snapshot_add_log2_histogram(s, &stall, a, slots, 4, 1e-9, 42), 0);
+	ck_assert_int_eq(add_log2(s, &stall, a, slots, 4, 1e-9, 42), 0);
 	/* Nothing compressed before seal. */
 	ck_assert_ptr_null(snapshot_gzip(s, &len));
 	ck_assert_uint_eq(len, 0);
@@ -1045,11 +1116,11 @@ static struct snapshot *mixed_snapshot(uint64_t seq, unsigned scale)
 		if (i == 3)
 			ck_assert_int_eq(snapshot_add_histogram(s, &stall, devl, bounds, counts, 3, 1.5 * seq), 0);
 		else
-			ck_assert_int_eq(snapshot_add_log2_histogram(s, &stall, devl, slots, i == 5 ? 6 : 8,
+			ck_assert_int_eq(add_log2(s, &stall, devl, slots, i == 5 ? 6 : 8,
 								     1e-9, (double)(seq * 100 + i)), 0);
 	}
 	ck_assert_int_eq(snapshot_add_histogram(s, &plain_hist, NULL, NULL, counts, 0, 0), 0);
-	ck_assert_int_eq(snapshot_add_log2_histogram(s, &plain_hist, NULL, slots, 8, 1.0, 7), 0);
+	ck_assert_int_eq(add_log2(s, &plain_hist, NULL, slots, 8, 1.0, 7), 0);
 	ck_assert_int_eq(snapshot_add(s, &events_total, (const char *const[]){ "" }, 1), 0);
 	ck_assert_int_eq(snapshot_add(s, &pressure, NULL, 2), 0);
 	return s;
@@ -1210,6 +1281,7 @@ static Suite *snapshot_suite(void)
 	tcase_add_test(hist, test_log2_histogram);
 	tcase_add_test(hist, test_log2_histogram_nanoseconds);
 	tcase_add_test(hist, test_log2_histogram_limits);
+	tcase_add_test(hist, test_histogram_slots_descriptor_bounds);
 	suite_add_tcase(s, hist);
 
 	tcase_add_test(life, test_refcount);
