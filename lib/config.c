@@ -2,7 +2,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <ini.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include <unistd.h>
 #include "config.h"
 #include "netaddr.h"
+#include "parse.h"
 
 #define COLLECTOR_PREFIX "collector."
 /* inih keeps section names in a 50-byte buffer (MAX_SECTION in ini.c, not
@@ -93,21 +93,10 @@ int config_parse_bool(const char *s, bool *ret)
 	return -EINVAL;
 }
 
+/* The digits at *p; advances *p past them. */
 static int parse_digits(const char **p, uint64_t *ret)
 {
-	uint64_t v = 0;
-	const char *s = *p;
-
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	for (; *s >= '0' && *s <= '9'; s++) {
-		if (v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
-			return -ERANGE;
-		v = v * 10 + (uint64_t)(*s - '0');
-	}
-	*p = s;
-	*ret = v;
-	return 0;
+	return parse_u64_prefix(p, *p + strlen(*p), ret);
 }
 
 int config_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *ret)
@@ -115,11 +104,9 @@ int config_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *ret)
 	uint64_t v;
 	int r;
 
-	r = parse_digits(&s, &v);
+	r = parse_u64(s, s + strlen(s), &v);
 	if (r < 0)
-		return r;
-	if (*s)
-		return -EINVAL;
+		return r == -ERANGE ? r : -EINVAL;
 	if (v < min || v > max)
 		return -ERANGE;
 	*ret = v;
@@ -188,22 +175,12 @@ int config_parse_log_level(const char *s, int *ret)
 
 int config_parse_percent(const char *s, double *ratio)
 {
-	const char *rest;
-	char *end;
+	size_t len = strlen(s);
 	double v;
 
-	/* Digits and a point only: strtod() alone would also take blanks, a
-	 * sign, hex and exponents. */
-	rest = s + strspn(s, "0123456789.");
-	if (s[0] < '0' || s[0] > '9' || (*rest != '\0' && *rest != '%'))
-		return -EINVAL;
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || errno || !isfinite(v))
-		return -EINVAL;
-	if (*end == '%')
-		end++;
-	if (*end || v < 0 || v > 100)
+	if (len > 0 && s[len - 1] == '%')
+		len--;
+	if (parse_double(s, s + len, &v) < 0 || v > 100)
 		return -EINVAL;
 	*ratio = v / 100;
 	return 0;

@@ -91,8 +91,9 @@ int config_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *ret);
 /* "250ms", "1s", "1.5s", "2m"; a bare number means milliseconds. */
 int config_parse_duration_msec(const char *s, uint64_t min, uint64_t max, uint64_t *ret);
 int config_parse_log_level(const char *s, int *ret);
-/* "2", "2%", "0.5%": a percentage from 0 to 100, as a ratio (0 to 1). Digits
- * and a point only: no blank, sign, exponent or hex. */
+/* "2", "2%", "0.5%": a percentage from 0 to 100, as a ratio (0 to 1), in
+ * parse_double()'s form: digits with at most one point between digits (not
+ * "1." or ".5"), no blank, sign, exponent or hex. */
 int config_parse_percent(const char *s, double *ratio);
 /* An absolute path that fits in buf; otherwise -EINVAL with errmsg set. */
 int config_parse_path(const char *s, char *buf, size_t len, char *errmsg, size_t errlen);
