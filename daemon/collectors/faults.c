@@ -21,6 +21,7 @@
 #include "procstat.h"
 #include "tracker.h"
 #include "vmstat.h"
+#include "vmstat_source.h"
 
 enum { FAULT_MAJOR, FAULT_MINOR, FAULT_COUNTERS };
 
@@ -37,8 +38,7 @@ struct faults_state {
 	struct faults_bpf *skel;
 	struct bpf_link *iter;
 	struct tracker procs;
-	struct procfile vmstat;
-	bool have_vmstat;
+	struct vmstat_source *vmstat; /* NULL: not readable */
 	char *buf; /* ITER_CHUNK bytes */
 };
 
@@ -133,10 +133,10 @@ static int faults_start(void *priv, const void *cfg, struct collector_status *st
 	int r = -EOPNOTSUPP;
 
 	s->cfg = *(const struct faults_config *)cfg;
-	s->vmstat.fd = -1;
 	tracker_init(&s->procs, FAULT_COUNTERS, FAULT_MAJOR, FAULT_MINOR);
 	snprintf(path, sizeof(path), "%s/vmstat", s->cfg.proc_root);
-	s->have_vmstat = procfile_open(&s->vmstat, path, 1 << 20) == 0;
+	/* Unreadable: no system-wide figures, s->vmstat stays NULL. */
+	(void)vmstat_source_open(path, &s->vmstat);
 	if (s->cfg.use_bpf) {
 		r = start_iterator(s);
 		if (r == 0) {
@@ -341,16 +341,14 @@ static int faults_collect(void *priv, struct snapshot *snap)
 	put_process(snap, "other", "", s->procs.other);
 	free(top);
 
-	if (s->have_vmstat) {
-		const char *data;
-		struct vmstat vm;
-		size_t len;
+	if (s->vmstat) {
+		const struct vmstat *vm;
 
-		if (procfile_read(&s->vmstat, &data, &len) == 0 && vmstat_parse(data, len, &vm) == 0 &&
-		    (vm.present & VMSTAT_HAS_PGFAULT) && (vm.present & VMSTAT_HAS_PGMAJFAULT)) {
-			snapshot_add(snap, &desc_major, NULL, (double)vm.pgmajfault);
+		if (vmstat_source_get(s->vmstat, &vm) == 0 &&
+		    (vm->present & VMSTAT_HAS_PGFAULT) && (vm->present & VMSTAT_HAS_PGMAJFAULT)) {
+			snapshot_add(snap, &desc_major, NULL, (double)vm->pgmajfault);
 			snapshot_add(snap, &desc_minor, NULL,
-				     (double)(vm.pgfault >= vm.pgmajfault ? vm.pgfault - vm.pgmajfault : 0));
+				     (double)(vm->pgfault >= vm->pgmajfault ? vm->pgfault - vm->pgmajfault : 0));
 		}
 	}
 	return 0;
@@ -380,8 +378,7 @@ static void faults_stop(void *priv)
 	bpf_link__destroy(s->iter);
 	faults_bpf__destroy(s->skel);
 	tracker_done(&s->procs);
-	if (s->have_vmstat)
-		procfile_close(&s->vmstat);
+	vmstat_source_unref(s->vmstat);
 	free(s->buf);
 }
 
