@@ -203,22 +203,61 @@ const char *log_level_name(int level)
 	return "unknown";
 }
 
-int basic_auth_users_valid(const char *list)
+static int basic_auth_user_parse(const char *p, size_t len, struct basic_auth_user *ret)
 {
-	const char *p = list;
-	size_t n = 0;
+	const char *colon = memchr(p, ':', len), *hash;
+	size_t name_len, hash_len;
 
-	while (*p) {
-		const char *end = p + strcspn(p, " \t"), *colon = memchr(p, ':', (size_t)(end - p));
+	if (!colon || colon == p || colon[1] != '$')
+		return -EINVAL;
+	name_len = (size_t)(colon - p);
+	hash = colon + 1;
+	hash_len = len - name_len - 1;
+	if (memchr(hash, ':', hash_len))
+		return -EINVAL;
+	if (name_len >= sizeof(ret->name) || hash_len >= sizeof(ret->hash))
+		return -ENAMETOOLONG;
+	memcpy(ret->name, p, name_len);
+	ret->name[name_len] = '\0';
+	memcpy(ret->hash, hash, hash_len);
+	ret->hash[hash_len] = '\0';
+	return 0;
+}
 
-		/* A crypt(3) hash starts with '$' and holds no ':' or blanks. */
-		if (!colon || colon == p || colon + 1 >= end || colon[1] != '$' ||
-		    memchr(colon + 1, ':', (size_t)(end - colon - 1)))
-			return -EINVAL;
-		n++;
-		p = end + strspn(end, " \t");
+int basic_auth_users_parse(const char *list, struct basic_auth_users *ret)
+{
+	const char *end = list + strlen(list), *p;
+	int r = 0;
+
+	ret->n = 0;
+	for (p = parse_skip_blanks(list, end); p < end; p = parse_skip_blanks(p, end)) {
+		size_t len = (size_t)(parse_word_end(p, end) - p);
+
+		if (ret->n == BASIC_AUTH_USERS_MAX) {
+			r = -E2BIG;
+			break;
+		}
+		r = basic_auth_user_parse(p, len, &ret->user[ret->n]);
+		if (r < 0)
+			break;
+		ret->n++;
+		p += len;
 	}
-	return n ? 0 : -EINVAL;
+	if (r == 0 && ret->n == 0)
+		r = -EINVAL;
+	if (r < 0)
+		ret->n = 0;
+	return r;
+}
+
+bool basic_auth_users_equal(const struct basic_auth_users *a, const struct basic_auth_users *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->user[i].name, b->user[i].name) != 0 || strcmp(a->user[i].hash, b->user[i].hash) != 0)
+			return false;
+	return true;
 }
 
 static int daemon_key(struct parse_state *st, const char *key, const char *value, unsigned line)
@@ -374,14 +413,19 @@ static int daemon_key(struct parse_state *st, const char *key, const char *value
 		return 0;
 	}
 	case 14:
-		if (strlen(value) >= sizeof(d->basic_auth_users) || basic_auth_users_valid(value) < 0) {
+		r = basic_auth_users_parse(value, &d->basic_auth);
+		if (r == -E2BIG)
+			config_error_set(st->err, st->file, line, "daemon", key, "more than %d users",
+					 BASIC_AUTH_USERS_MAX);
+		else if (r == -ENAMETOOLONG)
+			config_error_set(st->err, st->file, line, "daemon", key,
+					 "a user name longer than %d bytes or a hash longer than %d",
+					 BASIC_AUTH_NAME_SIZE - 1, BASIC_AUTH_HASH_SIZE - 1);
+		else if (r < 0)
 			config_error_set(st->err, st->file, line, "daemon", key,
 					 "expected space-separated USER:HASH pairs with crypt(3) hashes "
 					 "(e.g. from 'mkpasswd -m yescrypt')");
-			return -EINVAL;
-		}
-		snprintf(d->basic_auth_users, sizeof(d->basic_auth_users), "%s", value);
-		return 0;
+		return r < 0 ? -EINVAL : 0;
 	case 15:
 		if (config_parse_bool(value, &d->debug_perf_buffer) < 0) {
 			config_error_set(st->err, st->file, line, "daemon", key, "'%s' is not a boolean", value);

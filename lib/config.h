@@ -26,6 +26,21 @@
 #define EVENT_BUFFER_MIN 4096u
 #define EVENT_BUFFER_MAX (64u << 20)
 
+#define BASIC_AUTH_USERS_MAX 32
+#define BASIC_AUTH_NAME_SIZE 64  /* with the NUL */
+#define BASIC_AUTH_HASH_SIZE 256 /* with the NUL; yescrypt and SHA-512 crypt need about 120 */
+
+struct basic_auth_user {
+	char name[BASIC_AUTH_NAME_SIZE];
+	char hash[BASIC_AUTH_HASH_SIZE]; /* crypt(3) */
+};
+
+/* basic_auth_users, parsed once when the configuration is loaded. */
+struct basic_auth_users {
+	size_t n; /* 0: no authentication */
+	struct basic_auth_user user[BASIC_AUTH_USERS_MAX];
+};
+
 struct daemon_config {
 	char listen[128];
 	uint32_t window_msec;
@@ -42,7 +57,7 @@ struct daemon_config {
 	bool drop_capabilities;      /* after attaching, keep only CAP_BPF and CAP_PERFMON */
 	char tls_cert_file[256];     /* PEM; TLS is on when both files are set */
 	char tls_key_file[256];
-	char basic_auth_users[2048]; /* "user:$crypt-hash ..."; empty = no authentication */
+	struct basic_auth_users basic_auth;
 };
 
 /* A key of a [collector.NAME] section, kept for the collector to interpret. */
@@ -82,8 +97,12 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct config *, config_free)
 void config_error_set(struct config_error *err, const char *file, unsigned line,
 		      const char *section, const char *key, const char *fmt, ...) _printf_(6, 7);
 
-/* 0 when list is space-separated USER:HASH pairs with crypt(3) hashes. */
-int basic_auth_users_valid(const char *list);
+/* basic_auth_users: blank-separated USER:HASH pairs, USER not empty and
+ * without ':', HASH a crypt(3) hash ('$' first, no ':'). Returns 0; -EINVAL
+ * when malformed or empty, -E2BIG past BASIC_AUTH_USERS_MAX pairs,
+ * -ENAMETOOLONG for a name or hash that does not fit. On failure ret->n = 0. */
+int basic_auth_users_parse(const char *list, struct basic_auth_users *ret);
+bool basic_auth_users_equal(const struct basic_auth_users *a, const struct basic_auth_users *b);
 
 /* Value parsers shared with the collectors' own keys. Return 0 or -EINVAL/-ERANGE. */
 int config_parse_bool(const char *s, bool *ret);

@@ -834,6 +834,80 @@ START_TEST(test_parse_percent)
 }
 END_TEST
 
+START_TEST(test_basic_auth_users)
+{
+	static const char *const bad[] = { "", " \t ", "alice", "alice:", "alice:secret", ":$y$abc", "alice:$y$a:b",
+					   "alice:$y$abc junk", "alice::$y$abc" };
+	static struct basic_auth_users u, v;
+	char list[64 * 40], name[80];
+	size_t i;
+
+	/* blanks around and between */
+	ck_assert_int_eq(basic_auth_users_parse("\talice:$y$abc  bob:$6$x\t", &u), 0);
+	ck_assert_uint_eq(u.n, 2);
+	ck_assert_str_eq(u.user[0].name, "alice");
+	ck_assert_str_eq(u.user[0].hash, "$y$abc");
+	ck_assert_str_eq(u.user[1].name, "bob");
+	ck_assert_str_eq(u.user[1].hash, "$6$x");
+	ck_assert_int_eq(basic_auth_users_parse("alice:$y$abc bob:$6$x", &v), 0);
+	ck_assert(basic_auth_users_equal(&u, &v));
+	ck_assert_int_eq(basic_auth_users_parse("alice:$y$abc bob:$6$y", &v), 0);
+	ck_assert(!basic_auth_users_equal(&u, &v));
+	ck_assert_int_eq(basic_auth_users_parse("alice:$y$abc", &v), 0);
+	ck_assert(!basic_auth_users_equal(&u, &v));
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		u.n = 7;
+		ck_assert_msg(basic_auth_users_parse(bad[i], &u) == -EINVAL, "accepted '%s'", bad[i]);
+		ck_assert_uint_eq(u.n, 0);
+	}
+
+	/* 32 users fit, 33 are refused rather than cut */
+	list[0] = '\0';
+	for (i = 0; i < BASIC_AUTH_USERS_MAX; i++)
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "u%zu:$1$h ", i);
+	ck_assert_int_eq(basic_auth_users_parse(list, &u), 0);
+	ck_assert_uint_eq(u.n, BASIC_AUTH_USERS_MAX);
+	ck_assert_str_eq(u.user[BASIC_AUTH_USERS_MAX - 1].name, "u31");
+	strcat(list, "u32:$1$h");
+	ck_assert_int_eq(basic_auth_users_parse(list, &u), -E2BIG);
+	ck_assert_uint_eq(u.n, 0);
+
+	memset(name, 'n', BASIC_AUTH_NAME_SIZE - 1);
+	snprintf(name + BASIC_AUTH_NAME_SIZE - 1, sizeof(name) - (BASIC_AUTH_NAME_SIZE - 1), ":$1$h");
+	ck_assert_int_eq(basic_auth_users_parse(name, &u), 0);
+	ck_assert_uint_eq(strlen(u.user[0].name), BASIC_AUTH_NAME_SIZE - 1);
+	memset(name, 'n', BASIC_AUTH_NAME_SIZE);
+	snprintf(name + BASIC_AUTH_NAME_SIZE, sizeof(name) - BASIC_AUTH_NAME_SIZE, ":$1$h");
+	ck_assert_int_eq(basic_auth_users_parse(name, &u), -ENAMETOOLONG);
+}
+END_TEST
+
+/* Parsed at load, with the file, line and key of a bad value. */
+START_TEST(test_basic_auth_users_load)
+{
+	struct config_error err = { 0 };
+	struct config *c = NULL;
+
+	ck_assert_int_eq(config_load_string("[daemon]\nbasic_auth_users = a:$1$x b:$6$y\n", "t.conf", &c, &err), 0);
+	ck_assert_uint_eq(c->daemon.basic_auth.n, 2);
+	ck_assert_str_eq(c->daemon.basic_auth.user[1].name, "b");
+	ck_assert_str_eq(c->daemon.basic_auth.user[1].hash, "$6$y");
+	config_free(c);
+
+	c = config_new_defaults();
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(c->daemon.basic_auth.n, 0); /* no authentication */
+	config_free(c);
+	c = NULL;
+
+	ck_assert_int_eq(config_load_string("[daemon]\n\nbasic_auth_users = a:secret\n", "t.conf", &c, &err), -EINVAL);
+	ck_assert_ptr_null(c);
+	ck_assert_msg(strstr(err.message, "t.conf:3: [daemon] basic_auth_users: expected") == err.message, "%s",
+		      err.message);
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -880,6 +954,8 @@ static Suite *config_suite(void)
 	tcase_add_test(parse, test_parse_duration);
 	tcase_add_test(parse, test_log_levels);
 	tcase_add_test(parse, test_parse_percent);
+	tcase_add_test(parse, test_basic_auth_users);
+	tcase_add_test(parse, test_basic_auth_users_load);
 	suite_add_tcase(s, parse);
 	return s;
 }
