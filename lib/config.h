@@ -118,4 +118,56 @@ int config_parse_percent(const char *s, double *ratio);
 int config_parse_path(const char *s, char *buf, size_t len, char *errmsg, size_t errlen);
 const char *log_level_name(int level);
 
+/* A configuration key declared in a table: what it holds, where in its
+ * config struct, and its bounds. config_key_apply() parses a value into it
+ * and says what is wrong in the words the daemon prints after FILE:LINE:
+ * [SECTION] KEY:. */
+enum config_key_kind {
+	CONFIG_KEY_BOOL,     /* bool */
+	CONFIG_KEY_UINT,     /* uint32_t or uint64_t (size), in [min, max] */
+	CONFIG_KEY_DURATION, /* the same, in milliseconds (config_parse_duration_msec) */
+	CONFIG_KEY_PERCENT,  /* double, a ratio (config_parse_percent) */
+	CONFIG_KEY_PATH,     /* char[size], absolute */
+	CONFIG_KEY_CHOICE,   /* int: the value of the name in choices */
+	CONFIG_KEY_CUSTOM,   /* parse() */
+};
+
+struct config_choice {
+	const char *name;
+	int value;
+};
+
+struct config_key {
+	const char *name;
+	enum config_key_kind kind;
+	size_t offset, size;
+	uint64_t min, max;
+	const char *what;     /* UINT: "a number of windows"; "a number" ("a duration") without */
+	const char *max_text; /* UINT, DURATION: in place of max in the message */
+	const struct config_choice *choices; /* CHOICE: ends with a NULL name */
+	/* CUSTOM: field points at offset; -EINVAL/-ERANGE with errmsg set */
+	int (*parse)(const char *value, void *field, char *errmsg, size_t errlen);
+};
+
+#define CONFIG_FIELD(type, member) .offset = offsetof(type, member), .size = sizeof(((type *)0)->member)
+#define CONFIG_KEY_BOOL(n, type, member) { .name = n, .kind = CONFIG_KEY_BOOL, CONFIG_FIELD(type, member) }
+#define CONFIG_KEY_UINT(n, type, member, lo, hi) \
+	{ .name = n, .kind = CONFIG_KEY_UINT, CONFIG_FIELD(type, member), .min = lo, .max = hi }
+#define CONFIG_KEY_DURATION(n, type, member, lo, hi) \
+	{ .name = n, .kind = CONFIG_KEY_DURATION, CONFIG_FIELD(type, member), .min = lo, .max = hi }
+#define CONFIG_KEY_PERCENT(n, type, member) { .name = n, .kind = CONFIG_KEY_PERCENT, CONFIG_FIELD(type, member) }
+#define CONFIG_KEY_PATH(n, type, member) { .name = n, .kind = CONFIG_KEY_PATH, CONFIG_FIELD(type, member) }
+#define CONFIG_KEY_CHOICE(n, type, member, list) \
+	{ .name = n, .kind = CONFIG_KEY_CHOICE, CONFIG_FIELD(type, member), .choices = list }
+#define CONFIG_KEY_CUSTOM(n, type, member, fn) \
+	{ .name = n, .kind = CONFIG_KEY_CUSTOM, CONFIG_FIELD(type, member), .parse = fn }
+
+/* The key of keys[0..n) named name, or NULL. */
+const struct config_key *config_key_find(const struct config_key *keys, size_t n, const char *name);
+/* Parses value into cfg's field of key. 0, or -EINVAL/-ERANGE with errmsg set. */
+int config_key_parse(const struct config_key *key, void *cfg, const char *value, char *errmsg, size_t errlen);
+/* A collector's configure(): -ENOENT for a key not in keys[0..n). */
+int config_key_apply(const struct config_key *keys, size_t n, void *cfg, const char *name, const char *value,
+		     char *errmsg, size_t errlen);
+
 #endif

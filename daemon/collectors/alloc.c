@@ -83,23 +83,15 @@ static void alloc_config_defaults(void *cfg)
 	snprintf(c->vmstat_path, sizeof(c->vmstat_path), "/proc/vmstat");
 }
 
+static const struct config_key alloc_keys[] = {
+	BPF_ATTACH_KEY(struct alloc_config, flavour),
+	CONFIG_KEY_BOOL("trace", struct alloc_config, trace),
+	CONFIG_KEY_PATH("vmstat_path", struct alloc_config, vmstat_path),
+};
+
 static int alloc_configure(void *cfg, const char *key, const char *value, char *errmsg, size_t errlen)
 {
-	struct alloc_config *c = cfg;
-
-	if (strcmp(key, "attach") == 0)
-		return bpf_parse_attach_key(value, &c->flavour, errmsg, errlen);
-	if (strcmp(key, "trace") == 0) {
-		if (config_parse_bool(value, &c->trace) < 0) {
-			snprintf(errmsg, errlen, "'%s' is not a boolean (yes/no, true/false, on/off, 1/0)", value);
-			return -EINVAL;
-		}
-		return 0;
-	}
-	if (strcmp(key, "vmstat_path") == 0) {
-		return config_parse_path(value, c->vmstat_path, sizeof(c->vmstat_path), errmsg, errlen);
-	}
-	return -ENOENT;
+	return config_key_apply(alloc_keys, ARRAY_SIZE(alloc_keys), cfg, key, value, errmsg, errlen);
 }
 
 static int alloc_probe(const void *cfg, struct collector_status *st)

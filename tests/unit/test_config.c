@@ -908,6 +908,78 @@ START_TEST(test_basic_auth_users_load)
 }
 END_TEST
 
+struct table_cfg {
+	bool on;
+	uint32_t small;
+	uint64_t big, msec;
+	double ratio;
+	char path[16];
+	int pick;
+};
+
+static const struct config_choice picks[] = { { "auto", -1 }, { "one", 1 }, { NULL, 0 } };
+
+static const struct config_key table[] = {
+	CONFIG_KEY_BOOL("on", struct table_cfg, on),
+	{ .name = "small", .kind = CONFIG_KEY_UINT, CONFIG_FIELD(struct table_cfg, small), .min = 1, .max = 10,
+	  .what = "a number of things" },
+	CONFIG_KEY_UINT("big", struct table_cfg, big, 0, UINT64_MAX),
+	{ .name = "msec", .kind = CONFIG_KEY_DURATION, CONFIG_FIELD(struct table_cfg, msec), .min = 250,
+	  .max = 7200000, .max_text = "two hours" },
+	CONFIG_KEY_DURATION("ttl", struct table_cfg, msec, 0, 86400000),
+	CONFIG_KEY_PERCENT("ratio", struct table_cfg, ratio),
+	CONFIG_KEY_PATH("path", struct table_cfg, path),
+	CONFIG_KEY_CHOICE("pick", struct table_cfg, pick, picks),
+};
+
+static void expect_key_error(const char *key, const char *value, int want, const char *msg)
+{
+	struct table_cfg c = { 0 }, zero = { 0 };
+	char err[256] = "";
+
+	ck_assert_int_eq(config_key_apply(table, ARRAY_SIZE(table), &c, key, value, err, sizeof(err)), want);
+	ck_assert_str_eq(err, msg);
+	ck_assert_int_eq(memcmp(&c, &zero, sizeof(c)), 0); /* nothing written */
+}
+
+START_TEST(test_key_table)
+{
+	struct table_cfg c = { 0 };
+	char err[256] = "";
+
+	ck_assert_int_eq(config_key_apply(table, ARRAY_SIZE(table), &c, "on", "yes", err, sizeof(err)), 0);
+	ck_assert(c.on);
+	ck_assert_int_eq(config_key_apply(table, ARRAY_SIZE(table), &c, "small", "10", err, sizeof(err)), 0);
+	ck_assert_uint_eq(c.small, 10);
+	ck_assert_int_eq(config_key_apply(table, ARRAY_SIZE(table), &c, "big", "18446744073709551615", err,
+					  sizeof(err)), 0);
+	ck_assert_uint_eq(c.big, UINT64_MAX);
+	ck_assert_int_eq(config_key_apply(table, ARRAY_SIZE(table), &c, "msec", "1.5s", err, sizeof(err)), 0);
+	ck_assert_uint_eq(c.msec, 1500);
+	ck_assert_int_eq(config_key_apply(table, ARRAY_SIZE(table), &c, "ratio", "50%", err, sizeof(err)), 0);
+	ck_assert_double_eq(c.ratio, 0.5);
+	ck_assert_int_eq(config_key_apply(table, ARRAY_SIZE(table), &c, "path", "/a/b", err, sizeof(err)), 0);
+	ck_assert_str_eq(c.path, "/a/b");
+	ck_assert_int_eq(config_key_apply(table, ARRAY_SIZE(table), &c, "pick", "auto", err, sizeof(err)), 0);
+	ck_assert_int_eq(c.pick, -1);
+	ck_assert_int_eq(config_key_apply(table, ARRAY_SIZE(table), &c, "nope", "1", err, sizeof(err)), -ENOENT);
+	ck_assert_str_eq(err, "");
+
+	expect_key_error("on", "maybe", -EINVAL, "'maybe' is not a boolean (yes/no, true/false, on/off, 1/0)");
+	expect_key_error("small", "11", -ERANGE, "'11' is not a number of things between 1 and 10");
+	expect_key_error("small", "x", -EINVAL, "'x' is not a number of things between 1 and 10");
+	expect_key_error("big", "18446744073709551616", -ERANGE,
+			 "'18446744073709551616' is not a number between 0 and 18446744073709551615");
+	expect_key_error("msec", "100ms", -ERANGE, "'100ms' is not a duration between 250ms and two hours");
+	expect_key_error("ttl", "25h", -EINVAL, "'25h' is not a duration between 0 and 24h");
+	expect_key_error("ttl", "1441m", -ERANGE, "'1441m' is not a duration between 0 and 24h");
+	expect_key_error("ratio", "101%", -EINVAL, "'101%' is not a percentage from 0 to 100 (e.g. 2%)");
+	expect_key_error("path", "/a/very/long/path", -EINVAL,
+			 "'/a/very/long/path' is not an absolute path shorter than 16 bytes");
+	expect_key_error("pick", "two", -EINVAL, "'two' is not one of auto, one");
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -955,6 +1027,7 @@ static Suite *config_suite(void)
 	tcase_add_test(parse, test_log_levels);
 	tcase_add_test(parse, test_parse_percent);
 	tcase_add_test(parse, test_basic_auth_users);
+	tcase_add_test(parse, test_key_table);
 	tcase_add_test(parse, test_basic_auth_users_load);
 	suite_add_tcase(s, parse);
 	return s;
