@@ -31,12 +31,6 @@ struct zone_parse {
 	unsigned n_protection;
 };
 
-/* Unsigned decimal; advances *p. */
-static int parse_number(const char **p, const char *end, uint64_t *ret)
-{
-	return parse_u64_prefix(p, end, ret) < 0 ? -EINVAL : 0;
-}
-
 static void skip_blanks(const char **p, const char *end)
 {
 	*p = parse_skip_blanks(*p, end);
@@ -46,7 +40,7 @@ static void skip_blanks(const char **p, const char *end)
 static int parse_sole_value(const char *p, const char *end, uint64_t *ret)
 {
 	skip_blanks(&p, end);
-	if (parse_number(&p, end, ret) < 0)
+	if (parse_u64_prefix(&p, end, ret) < 0)
 		return -EINVAL;
 	skip_blanks(&p, end);
 	return p == end ? 0 : -EINVAL;
@@ -63,7 +57,7 @@ static int parse_protection(const char *p, const char *end, struct zone_parse *z
 		uint64_t v;
 
 		skip_blanks(&p, end);
-		if (parse_number(&p, end, &v) < 0)
+		if (parse_u64_prefix(&p, end, &v) < 0)
 			return -EINVAL;
 		if (z->n_protection < ZONEINFO_MAX_ZONE_TYPES)
 			z->protection[z->n_protection++] = v;
@@ -118,7 +112,7 @@ static int zone_start(const char *p, const char *end, struct zone_parse *z, stru
 
 	p += strlen("Node");
 	skip_blanks(&p, end);
-	if (parse_number(&p, end, &node) < 0 || node > 1u << 20)
+	if (parse_u64_prefix(&p, end, &node) < 0 || node > 1u << 20)
 		return -EINVAL;
 	if (p == end || *p++ != ',')
 		return -EINVAL;
