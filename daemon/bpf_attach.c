@@ -72,20 +72,13 @@ bool tracepoint_exists(const char *category, const char *event)
 	return btf_has_tracepoint(event);
 }
 
-int bpf_parse_attach_key(const char *value, int *flavour, char *errmsg, size_t errlen)
-{
-	if (strcmp(value, "auto") == 0) {
-		*flavour = -1;
-		return 0;
-	}
-	for (enum bpf_flavour f = 0; f < _BPF_FLAVOUR_MAX; f++)
-		if (strcmp(value, bpf_flavour_name(f)) == 0) {
-			*flavour = (int)f;
-			return 0;
-		}
-	snprintf(errmsg, errlen, "'%s' is not one of auto, tp_btf, raw_tp, tracepoint", value);
-	return -EINVAL;
-}
+const struct config_choice bpf_attach_choices[] = {
+	{ "auto", -1 },
+	{ "tp_btf", BPF_FLAVOUR_TP_BTF },
+	{ "raw_tp", BPF_FLAVOUR_RAW_TP },
+	{ "tracepoint", BPF_FLAVOUR_TRACEPOINT },
+	{ NULL, 0 },
+};
 
 int bpf_hooks_probe(const struct bpf_hook *hooks, size_t n, struct collector_status *st)
 {

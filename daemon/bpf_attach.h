@@ -6,6 +6,7 @@
 #include <bpf/libbpf.h>
 #include <stdbool.h>
 #include "collector.h"
+#include "config.h"
 
 enum bpf_flavour {
 	BPF_FLAVOUR_TP_BTF,
@@ -61,8 +62,9 @@ const struct btf *bpf_vmlinux_btf(void);
 /* Frees what probing cached (the kernel's BTF); call once collectors are started. */
 void bpf_attach_release_caches(void);
 
-/* The "attach" key of BPF collectors: auto (-1) or one flavour by name. */
-int bpf_parse_attach_key(const char *value, int *flavour, char *errmsg, size_t errlen);
+/* The "attach" key of BPF collectors, into an int: auto (-1) or one flavour by name. */
+extern const struct config_choice bpf_attach_choices[];
+#define BPF_ATTACH_KEY(type, member) CONFIG_KEY_CHOICE("attach", type, member, bpf_attach_choices)
 
 /* Checks that the required hooks exist (for probe). */
 int bpf_hooks_probe(const struct bpf_hook *hooks, size_t n, struct collector_status *st);

@@ -10,6 +10,7 @@
 #include "core.h"
 #include "event_channel.h"
 #include "log.h"
+#include "vmstat_source.h"
 
 #define BACKOFF_MAX_WINDOWS 64u
 /* The daemon's own series come on top of max_series, so the cap never cuts
@@ -391,6 +392,7 @@ void core_end_window(struct core *core, uint64_t now_mono, uint64_t now_real)
 	struct snapshot *snap;
 	size_t i, dropped;
 
+	vmstat_sources_next_window();
 	snap = snapshot_new(&w, core->config->daemon.max_series);
 	if (!snap) {
 		log_error("Out of memory building window %" PRIu64 ", skipped", w.seq);

@@ -32,10 +32,8 @@
 #define CONNECTION_TIMEOUT_SEC 10
 #define CONNECTION_MEMORY_LIMIT (32 * 1024)
 
-#define MAX_USERS 32
-
 struct http_user {
-	struct http_credential cred;
+	struct basic_auth_user cred;
 	char *last_good; /* the last password that matched: scrapes repeat it, crypt(3) is slow on purpose */
 };
 
@@ -45,7 +43,7 @@ struct http_server {
 	atomic_uint window_msec;
 	int fd;
 	char *tls_cert, *tls_key;
-	struct http_user users[MAX_USERS];
+	struct http_user users[BASIC_AUTH_USERS_MAX];
 	size_t n_users;
 	pthread_mutex_t auth_lock;
 };
@@ -388,10 +386,8 @@ static void free_security(struct http_server *srv)
 {
 	size_t i;
 
-	for (i = 0; i < srv->n_users; i++) {
-		http_credentials_free(&srv->users[i].cred, 1);
+	for (i = 0; i < srv->n_users; i++)
 		free(srv->users[i].last_good);
-	}
 	srv->n_users = 0;
 	free(srv->tls_cert);
 	free(srv->tls_key);
@@ -400,18 +396,12 @@ static void free_security(struct http_server *srv)
 
 static int load_security(struct http_server *srv, const struct http_security *sec)
 {
-	struct http_credential creds[MAX_USERS];
-	size_t i, n;
+	size_t i;
 	int r;
 
-	r = http_credentials_parse(sec->users, creds, MAX_USERS, &n);
-	if (r == -ENOMEM)
-		return log_error_errno(r, "Out of memory");
-	if (r == -E2BIG)
-		log_warning("basic_auth_users: only the first %d users are used", MAX_USERS);
-	for (i = 0; i < n; i++)
-		srv->users[i].cred = creds[i];
-	srv->n_users = n;
+	for (i = 0; i < sec->users->n; i++)
+		srv->users[i].cred = sec->users->user[i];
+	srv->n_users = sec->users->n;
 	if (!sec->tls_cert_file || !sec->tls_cert_file[0])
 		return 0;
 	if (!MHD_is_feature_supported(MHD_FEATURE_TLS))

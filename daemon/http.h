@@ -3,6 +3,7 @@
 #define MEMWATCHD_HTTP_H
 
 #include <stdint.h>
+#include "config.h"
 #include "netaddr.h"
 #include "ring.h"
 
@@ -11,7 +12,7 @@ struct http_server;
 struct http_security {
 	const char *tls_cert_file; /* both set: HTTPS */
 	const char *tls_key_file;
-	const char *users;         /* "user:$crypt-hash ..." or empty: no authentication */
+	const struct basic_auth_users *users; /* none: no authentication */
 };
 
 /* Serves the ring's newest snapshot. listen_fd >= 0 is a socket handed over

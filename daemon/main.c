@@ -281,7 +281,7 @@ static int start_http(struct core *core, struct http_server **srv, int listen_fd
 		return log_error_errno(EINVAL, "Invalid listen address '%s'", d->listen);
 	return http_server_start(srv, &addr, d->listen, listen_fd, d->max_connections, core->ring,
 				 d->window_msec,
-				 &(struct http_security){ d->tls_cert_file, d->tls_key_file, d->basic_auth_users });
+				 &(struct http_security){ d->tls_cert_file, d->tls_key_file, &d->basic_auth });
 }
 
 static bool has_text_relocations(const struct dl_phdr_info *info)
@@ -359,7 +359,7 @@ static void reload(struct core *core, const struct options *o, struct http_serve
 	snprintf(old_listen, sizeof(old_listen), "%s", core->config->daemon.listen);
 	security_changed = strcmp(c->daemon.tls_cert_file, core->config->daemon.tls_cert_file) != 0 ||
 			   strcmp(c->daemon.tls_key_file, core->config->daemon.tls_key_file) != 0 ||
-			   strcmp(c->daemon.basic_auth_users, core->config->daemon.basic_auth_users) != 0;
+			   !basic_auth_users_equal(&c->daemon.basic_auth, &core->config->daemon.basic_auth);
 	r = core_reload(core, c, settings);
 	c = NULL;
 	if (r < 0) {

@@ -2,18 +2,7 @@
 #include <stddef.h>
 #include <strings.h>
 #include "accept_encoding.h"
-
-static bool is_ows(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
-static const char *skip_ows(const char *p, const char *end)
-{
-	while (p < end && is_ows(*p))
-		p++;
-	return p;
-}
+#include "parse.h"
 
 static bool token_eq(const char *p, size_t len, const char *word)
 {
@@ -39,7 +28,7 @@ static int parse_qvalue(const char *p, size_t len)
 	if (p[1] != '.' || len > 5)
 		return -1;
 	for (i = 2; i < len; i++, scale /= 10) {
-		if (p[i] < '0' || p[i] > '9')
+		if (!parse_is_digit(p[i]))
 			return -1;
 		q += (p[i] - '0') * scale;
 	}
@@ -70,32 +59,32 @@ void accept_encoding_parse(struct accept_encoding *ae, const char *value)
 
 		while (*elem_end && *elem_end != ',')
 			elem_end++;
-		tok = skip_ows(p, elem_end);
+		tok = parse_skip_blanks(p, elem_end);
 		tok_end = tok;
-		while (tok_end < elem_end && *tok_end != ';' && !is_ows(*tok_end))
+		while (tok_end < elem_end && *tok_end != ';' && !parse_is_blank(*tok_end))
 			tok_end++;
 
 		/* Parameters: only q means anything; a malformed one makes the coding unacceptable. */
 		for (const char *param = tok_end; param < elem_end;) {
 			const char *name, *name_end, *val, *val_end;
 
-			param = skip_ows(param, elem_end);
+			param = parse_skip_blanks(param, elem_end);
 			if (param == elem_end)
 				break;
 			if (*param != ';') {
 				q = 0;
 				break;
 			}
-			name = skip_ows(param + 1, elem_end);
+			name = parse_skip_blanks(param + 1, elem_end);
 			name_end = name;
-			while (name_end < elem_end && *name_end != '=' && *name_end != ';' && !is_ows(*name_end))
+			while (name_end < elem_end && *name_end != '=' && *name_end != ';' && !parse_is_blank(*name_end))
 				name_end++;
-			val = skip_ows(name_end, elem_end);
+			val = parse_skip_blanks(name_end, elem_end);
 			val_end = val;
 			if (val < elem_end && *val == '=') {
-				val = skip_ows(val + 1, elem_end);
+				val = parse_skip_blanks(val + 1, elem_end);
 				val_end = val;
-				while (val_end < elem_end && *val_end != ';' && !is_ows(*val_end))
+				while (val_end < elem_end && *val_end != ';' && !parse_is_blank(*val_end))
 					val_end++;
 			}
 			if (token_eq(name, (size_t)(name_end - name), "q")) {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "cgroup_walk.h"
 #include "cgroupfs.h"
+#include "fileio.h"
 #include "psi.h"
 
 /* ---- patterns ---- */
@@ -283,13 +284,10 @@ static int read_fd(int fd, char *buf, size_t cap, size_t *len)
 	if (cap < 2)
 		return -EINVAL;
 	for (;;) {
-		ssize_t n = pread(fd, buf + got, cap - 1 - got, (off_t)got);
+		ssize_t n = pread_retrying(fd, buf + got, cap - 1 - got, (off_t)got);
 
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
+		if (n < 0)
+			return (int)n;
 		if (n == 0)
 			break;
 		got += (size_t)n;
@@ -297,11 +295,9 @@ static int read_fd(int fd, char *buf, size_t cap, size_t *len)
 			char extra;
 
 			/* Full: it fits only if nothing follows. */
-			do
-				n = pread(fd, &extra, 1, (off_t)got);
-			while (n < 0 && errno == EINTR);
+			n = pread_retrying(fd, &extra, 1, (off_t)got);
 			if (n < 0)
-				return -errno;
+				return (int)n;
 			if (n > 0)
 				return -EFBIG;
 			break;

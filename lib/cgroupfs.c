@@ -7,47 +7,7 @@
 
 #include "cgroupfs.h"
 #include "macro.h"
-
-/* '\r' is deliberately not a blank: it is only stripped at line end (CRLF). */
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
-static bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-/* memcmp, not strncmp: the text may contain NUL bytes. */
-static bool token_eq(const char *p, size_t n, const char *s)
-{
-	return strlen(s) == n && memcmp(p, s, n) == 0;
-}
-
-/* Parses "<digits>" filling [p, end). Returns 0, 1 when empty, or -EINVAL on
- * anything else (sign, junk, overflow). */
-static int parse_u64(const char *p, const char *end, uint64_t *ret)
-{
-	uint64_t v = 0;
-
-	if (p == end)
-		return 1;
-
-	for (; p < end; p++) {
-		unsigned d;
-
-		if (!is_digit(*p))
-			return -EINVAL;
-		d = (unsigned) (*p - '0');
-		if (v > (UINT64_MAX - d) / 10)
-			return -EINVAL;
-		v = v * 10 + d;
-	}
-
-	*ret = v;
-	return 0;
-}
+#include "parse.h"
 
 int cgroup_parse_u64_or_max(const char *buf, size_t len, uint64_t *value, bool *is_max)
 {
@@ -55,10 +15,8 @@ int cgroup_parse_u64_or_max(const char *buf, size_t len, uint64_t *value, bool *
 	uint64_t v;
 	int r;
 
-	if (!value || (!buf && len > 0))
+	if (!value || !parse_text_present(buf, len))
 		return -EINVAL;
-	if (len == 0)
-		return -EINVAL; /* also avoids NULL + 0 */
 
 	/* One line, terminated: without the "\n" the digits may be cut. */
 	eol = memchr(buf, '\n', len);
@@ -67,12 +25,9 @@ int cgroup_parse_u64_or_max(const char *buf, size_t len, uint64_t *value, bool *
 
 	p = buf;
 	end = eol;
-	while (p < end && is_blank(*p))
-		p++;
-	while (end > p && (is_blank(end[-1]) || end[-1] == '\r'))
-		end--;
+	parse_trim(&p, &end);
 
-	if (token_eq(p, (size_t) (end - p), "max")) {
+	if (parse_token_eq(p, (size_t) (end - p), "max")) {
 		*value = UINT64_MAX;
 		if (is_max)
 			*is_max = true;
@@ -80,7 +35,7 @@ int cgroup_parse_u64_or_max(const char *buf, size_t len, uint64_t *value, bool *
 	}
 
 	r = parse_u64(p, end, &v);
-	if (r != 0)
+	if (r < 0)
 		return -EINVAL;
 
 	*value = v;
@@ -94,38 +49,19 @@ bool cgroup_v1_limit_is_unlimited(uint64_t v)
 	return v >= CGROUP_V1_UNLIMITED_MIN;
 }
 
-/* One "key value" line, split. */
-struct kv_line {
-	const char *key;
-	size_t key_len;
-	const char *val, *val_end;
-};
-
-/* Splits [p, end) into key and value. Returns 0, or 1 when the line has no
+/* Splits a line into key and value. Returns 0, or 1 when the line has no
  * key to look at: blank, or a key running into the end of a short read
  * (which may be cut: "oom" of "oom_kill"). */
-static int split_line(const char *p, const char *end, bool terminated, struct kv_line *l)
+static int split_line(const struct parse_line *line, struct parse_kv *kv)
 {
-	const char *raw_end = end;
+	const char *p = line->start, *end = line->end;
 
-	while (p < end && is_blank(*p))
-		p++;
-	while (end > p && (is_blank(end[-1]) || end[-1] == '\r'))
-		end--;
-
-	l->key = p;
-	while (p < end && !is_blank(*p))
-		p++;
-	l->key_len = (size_t) (p - l->key);
-	if (l->key_len == 0)
+	parse_trim(&p, &end);
+	if (!parse_split_kv(p, end, kv)) {
+		kv->key_len = 0;
 		return 1;
-
-	while (p < end && is_blank(*p))
-		p++;
-	l->val = p;
-	l->val_end = end;
-
-	if (!terminated && l->key + l->key_len == raw_end)
+	}
+	if (!line->terminated && kv->key + kv->key_len == line->end)
 		return 1;
 	return 0;
 }
@@ -133,15 +69,15 @@ static int split_line(const char *p, const char *end, bool terminated, struct kv
 /* Parses the value of a line whose key matters. Returns 0 with *ret set,
  * 1 when the value is to be dropped (unterminated last line: the digits may
  * be cut), or -EINVAL. */
-static int line_value(const struct kv_line *l, bool terminated, uint64_t *ret)
+static int line_value(const struct parse_kv *kv, bool terminated, uint64_t *ret)
 {
-	int r = parse_u64(l->val, l->val_end, ret);
+	int r = parse_u64(kv->val, kv->val_end, ret);
 
-	if (r < 0)
-		return r;
+	if (r < 0 && r != -ENODATA)
+		return -EINVAL;
 	if (!terminated)
 		return 1;
-	if (r > 0)
+	if (r < 0)
 		return -EINVAL; /* key without a value */
 	return 0;
 }
@@ -160,33 +96,30 @@ static bool key_is_valid(const char *key, size_t n)
 static int flat_keyed_walk(const char *buf, size_t len, bool store, struct cgroup_kv *out, size_t max,
 			   size_t *ret_n)
 {
-	const char *p = buf, *end = buf + len;
+	const char *p = buf;
+	struct parse_line line;
 	size_t n = 0;
 
-	while (p < end) {
-		const char *eol = memchr(p, '\n', (size_t) (end - p));
-		bool terminated = eol != NULL;
-		struct kv_line l;
+	while (parse_next_line(&p, buf + len, &line)) {
+		struct parse_kv l;
 		uint64_t v;
 		size_t i;
 		int r;
 
-		r = split_line(p, eol ? eol : end, terminated, &l);
-		p = eol ? eol + 1 : end;
-
+		r = split_line(&line, &l);
 		if (l.key_len > 0 && !key_is_valid(l.key, l.key_len))
 			return -EINVAL;
 		if (r > 0)
 			continue;
 
-		r = line_value(&l, terminated, &v);
+		r = line_value(&l, line.terminated, &v);
 		if (r < 0)
 			return r;
 		if (r > 0 || l.key_len >= KV_KEY_SIZE || !store)
 			continue;
 
 		for (i = 0; i < n; i++)
-			if (token_eq(l.key, l.key_len, out[i].key))
+			if (parse_token_eq(l.key, l.key_len, out[i].key))
 				break;
 		if (i == n) {
 			if (n == max)
@@ -207,10 +140,8 @@ int cgroup_parse_flat_keyed(const char *buf, size_t len, struct cgroup_kv *out, 
 	size_t unused;
 	int r;
 
-	if (!n || (!out && max > 0) || (!buf && len > 0))
+	if (!n || (!out && max > 0) || !parse_text_present(buf, len))
 		return -EINVAL;
-	if (len == 0)
-		return -EINVAL; /* also avoids NULL + 0 */
 
 	/* Validate everything first, so that a malformed file leaves out alone. */
 	r = flat_keyed_walk(buf, len, false, NULL, 0, &unused);
@@ -231,15 +162,9 @@ const struct cgroup_kv *cgroup_kv_find(const struct cgroup_kv *kv, size_t n, con
 	return NULL;
 }
 
-struct memstat_field {
-	const char *key;
-	size_t offset;
-	unsigned flag;
-};
+#define FIELD(k, m, f) PARSE_FIELD(struct cgroup_memstat, k, m, f)
 
-#define FIELD(k, m, f) { k, offsetof(struct cgroup_memstat, m), f }
-
-static const struct memstat_field memstat_fields[] = {
+static const struct parse_field memstat_fields[] = {
 	FIELD("inactive_file", inactive_file, CGROUP_MEMSTAT_HAS_INACTIVE_FILE),
 	FIELD("active_file", active_file, CGROUP_MEMSTAT_HAS_ACTIVE_FILE),
 	FIELD("anon", anon, CGROUP_MEMSTAT_HAS_ANON),
@@ -247,44 +172,31 @@ static const struct memstat_field memstat_fields[] = {
 	FIELD("total_inactive_file", total_inactive_file, CGROUP_MEMSTAT_HAS_TOTAL_INACTIVE_FILE),
 };
 
-static const struct memstat_field *memstat_lookup(const char *key, size_t n)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(memstat_fields); i++)
-		if (token_eq(key, n, memstat_fields[i].key))
-			return &memstat_fields[i];
-	return NULL;
-}
-
 int cgroup_parse_memstat(const char *buf, size_t len, struct cgroup_memstat *out)
 {
 	struct cgroup_memstat ms = {0};
-	const char *p, *end;
+	struct parse_line line;
+	const char *p;
 
-	if (!out || (!buf && len > 0))
+	if (!out || !parse_text_present(buf, len))
 		return -EINVAL;
-	if (len == 0)
-		return -EINVAL; /* also avoids NULL + 0 */
 
 	p = buf;
-	end = buf + len;
-	while (p < end) {
-		const char *eol = memchr(p, '\n', (size_t) (end - p));
-		bool terminated = eol != NULL;
-		const struct memstat_field *f;
-		struct kv_line l;
+	while (parse_next_line(&p, buf + len, &line)) {
+		const struct parse_field *f;
+		struct parse_kv l;
 		uint64_t v;
 		int r;
 
-		r = split_line(p, eol ? eol : end, terminated, &l);
-		p = eol ? eol + 1 : end;
+		r = split_line(&line, &l);
 		if (r > 0)
 			continue;
 
-		f = memstat_lookup(l.key, l.key_len);
+		f = parse_field_lookup(memstat_fields, ARRAY_SIZE(memstat_fields), l.key, l.key_len);
 		if (!f)
 			continue; /* unknown keys, garbage included, are not validated */
 
-		r = line_value(&l, terminated, &v);
+		r = line_value(&l, line.terminated, &v);
 		if (r < 0)
 			return r;
 		if (r > 0) {
@@ -295,8 +207,7 @@ int cgroup_parse_memstat(const char *buf, size_t len, struct cgroup_memstat *out
 		}
 
 		/* Duplicate keys: last one wins, as in meminfo_parse(). */
-		memcpy((char *) &ms + f->offset, &v, sizeof(v));
-		ms.present |= f->flag;
+		parse_field_set(&ms, &ms.present, f, v);
 	}
 
 	*out = ms;

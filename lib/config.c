@@ -2,7 +2,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <ini.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include <unistd.h>
 #include "config.h"
 #include "netaddr.h"
+#include "parse.h"
 
 #define COLLECTOR_PREFIX "collector."
 /* inih keeps section names in a 50-byte buffer (MAX_SECTION in ini.c, not
@@ -35,7 +35,7 @@ struct parse_state {
 	int r;
 	/* daemon keys already seen, to reject duplicates */
 	unsigned daemon_seen;
-	unsigned daemon_line[16]; /* where each daemon key was set */
+	unsigned daemon_line[16]; /* where each daemon key was set, by daemon_keys[] index */
 };
 
 void daemon_config_defaults(struct daemon_config *d)
@@ -93,21 +93,10 @@ int config_parse_bool(const char *s, bool *ret)
 	return -EINVAL;
 }
 
+/* The digits at *p; advances *p past them. */
 static int parse_digits(const char **p, uint64_t *ret)
 {
-	uint64_t v = 0;
-	const char *s = *p;
-
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	for (; *s >= '0' && *s <= '9'; s++) {
-		if (v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
-			return -ERANGE;
-		v = v * 10 + (uint64_t)(*s - '0');
-	}
-	*p = s;
-	*ret = v;
-	return 0;
+	return parse_u64_prefix(p, *p + strlen(*p), ret);
 }
 
 int config_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *ret)
@@ -115,11 +104,9 @@ int config_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *ret)
 	uint64_t v;
 	int r;
 
-	r = parse_digits(&s, &v);
+	r = parse_u64(s, s + strlen(s), &v);
 	if (r < 0)
-		return r;
-	if (*s)
-		return -EINVAL;
+		return r == -ERANGE ? r : -EINVAL;
 	if (v < min || v > max)
 		return -ERANGE;
 	*ret = v;
@@ -188,22 +175,12 @@ int config_parse_log_level(const char *s, int *ret)
 
 int config_parse_percent(const char *s, double *ratio)
 {
-	const char *rest;
-	char *end;
+	size_t len = strlen(s);
 	double v;
 
-	/* Digits and a point only: strtod() alone would also take blanks, a
-	 * sign, hex and exponents. */
-	rest = s + strspn(s, "0123456789.");
-	if (s[0] < '0' || s[0] > '9' || (*rest != '\0' && *rest != '%'))
-		return -EINVAL;
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || errno || !isfinite(v))
-		return -EINVAL;
-	if (*end == '%')
-		end++;
-	if (*end || v < 0 || v > 100)
+	if (len > 0 && s[len - 1] == '%')
+		len--;
+	if (parse_double(s, s + len, &v) < 0 || v > 100)
 		return -EINVAL;
 	*ratio = v / 100;
 	return 0;
@@ -226,193 +203,166 @@ const char *log_level_name(int level)
 	return "unknown";
 }
 
-int basic_auth_users_valid(const char *list)
+static int basic_auth_user_parse(const char *p, size_t len, struct basic_auth_user *ret)
 {
-	const char *p = list;
-	size_t n = 0;
+	const char *colon = memchr(p, ':', len), *hash;
+	size_t name_len, hash_len;
 
-	while (*p) {
-		const char *end = p + strcspn(p, " \t"), *colon = memchr(p, ':', (size_t)(end - p));
-
-		/* A crypt(3) hash starts with '$' and holds no ':' or blanks. */
-		if (!colon || colon == p || colon + 1 >= end || colon[1] != '$' ||
-		    memchr(colon + 1, ':', (size_t)(end - colon - 1)))
-			return -EINVAL;
-		n++;
-		p = end + strspn(end, " \t");
-	}
-	return n ? 0 : -EINVAL;
+	if (!colon || colon == p || colon[1] != '$')
+		return -EINVAL;
+	name_len = (size_t)(colon - p);
+	hash = colon + 1;
+	hash_len = len - name_len - 1;
+	if (memchr(hash, ':', hash_len))
+		return -EINVAL;
+	if (name_len >= sizeof(ret->name) || hash_len >= sizeof(ret->hash))
+		return -ENAMETOOLONG;
+	memcpy(ret->name, p, name_len);
+	ret->name[name_len] = '\0';
+	memcpy(ret->hash, hash, hash_len);
+	ret->hash[hash_len] = '\0';
+	return 0;
 }
+
+int basic_auth_users_parse(const char *list, struct basic_auth_users *ret)
+{
+	const char *end = list + strlen(list), *p;
+	int r = 0;
+
+	ret->n = 0;
+	for (p = parse_skip_blanks(list, end); p < end; p = parse_skip_blanks(p, end)) {
+		size_t len = (size_t)(parse_word_end(p, end) - p);
+
+		if (ret->n == BASIC_AUTH_USERS_MAX) {
+			r = -E2BIG;
+			break;
+		}
+		r = basic_auth_user_parse(p, len, &ret->user[ret->n]);
+		if (r < 0)
+			break;
+		ret->n++;
+		p += len;
+	}
+	if (r == 0 && ret->n == 0)
+		r = -EINVAL;
+	if (r < 0)
+		ret->n = 0;
+	return r;
+}
+
+bool basic_auth_users_equal(const struct basic_auth_users *a, const struct basic_auth_users *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->user[i].name, b->user[i].name) != 0 || strcmp(a->user[i].hash, b->user[i].hash) != 0)
+			return false;
+	return true;
+}
+
+static int parse_listen(const char *value, void *field, char *errmsg, size_t errlen)
+{
+	struct listen_addr a;
+
+	if (strlen(value) >= sizeof(((struct daemon_config *)NULL)->listen) || listen_addr_parse(value, &a) < 0) {
+		snprintf(errmsg, errlen, "'%s' is not ADDR:PORT (e.g. 127.0.0.1:9577, [::1]:9577, :9577)", value);
+		return -EINVAL;
+	}
+	snprintf(field, sizeof(((struct daemon_config *)NULL)->listen), "%s", value);
+	return 0;
+}
+
+static int parse_log_level_key(const char *value, void *field, char *errmsg, size_t errlen)
+{
+	if (config_parse_log_level(value, field) < 0) {
+		snprintf(errmsg, errlen, "'%s' is not one of err, warning, notice, info, debug", value);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_tls_file(const char *value, void *field, char *errmsg, size_t errlen)
+{
+	size_t size = sizeof(((struct daemon_config *)NULL)->tls_cert_file);
+
+	if (value[0] != '/' || strlen(value) >= size) {
+		snprintf(errmsg, errlen, "'%s' is not an absolute path", value);
+		return -EINVAL;
+	}
+	if (access(value, R_OK) < 0) {
+		snprintf(errmsg, errlen, "cannot read '%s': %s", value, strerror(errno));
+		return -EINVAL;
+	}
+	snprintf(field, size, "%s", value);
+	return 0;
+}
+
+static int parse_users_key(const char *value, void *field, char *errmsg, size_t errlen)
+{
+	int r = basic_auth_users_parse(value, field);
+
+	if (r == -E2BIG)
+		snprintf(errmsg, errlen, "more than %d users", BASIC_AUTH_USERS_MAX);
+	else if (r == -ENAMETOOLONG)
+		snprintf(errmsg, errlen, "a user name longer than %d bytes or a hash longer than %d",
+			 BASIC_AUTH_NAME_SIZE - 1, BASIC_AUTH_HASH_SIZE - 1);
+	else if (r < 0)
+		snprintf(errmsg, errlen, "expected space-separated USER:HASH pairs with crypt(3) hashes "
+			 "(e.g. from 'mkpasswd -m yescrypt')");
+	return r < 0 ? -EINVAL : 0;
+}
+
+#define DAEMON struct daemon_config
+
+/* The order is that of daemon_line[]: check_consistency() names lines by index. */
+enum { KEY_SAMPLE_INTERVAL = 2, KEY_TLS_CERT_FILE = 12, KEY_TLS_KEY_FILE = 13 };
+
+static const struct config_key daemon_keys[] = {
+	CONFIG_KEY_CUSTOM("listen", DAEMON, listen, parse_listen),
+	CONFIG_KEY_DURATION("window", DAEMON, window_msec, WINDOW_MSEC_MIN, WINDOW_MSEC_MAX),
+	{ .name = "sample_interval", .kind = CONFIG_KEY_DURATION, CONFIG_FIELD(DAEMON, sample_msec),
+	  .min = SAMPLE_MSEC_MIN, .max = WINDOW_MSEC_MAX, .max_text = "the window length" },
+	{ .name = "history", .kind = CONFIG_KEY_UINT, CONFIG_FIELD(DAEMON, history), .min = HISTORY_MIN,
+	  .max = HISTORY_MAX, .what = "a number of windows" },
+	CONFIG_KEY_CUSTOM("log_level", DAEMON, log_level, parse_log_level_key),
+	CONFIG_KEY_UINT("max_series", DAEMON, max_series, MAX_SERIES_MIN, MAX_SERIES_MAX),
+	CONFIG_KEY_UINT("max_connections", DAEMON, max_connections, MAX_CONNECTIONS_MIN, MAX_CONNECTIONS_MAX),
+	CONFIG_KEY_DURATION("event_gate", DAEMON, event_gate_msec, 0, EVENT_GATE_MSEC_MAX),
+	CONFIG_KEY_UINT("event_history", DAEMON, event_history, EVENT_HISTORY_MIN, EVENT_HISTORY_MAX),
+	{ .name = "event_buffer_bytes", .kind = CONFIG_KEY_UINT, CONFIG_FIELD(DAEMON, event_buffer_bytes),
+	  .min = EVENT_BUFFER_MIN, .max = EVENT_BUFFER_MAX, .what = "a number of bytes" },
+	CONFIG_KEY_BOOL("debug_pause_events", DAEMON, debug_pause_events),
+	CONFIG_KEY_BOOL("drop_capabilities", DAEMON, drop_capabilities),
+	CONFIG_KEY_CUSTOM("tls_cert_file", DAEMON, tls_cert_file, parse_tls_file),
+	CONFIG_KEY_CUSTOM("tls_key_file", DAEMON, tls_key_file, parse_tls_file),
+	CONFIG_KEY_CUSTOM("basic_auth_users", DAEMON, basic_auth, parse_users_key),
+	CONFIG_KEY_BOOL("debug_perf_buffer", DAEMON, debug_perf_buffer),
+};
+_Static_assert(ARRAY_SIZE(daemon_keys) <= ARRAY_SIZE(((struct parse_state *)NULL)->daemon_line),
+	       "a daemon key without a daemon_line[] slot");
 
 static int daemon_key(struct parse_state *st, const char *key, const char *value, unsigned line)
 {
-	static const char *const keys[] = {
-		"listen", "window", "sample_interval", "history", "log_level", "max_series", "max_connections",
-		"event_gate", "event_history", "event_buffer_bytes", "debug_pause_events", "drop_capabilities",
-		"tls_cert_file", "tls_key_file", "basic_auth_users", "debug_perf_buffer",
-	};
-	struct daemon_config *d = &st->cfg->daemon;
-	uint64_t v;
+	const struct config_key *k = config_key_find(daemon_keys, ARRAY_SIZE(daemon_keys), key);
+	char msg[384] = "";
 	size_t i;
-	int r = 0;
 
-	for (i = 0; i < ARRAY_SIZE(keys); i++)
-		if (strcmp(key, keys[i]) == 0)
-			break;
-	if (i == ARRAY_SIZE(keys)) {
+	if (!k) {
 		config_error_set(st->err, st->file, line, "daemon", key, "unknown key");
 		return -EINVAL;
 	}
+	i = (size_t)(k - daemon_keys);
 	if (st->daemon_seen & (1u << i)) {
 		config_error_set(st->err, st->file, line, "daemon", key, "set more than once");
 		return -EINVAL;
 	}
 	st->daemon_seen |= 1u << i;
 	st->daemon_line[i] = line;
-
-	switch (i) {
-	case 0: {
-		struct listen_addr a;
-
-		if (strlen(value) >= sizeof(d->listen) || listen_addr_parse(value, &a) < 0) {
-			config_error_set(st->err, st->file, line, "daemon", key,
-					 "'%s' is not ADDR:PORT (e.g. 127.0.0.1:9577, [::1]:9577, :9577)", value);
-			return -EINVAL;
-		}
-		snprintf(d->listen, sizeof(d->listen), "%s", value);
-		return 0;
+	if (config_key_parse(k, &st->cfg->daemon, value, msg, sizeof(msg)) < 0) {
+		config_error_set(st->err, st->file, line, "daemon", key, "%s", msg);
+		return -EINVAL;
 	}
-	case 1:
-		r = config_parse_duration_msec(value, WINDOW_MSEC_MIN, WINDOW_MSEC_MAX, &v);
-		if (r < 0) {
-			config_error_set(st->err, st->file, line, "daemon", key,
-					 "'%s' is not a duration between %ums and %us", value,
-					 WINDOW_MSEC_MIN, WINDOW_MSEC_MAX / 1000);
-			return -EINVAL;
-		}
-		d->window_msec = (uint32_t)v;
-		return 0;
-	case 2:
-		r = config_parse_duration_msec(value, SAMPLE_MSEC_MIN, WINDOW_MSEC_MAX, &v);
-		if (r < 0) {
-			config_error_set(st->err, st->file, line, "daemon", key,
-					 "'%s' is not a duration between %ums and the window length", value,
-					 SAMPLE_MSEC_MIN);
-			return -EINVAL;
-		}
-		d->sample_msec = (uint32_t)v;
-		return 0;
-	case 3:
-		r = config_parse_uint(value, HISTORY_MIN, HISTORY_MAX, &v);
-		if (r < 0) {
-			config_error_set(st->err, st->file, line, "daemon", key,
-					 "'%s' is not a number of windows between %u and %u", value, HISTORY_MIN,
-					 HISTORY_MAX);
-			return -EINVAL;
-		}
-		d->history = (uint32_t)v;
-		return 0;
-	case 4:
-		if (config_parse_log_level(value, &d->log_level) < 0) {
-			config_error_set(st->err, st->file, line, "daemon", key,
-					 "'%s' is not one of err, warning, notice, info, debug", value);
-			return -EINVAL;
-		}
-		return 0;
-	case 5:
-		r = config_parse_uint(value, MAX_SERIES_MIN, MAX_SERIES_MAX, &v);
-		if (r < 0) {
-			config_error_set(st->err, st->file, line, "daemon", key,
-					 "'%s' is not a number between %u and %u", value, MAX_SERIES_MIN,
-					 MAX_SERIES_MAX);
-			return -EINVAL;
-		}
-		d->max_series = (uint32_t)v;
-		return 0;
-	case 6:
-		r = config_parse_uint(value, MAX_CONNECTIONS_MIN, MAX_CONNECTIONS_MAX, &v);
-		if (r < 0) {
-			config_error_set(st->err, st->file, line, "daemon", key,
-					 "'%s' is not a number between %u and %u", value, MAX_CONNECTIONS_MIN,
-					 MAX_CONNECTIONS_MAX);
-			return -EINVAL;
-		}
-		d->max_connections = (uint32_t)v;
-		return 0;
-	case 7:
-		r = config_parse_duration_msec(value, 0, EVENT_GATE_MSEC_MAX, &v);
-		if (r < 0) {
-			config_error_set(st->err, st->file, line, "daemon", key,
-					 "'%s' is not a duration between 0 and %us", value, EVENT_GATE_MSEC_MAX / 1000);
-			return -EINVAL;
-		}
-		d->event_gate_msec = (uint32_t)v;
-		return 0;
-	case 8:
-		r = config_parse_uint(value, EVENT_HISTORY_MIN, EVENT_HISTORY_MAX, &v);
-		if (r < 0) {
-			config_error_set(st->err, st->file, line, "daemon", key,
-					 "'%s' is not a number between %u and %u", value, EVENT_HISTORY_MIN,
-					 EVENT_HISTORY_MAX);
-			return -EINVAL;
-		}
-		d->event_history = (uint32_t)v;
-		return 0;
-	case 9:
-		r = config_parse_uint(value, EVENT_BUFFER_MIN, EVENT_BUFFER_MAX, &v);
-		if (r < 0) {
-			config_error_set(st->err, st->file, line, "daemon", key,
-					 "'%s' is not a number of bytes between %u and %u", value, EVENT_BUFFER_MIN,
-					 EVENT_BUFFER_MAX);
-			return -EINVAL;
-		}
-		d->event_buffer_bytes = (uint32_t)v;
-		return 0;
-	case 10:
-		if (config_parse_bool(value, &d->debug_pause_events) < 0) {
-			config_error_set(st->err, st->file, line, "daemon", key, "'%s' is not a boolean", value);
-			return -EINVAL;
-		}
-		return 0;
-	case 11:
-		if (config_parse_bool(value, &d->drop_capabilities) < 0) {
-			config_error_set(st->err, st->file, line, "daemon", key, "'%s' is not a boolean", value);
-			return -EINVAL;
-		}
-		return 0;
-	case 12:
-	case 13: {
-		char *dst = i == 12 ? d->tls_cert_file : d->tls_key_file;
-
-		if (value[0] != '/' || strlen(value) >= sizeof(d->tls_cert_file)) {
-			config_error_set(st->err, st->file, line, "daemon", key, "'%s' is not an absolute path", value);
-			return -EINVAL;
-		}
-		if (access(value, R_OK) < 0) {
-			config_error_set(st->err, st->file, line, "daemon", key, "cannot read '%s': %s", value,
-					 strerror(errno));
-			return -EINVAL;
-		}
-		snprintf(dst, sizeof(d->tls_cert_file), "%s", value);
-		return 0;
-	}
-	case 14:
-		if (strlen(value) >= sizeof(d->basic_auth_users) || basic_auth_users_valid(value) < 0) {
-			config_error_set(st->err, st->file, line, "daemon", key,
-					 "expected space-separated USER:HASH pairs with crypt(3) hashes "
-					 "(e.g. from 'mkpasswd -m yescrypt')");
-			return -EINVAL;
-		}
-		snprintf(d->basic_auth_users, sizeof(d->basic_auth_users), "%s", value);
-		return 0;
-	case 15:
-		if (config_parse_bool(value, &d->debug_perf_buffer) < 0) {
-			config_error_set(st->err, st->file, line, "daemon", key, "'%s' is not a boolean", value);
-			return -EINVAL;
-		}
-		return 0;
-	}
-	return -EINVAL;
+	return 0;
 }
 
 static int add_collector_section(struct parse_state *st, const char *name, unsigned line)
@@ -633,7 +583,7 @@ static int check_consistency(struct parse_state *st)
 	/* Only a sample_interval from the file can exceed the window: the
 	 * default (100ms) is the smallest window allowed. */
 	if (c->daemon.sample_msec > c->daemon.window_msec) {
-		config_error_set(st->err, st->file, st->daemon_line[2], "daemon", "sample_interval",
+		config_error_set(st->err, st->file, st->daemon_line[KEY_SAMPLE_INTERVAL], "daemon", "sample_interval",
 				 "%ums is longer than the window (%ums)", c->daemon.sample_msec,
 				 c->daemon.window_msec);
 		return -EINVAL;
@@ -641,8 +591,8 @@ static int check_consistency(struct parse_state *st)
 	if (!c->daemon.tls_cert_file[0] != !c->daemon.tls_key_file[0]) {
 		bool has_cert = c->daemon.tls_cert_file[0];
 
-		config_error_set(st->err, st->file, st->daemon_line[has_cert ? 12 : 13], "daemon",
-				 has_cert ? "tls_cert_file" : "tls_key_file",
+		config_error_set(st->err, st->file, st->daemon_line[has_cert ? KEY_TLS_CERT_FILE : KEY_TLS_KEY_FILE],
+				 "daemon", has_cert ? "tls_cert_file" : "tls_key_file",
 				 "TLS needs both tls_cert_file and tls_key_file");
 		return -EINVAL;
 	}

@@ -7,6 +7,16 @@
 #include "fileio.h"
 #include "macro.h"
 
+ssize_t pread_retrying(int fd, void *buf, size_t n, off_t offset)
+{
+	ssize_t r;
+
+	do
+		r = pread(fd, buf, n, offset);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? -errno : r;
+}
+
 int procfile_open(struct procfile *pf, const char *path, size_t max)
 {
 	*pf = (struct procfile){ .fd = -1, .max = max };
@@ -36,12 +46,9 @@ int procfile_read(struct procfile *pf, const char **data, size_t *len)
 		}
 		/* seq_file may hand out the text in pieces; read until EOF or the buffer is full. */
 		for (;;) {
-			n = pread(pf->fd, pf->buf + got, pf->cap - 1 - got, (off_t)got);
-			if (n < 0) {
-				if (errno == EINTR)
-					continue;
-				return -errno;
-			}
+			n = pread_retrying(pf->fd, pf->buf + got, pf->cap - 1 - got, (off_t)got);
+			if (n < 0)
+				return (int)n;
 			if (n == 0)
 				break;
 			got += (size_t)n;

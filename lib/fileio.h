@@ -3,6 +3,7 @@
 #define MEMWATCH_FILEIO_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* A /proc or cgroupfs file kept open and re-read with pread() from offset 0:
  * seq_file regenerates the text on each read, and we save open+close on
@@ -13,6 +14,9 @@ struct procfile {
 	size_t cap;
 	size_t max; /* refuse files larger than this */
 };
+
+/* pread(), retried on EINTR; the count or -errno. */
+ssize_t pread_retrying(int fd, void *buf, size_t n, off_t offset);
 
 int procfile_open(struct procfile *pf, const char *path, size_t max);
 /* On success *data points into pf's buffer, NUL-terminated, valid until the next read. */

@@ -41,48 +41,6 @@ int http_windows_parse(const char *arg, uint64_t *ret)
 	return 0;
 }
 
-void http_credentials_free(struct http_credential *c, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		free(c[i].name);
-		free(c[i].hash);
-		c[i].name = c[i].hash = NULL;
-	}
-}
-
-int http_credentials_parse(const char *list, struct http_credential *out, size_t max, size_t *n)
-{
-	const char *p = list ? list : "";
-	size_t k = 0;
-
-	p += strspn(p, " \t");
-	while (*p) {
-		size_t len = strcspn(p, " \t");
-		const char *colon = memchr(p, ':', len);
-
-		if (colon) {
-			if (k == max) {
-				*n = k;
-				return -E2BIG;
-			}
-			out[k].name = strndup(p, (size_t)(colon - p));
-			out[k].hash = strndup(colon + 1, len - (size_t)(colon - p) - 1);
-			if (!out[k].name || !out[k].hash) {
-				http_credentials_free(out, k + 1);
-				*n = 0;
-				return -ENOMEM;
-			}
-			k++;
-		}
-		p += len;
-		p += strspn(p, " \t");
-	}
-	*n = k;
-	return 0;
-}
-
 bool http_equal_constant_time(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b), i;

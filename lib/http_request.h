@@ -26,18 +26,6 @@ enum http_endpoint http_endpoint_of(const char *path);
  * -EINVAL on a bad form or zero, -ERANGE past UINT64_MAX. */
 int http_windows_parse(const char *arg, uint64_t *ret);
 
-/* basic_auth_users: "USER:HASH" pairs separated by blanks; a word without a
- * colon is skipped. */
-struct http_credential {
-	char *name;
-	char *hash;
-};
-
-/* Fills out[0..*n). Returns 0; -E2BIG when there are more than max pairs (the
- * first max are kept, *n = max); -ENOMEM (nothing kept, *n = 0). */
-int http_credentials_parse(const char *list, struct http_credential *out, size_t max, size_t *n);
-void http_credentials_free(struct http_credential *c, size_t n);
-
 /* Compares two strings in time that depends only on their lengths. */
 bool http_equal_constant_time(const char *a, const char *b);
 

@@ -8,16 +8,11 @@
 #include "fileio.h"
 #include "macro.h"
 #include "meminfo.h"
+#include "parse.h"
 
-struct meminfo_field {
-	const char *key;
-	size_t offset;
-	unsigned flag;
-};
+#define FIELD(k, m, f) PARSE_FIELD(struct meminfo, k, m, f)
 
-#define FIELD(k, m, f) { k, offsetof(struct meminfo, m), f }
-
-static const struct meminfo_field meminfo_fields[] = {
+static const struct parse_field meminfo_fields[] = {
 	FIELD("MemTotal", total, MEMINFO_HAS_TOTAL),
 	FIELD("MemFree", free, MEMINFO_HAS_FREE),
 	FIELD("MemAvailable", available, MEMINFO_HAS_AVAILABLE),
@@ -38,53 +33,23 @@ static const struct meminfo_field meminfo_fields[] = {
 	FIELD("CommitLimit", commit_limit, MEMINFO_HAS_COMMIT_LIMIT),
 };
 
-/* '\r' is deliberately not a blank here: it is only stripped at line end
- * (CRLF), anything else with a CR in it is treated as garbage. */
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
-static bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static const struct meminfo_field *field_lookup(const char *key, size_t n)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(meminfo_fields); i++)
-		/* memcmp, not strncmp: key may contain NUL bytes */
-		if (strlen(meminfo_fields[i].key) == n &&
-		    memcmp(meminfo_fields[i].key, key, n) == 0)
-			return &meminfo_fields[i];
-	return NULL;
-}
-
 /* Parses "<blanks><digits><blanks>kB" (trailing blanks already trimmed).
  * Returns 0 with the value in bytes, 1 if the text is a strict prefix of a
  * valid value (e.g. "1234" or "1234 k", as left behind by a short read),
  * or -EINVAL. */
 static int parse_kb_value(const char *p, const char *end, uint64_t *ret)
 {
-	uint64_t v = 0;
-	bool any = false;
+	uint64_t v;
+	int r;
 
-	while (p < end && is_blank(*p))
-		p++;
+	p = parse_skip_blanks(p, end);
+	if (p == end)
+		return 1;
+	r = parse_u64_prefix(&p, end, &v);
+	if (r < 0)
+		return -EINVAL;
 
-	for (; p < end && is_digit(*p); p++) {
-		unsigned d = (unsigned) (*p - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			return -EINVAL;
-		v = v * 10 + d;
-		any = true;
-	}
-	if (!any)
-		return p == end ? 1 : -EINVAL;
-
-	while (p < end && is_blank(*p))
-		p++;
+	p = parse_skip_blanks(p, end);
 	if (p == end)
 		return 1;
 	if (*p++ != 'k')
@@ -101,27 +66,24 @@ static int parse_kb_value(const char *p, const char *end, uint64_t *ret)
 	return 0;
 }
 
-static int parse_line(const char *p, const char *end, bool terminated, struct meminfo *mi)
+static int parse_line(const struct parse_line *line, void *userdata)
 {
-	const struct meminfo_field *f;
-	const char *colon, *key_end;
+	const char *p = line->start, *end = line->end, *colon, *key_end;
+	const struct parse_field *f;
+	struct meminfo *mi = userdata;
 	uint64_t v;
 	int r;
 
-	while (p < end && is_blank(*p))
-		p++;
-	while (end > p && (is_blank(end[-1]) || end[-1] == '\r'))
-		end--;
-
+	parse_trim(&p, &end);
 	colon = memchr(p, ':', (size_t) (end - p));
 	if (!colon)
 		return 0; /* blank line or garbage without a key */
 
 	key_end = colon;
-	while (key_end > p && is_blank(key_end[-1]))
+	while (key_end > p && parse_is_blank(key_end[-1]))
 		key_end--;
 
-	f = field_lookup(p, (size_t) (key_end - p));
+	f = parse_field_lookup(meminfo_fields, ARRAY_SIZE(meminfo_fields), p, (size_t) (key_end - p));
 	if (!f)
 		return 0; /* unknown keys are not validated at all */
 
@@ -133,40 +95,28 @@ static int parse_line(const char *p, const char *end, bool terminated, struct me
 		 * On an unterminated last line it is a short read: the digits
 		 * may be cut off, so drop the value rather than trust it or
 		 * reject the whole snapshot. */
-		if (terminated)
+		if (line->terminated)
 			return -EINVAL;
 		return 0;
 	}
 
 	/* Duplicate keys: last one wins, later text is the fresher one if
 	 * reads were concatenated. */
-	memcpy((char *) mi + f->offset, &v, sizeof(v));
-	mi->present |= f->flag;
+	parse_field_set(mi, &mi->present, f, v);
 	return 0;
 }
 
 int meminfo_parse(const char *buf, size_t len, struct meminfo *out)
 {
 	struct meminfo mi = {0};
-	const char *p, *end;
 	int r;
 
-	if (!out || (!buf && len > 0))
-		return -EINVAL;
-	if (len == 0)
-		return -EINVAL; /* no MemTotal; also avoids NULL + 0 */
+	if (!out || !parse_text_present(buf, len))
+		return -EINVAL; /* no MemTotal */
 
-	p = buf;
-	end = buf + len;
-	while (p < end) {
-		const char *eol = memchr(p, '\n', (size_t) (end - p));
-
-		r = parse_line(p, eol ? eol : end, eol != NULL, &mi);
-		if (r < 0)
-			return r;
-
-		p = eol ? eol + 1 : end;
-	}
+	r = parse_lines(buf, len, parse_line, &mi);
+	if (r < 0)
+		return r;
 
 	if (!(mi.present & MEMINFO_HAS_TOTAL) || !(mi.present & MEMINFO_HAS_FREE))
 		return -EINVAL;

@@ -5,18 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include "netaddr.h"
+#include "parse.h"
 
 static int parse_port(const char *s, unsigned *port)
 {
-	unsigned long v = 0;
+	uint64_t v;
 
-	if (!*s || strlen(s) > 5)
+	if (strlen(s) > 5 || parse_u64(s, s + strlen(s), &v) < 0)
 		return -EINVAL;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -EINVAL;
-		v = v * 10 + (unsigned long)(*s - '0');
-	}
 	if (v == 0 || v > 65535)
 		return -EINVAL;
 	*port = (unsigned)v;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "macro.h"
+#include "parse.h"
 #include "procstat.h"
 
 /* Number of the last field we need (rss). */
@@ -31,17 +32,6 @@ static const struct procstat_field procstat_fields[] = {
 	FIELD(24, rss_pages),
 };
 
-/* The kernel separates fields with one space; tabs are tolerated. */
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
-static bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
 static bool is_letter(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
@@ -53,7 +43,7 @@ static bool is_token_end(const char *p, const char *end)
 {
 	if (p == end)
 		return false;
-	if (is_blank(*p) || *p == '\n')
+	if (parse_is_blank(*p) || *p == '\n')
 		return true;
 	return *p == '\r' && p + 1 < end && p[1] == '\n';
 }
@@ -62,18 +52,10 @@ static bool is_token_end(const char *p, const char *end)
 static int parse_u64_token(const char **p, const char *end, uint64_t *ret)
 {
 	const char *s = *p;
-	uint64_t v = 0;
+	uint64_t v;
 
-	if (s == end || !is_digit(*s))
+	if (parse_u64_prefix(&s, end, &v) < 0)
 		return -EINVAL;
-
-	for (; s < end && is_digit(*s); s++) {
-		unsigned d = (unsigned) (*s - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			return -EINVAL;
-		v = v * 10 + d;
-	}
 	if (!is_token_end(s, end))
 		return -EINVAL;
 
@@ -89,9 +71,9 @@ static int skip_int_token(const char **p, const char *end)
 
 	if (s < end && *s == '-')
 		s++;
-	if (s == end || !is_digit(*s))
+	if (s == end || !parse_is_digit(*s))
 		return -EINVAL;
-	while (s < end && is_digit(*s))
+	while (s < end && parse_is_digit(*s))
 		s++;
 	if (!is_token_end(s, end))
 		return -EINVAL;
@@ -105,12 +87,9 @@ static int skip_separator(const char **p, const char *end)
 {
 	const char *s = *p;
 
-	if (s == end || !is_blank(*s))
+	if (s == end || !parse_is_blank(*s))
 		return -EINVAL;
-	while (s < end && is_blank(*s))
-		s++;
-
-	*p = s;
+	*p = parse_skip_blanks(s, end);
 	return 0;
 }
 
@@ -122,10 +101,8 @@ int procstat_parse(const char *buf, size_t len, struct procstat *out)
 	uint64_t pid;
 	int r;
 
-	if (!out || (!buf && len > 0))
+	if (!out || !parse_text_present(buf, len))
 		return -EINVAL;
-	if (len == 0)
-		return -EINVAL; /* also avoids NULL + 0 */
 
 	p = buf;
 	end = buf + len;

@@ -132,22 +132,22 @@ int snapshot_ring_resize(struct snapshot_ring *ring, size_t capacity)
 	return 0;
 }
 
-size_t snapshot_ring_capacity(struct snapshot_ring *ring)
+static size_t locked_read(struct snapshot_ring *ring, const size_t *field)
 {
 	size_t n;
 
 	pthread_mutex_lock(&ring->lock);
-	n = ring->capacity;
+	n = *field;
 	pthread_mutex_unlock(&ring->lock);
 	return n;
 }
 
+size_t snapshot_ring_capacity(struct snapshot_ring *ring)
+{
+	return locked_read(ring, &ring->capacity);
+}
+
 size_t snapshot_ring_count(struct snapshot_ring *ring)
 {
-	size_t n;
-
-	pthread_mutex_lock(&ring->lock);
-	n = ring->count;
-	pthread_mutex_unlock(&ring->lock);
-	return n;
+	return locked_read(ring, &ring->count);
 }

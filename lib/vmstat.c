@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "macro.h"
+#include "parse.h"
 #include "vmstat.h"
 
 /* The kernel's zone names as printed in "<item>_<zone>" keys (TEXTS_FOR_ZONES
@@ -52,23 +53,6 @@ struct field_state {
 	bool dropped;   /* a key of it was cut by a short read */
 };
 
-/* '\r' is deliberately not a blank: it is only stripped at line end (CRLF). */
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
-static bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-/* memcmp, not strncmp: the text may contain NUL bytes. */
-static bool token_eq(const char *p, size_t n, const char *s)
-{
-	return strlen(s) == n && memcmp(p, s, n) == 0;
-}
-
 /* Finds the field and slot a key feeds, or returns false. */
 static bool field_lookup(const char *key, size_t n, size_t *ret_field, size_t *ret_slot)
 {
@@ -76,7 +60,7 @@ static bool field_lookup(const char *key, size_t n, size_t *ret_field, size_t *r
 		const struct vmstat_field *f = &vmstat_fields[i];
 		size_t klen = strlen(f->key);
 
-		if (f->plain && token_eq(key, n, f->key)) {
+		if (f->plain && parse_token_eq(key, n, f->key)) {
 			*ret_field = i;
 			*ret_slot = 0;
 			return true;
@@ -86,7 +70,7 @@ static bool field_lookup(const char *key, size_t n, size_t *ret_field, size_t *r
 			continue;
 
 		for (size_t z = 0; z < VMSTAT_ZONES; z++)
-			if (token_eq(key + klen + 1, n - klen - 1, zone_names[z])) {
+			if (parse_token_eq(key + klen + 1, n - klen - 1, zone_names[z])) {
 				*ret_field = i;
 				*ret_slot = 1 + z;
 				return true;
@@ -96,45 +80,18 @@ static bool field_lookup(const char *key, size_t n, size_t *ret_field, size_t *r
 	return false;
 }
 
-/* Parses "<digits>" filling [p, end). Returns 0, 1 when empty, or -EINVAL on
- * anything else (sign, junk, overflow). */
-static int parse_u64(const char *p, const char *end, uint64_t *ret)
+static int parse_line(const struct parse_line *line, void *userdata)
 {
-	uint64_t v = 0;
-
-	if (p == end)
-		return 1;
-
-	for (; p < end; p++) {
-		unsigned d;
-
-		if (!is_digit(*p))
-			return -EINVAL;
-		d = (unsigned) (*p - '0');
-		if (v > (UINT64_MAX - d) / 10)
-			return -EINVAL;
-		v = v * 10 + d;
-	}
-
-	*ret = v;
-	return 0;
-}
-
-static int parse_line(const char *p, const char *end, bool terminated, struct field_state *st)
-{
-	const char *key, *raw_end = end;
+	const char *p = line->start, *end = line->end, *key, *raw_end = end;
+	bool terminated = line->terminated;
+	struct field_state *st = userdata;
 	size_t field, slot;
 	uint64_t v;
 	int r;
 
-	while (p < end && is_blank(*p))
-		p++;
-	while (end > p && (is_blank(end[-1]) || end[-1] == '\r'))
-		end--;
-
+	parse_trim(&p, &end);
 	key = p;
-	while (p < end && !is_blank(*p))
-		p++;
+	p = parse_word_end(p, end);
 	/* A key running into the end of a short read may itself be cut
 	 * ("pgscan_direct" of "pgscan_direct_throttle"): not a key yet. */
 	if (!terminated && p == raw_end)
@@ -142,19 +99,18 @@ static int parse_line(const char *p, const char *end, bool terminated, struct fi
 	if (!field_lookup(key, (size_t) (p - key), &field, &slot))
 		return 0; /* unknown keys, blank lines and garbage are not validated */
 
-	while (p < end && is_blank(*p))
-		p++;
+	p = parse_skip_blanks(p, end);
 
 	r = parse_u64(p, end, &v);
-	if (r < 0)
-		return r;
+	if (r < 0 && r != -ENODATA)
+		return -EINVAL;
 	if (!terminated) {
 		/* Short read: the digits may be cut off. Drop the whole field
 		 * rather than report a number (or a partial sum) that is wrong. */
 		st[field].dropped = true;
 		return 0;
 	}
-	if (r > 0)
+	if (r < 0)
 		return -EINVAL; /* known key without a value */
 
 	/* Duplicate keys: last one wins, as in meminfo_parse(). */
@@ -167,25 +123,14 @@ int vmstat_parse(const char *buf, size_t len, struct vmstat *out)
 {
 	struct field_state st[ARRAY_SIZE(vmstat_fields)] = {0};
 	struct vmstat vs = {0};
-	const char *p, *end;
 	int r;
 
-	if (!out || (!buf && len > 0))
-		return -EINVAL;
-	if (len == 0)
-		return -EINVAL; /* never a valid /proc/vmstat; also avoids NULL + 0 */
+	if (!out || !parse_text_present(buf, len))
+		return -EINVAL; /* never a valid /proc/vmstat */
 
-	p = buf;
-	end = buf + len;
-	while (p < end) {
-		const char *eol = memchr(p, '\n', (size_t) (end - p));
-
-		r = parse_line(p, eol ? eol : end, eol != NULL, st);
-		if (r < 0)
-			return r;
-
-		p = eol ? eol + 1 : end;
-	}
+	r = parse_lines(buf, len, parse_line, st);
+	if (r < 0)
+		return r;
 
 	for (size_t i = 0; i < ARRAY_SIZE(vmstat_fields); i++) {
 		uint64_t sum = 0;

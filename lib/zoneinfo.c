@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "macro.h"
+#include "parse.h"
 #include "zoneinfo.h"
 
 #define ZONEINFO_MAX_ZONE_TYPES 8
@@ -30,62 +31,16 @@ struct zone_parse {
 	unsigned n_protection;
 };
 
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r';
-}
-
-static bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-/* Unsigned decimal; advances *p. */
-static int parse_u64(const char **p, const char *end, uint64_t *ret)
-{
-	uint64_t v = 0;
-	bool any = false;
-
-	for (; *p < end && is_digit(**p); (*p)++) {
-		unsigned d = (unsigned)(**p - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			return -EINVAL;
-		v = v * 10 + d;
-		any = true;
-	}
-	if (!any)
-		return -EINVAL;
-	*ret = v;
-	return 0;
-}
-
 static void skip_blanks(const char **p, const char *end)
 {
-	while (*p < end && is_blank(**p))
-		(*p)++;
-}
-
-/* The next word: up to a blank. */
-static size_t word(const char *p, const char *end)
-{
-	const char *q = p;
-
-	while (q < end && !is_blank(*q))
-		q++;
-	return (size_t)(q - p);
-}
-
-static bool word_is(const char *p, size_t n, const char *w)
-{
-	return strlen(w) == n && memcmp(p, w, n) == 0;
+	*p = parse_skip_blanks(*p, end);
 }
 
 /* "<number>" and nothing else on the rest of the line. */
 static int parse_sole_value(const char *p, const char *end, uint64_t *ret)
 {
 	skip_blanks(&p, end);
-	if (parse_u64(&p, end, ret) < 0)
+	if (parse_u64_prefix(&p, end, ret) < 0)
 		return -EINVAL;
 	skip_blanks(&p, end);
 	return p == end ? 0 : -EINVAL;
@@ -102,7 +57,7 @@ static int parse_protection(const char *p, const char *end, struct zone_parse *z
 		uint64_t v;
 
 		skip_blanks(&p, end);
-		if (parse_u64(&p, end, &v) < 0)
+		if (parse_u64_prefix(&p, end, &v) < 0)
 			return -EINVAL;
 		if (z->n_protection < ZONEINFO_MAX_ZONE_TYPES)
 			z->protection[z->n_protection++] = v;
@@ -157,13 +112,13 @@ static int zone_start(const char *p, const char *end, struct zone_parse *z, stru
 
 	p += strlen("Node");
 	skip_blanks(&p, end);
-	if (parse_u64(&p, end, &node) < 0 || node > 1u << 20)
+	if (parse_u64_prefix(&p, end, &node) < 0 || node > 1u << 20)
 		return -EINVAL;
 	if (p == end || *p++ != ',')
 		return -EINVAL;
 	skip_blanks(&p, end);
-	n = word(p, end);
-	if (!word_is(p, n, "zone"))
+	n = (size_t)(parse_word_end(p, end) - p);
+	if (!parse_token_eq(p, n, "zone"))
 		return -EINVAL;
 	p += n;
 	skip_blanks(&p, end);
@@ -189,11 +144,10 @@ static int parse_line(const char *p, const char *end, struct zone_parse *z, stru
 	unsigned flag = 0;
 	size_t n;
 
-	while (end > p && is_blank(end[-1]))
-		end--;
-	if (p < end && !is_blank(*p)) {
+	end = parse_trim_end(p, end);
+	if (p < end && !parse_is_blank(*p)) {
 		/* Only zone headers start in the first column. */
-		if (end - p >= 4 && memcmp(p, "Node", 4) == 0 && (end - p == 4 || is_blank(p[4]))) {
+		if (end - p >= 4 && memcmp(p, "Node", 4) == 0 && (end - p == 4 || parse_is_blank(p[4]))) {
 			int r = zone_finish(z, out);
 
 			return r < 0 ? r : zone_start(p, end, z, out);
@@ -203,23 +157,23 @@ static int parse_line(const char *p, const char *end, struct zone_parse *z, stru
 	if (!z->open)
 		return 0;
 	skip_blanks(&p, end);
-	n = word(p, end);
-	if (word_is(p, n, "pages")) {
+	n = (size_t)(parse_word_end(p, end) - p);
+	if (parse_token_eq(p, n, "pages")) {
 		p += n;
 		skip_blanks(&p, end);
-		n = word(p, end);
-		if (!word_is(p, n, "free"))
+		n = (size_t)(parse_word_end(p, end) - p);
+		if (!parse_token_eq(p, n, "free"))
 			return 0;
 		target = &z->free, flag = HAS_FREE;
-	} else if (word_is(p, n, "low")) {
+	} else if (parse_token_eq(p, n, "low")) {
 		target = &z->low, flag = HAS_LOW;
-	} else if (word_is(p, n, "high")) {
+	} else if (parse_token_eq(p, n, "high")) {
 		target = &z->high, flag = HAS_HIGH;
-	} else if (word_is(p, n, "boost")) {
+	} else if (parse_token_eq(p, n, "boost")) {
 		target = &z->boost;
-	} else if (word_is(p, n, "managed")) {
+	} else if (parse_token_eq(p, n, "managed")) {
 		target = &z->managed, flag = HAS_MANAGED;
-	} else if (word_is(p, n, "protection:")) {
+	} else if (parse_token_eq(p, n, "protection:")) {
 		if (z->present & HAS_PROTECTION)
 			return 0;
 		z->present |= HAS_PROTECTION;

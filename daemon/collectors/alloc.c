@@ -23,6 +23,7 @@
 #include "event_channel.h"
 #include "fileio.h"
 #include "vmstat.h"
+#include "vmstat_source.h"
 
 DEFINE_BPF_SKEL_OPS(alloc_bpf);
 
@@ -41,8 +42,7 @@ struct alloc_state {
 	int flavour;             /* the attach key it was started with */
 	char vmstat_path[256];
 	struct bpf_attachment bpf;
-	struct procfile vmstat;
-	bool have_vmstat;
+	struct vmstat_source *vmstat; /* NULL: not readable */
 	int ncpus;
 	struct alloc_counters *percpu;
 	long page_size;
@@ -61,23 +61,15 @@ static void alloc_config_defaults(void *cfg)
 	snprintf(c->vmstat_path, sizeof(c->vmstat_path), "/proc/vmstat");
 }
 
+static const struct config_key alloc_keys[] = {
+	BPF_ATTACH_KEY(struct alloc_config, flavour),
+	CONFIG_KEY_BOOL("trace", struct alloc_config, trace),
+	CONFIG_KEY_PATH("vmstat_path", struct alloc_config, vmstat_path),
+};
+
 static int alloc_configure(void *cfg, const char *key, const char *value, char *errmsg, size_t errlen)
 {
-	struct alloc_config *c = cfg;
-
-	if (strcmp(key, "attach") == 0)
-		return bpf_parse_attach_key(value, &c->flavour, errmsg, errlen);
-	if (strcmp(key, "trace") == 0) {
-		if (config_parse_bool(value, &c->trace) < 0) {
-			snprintf(errmsg, errlen, "'%s' is not a boolean (yes/no, true/false, on/off, 1/0)", value);
-			return -EINVAL;
-		}
-		return 0;
-	}
-	if (strcmp(key, "vmstat_path") == 0) {
-		return config_parse_path(value, c->vmstat_path, sizeof(c->vmstat_path), errmsg, errlen);
-	}
-	return -ENOENT;
+	return config_key_apply(alloc_keys, ARRAY_SIZE(alloc_keys), cfg, key, value, errmsg, errlen);
 }
 
 static int alloc_probe(const void *cfg, struct collector_status *st)
@@ -103,13 +95,12 @@ static int start_vmstat(struct alloc_state *s, const struct alloc_config *c, str
 	int r;
 
 	snprintf(st->mode, sizeof(st->mode), "vmstat");
-	r = procfile_open(&s->vmstat, c->vmstat_path, 1 << 20);
+	r = vmstat_source_open(c->vmstat_path, &s->vmstat);
 	if (r < 0) {
 		collector_status_set_reason(st, "cannot open %s (%s): page allocations and frees are not reported",
 					    c->vmstat_path, strerror(-r));
 		return -ENOENT;
 	}
-	s->have_vmstat = true;
 	return 0;
 }
 
@@ -119,7 +110,6 @@ static int alloc_start(void *priv, const void *cfg, struct collector_status *st)
 	struct alloc_state *s = priv;
 	int r;
 
-	s->vmstat.fd = -1;
 	s->trace = c->trace;
 	s->flavour = c->flavour;
 	snprintf(s->vmstat_path, sizeof(s->vmstat_path), "%s", c->vmstat_path);
@@ -137,8 +127,7 @@ static int alloc_start(void *priv, const void *cfg, struct collector_status *st)
 	if (r < 0)
 		return r;
 	event_channel_add_source(&((struct alloc_bpf *)s->bpf.skel)->bss->event_counters);
-	s->have_vmstat = procfile_open(&s->vmstat, c->vmstat_path, 1 << 20) == 0;
-	if (!s->have_vmstat) {
+	if (vmstat_source_open(c->vmstat_path, &s->vmstat) < 0) {
 		st->state = COLLECTOR_DEGRADED;
 		collector_status_set_reason(st, "cannot open %s: page frees are not reported", c->vmstat_path);
 	}
@@ -184,10 +173,8 @@ static void add_pages(const struct alloc_state *s, struct snapshot *snap, uint64
 static int alloc_collect(void *priv, struct snapshot *snap)
 {
 	struct alloc_state *s = priv;
-	const char *data;
-	struct vmstat vm;
+	const struct vmstat *vm;
 	uint64_t pages = 0;
-	size_t len;
 	int r;
 
 	if (s->trace) {
@@ -196,18 +183,16 @@ static int alloc_collect(void *priv, struct snapshot *snap)
 			return r;
 		add_pages(s, snap, pages);
 	}
-	if (!s->have_vmstat)
+	if (!s->vmstat)
 		return 0;
-	r = procfile_read(&s->vmstat, &data, &len);
-	if (r == 0)
-		r = vmstat_parse(data, len, &vm);
+	r = vmstat_source_get(s->vmstat, &vm);
 	if (r < 0)
 		return r;
 	/* Without trace, pages allocated are the kernel's own count, summed over the zones. */
-	if (!s->trace && (vm.present & VMSTAT_HAS_PGALLOC))
-		add_pages(s, snap, vm.pgalloc);
-	if (vm.present & VMSTAT_HAS_PGFREE)
-		snapshot_add(snap, METRIC(MW_PAGE_FREES_TOTAL), NULL, (double)vm.pgfree);
+	if (!s->trace && (vm->present & VMSTAT_HAS_PGALLOC))
+		add_pages(s, snap, vm->pgalloc);
+	if (vm->present & VMSTAT_HAS_PGFREE)
+		snapshot_add(snap, METRIC(MW_PAGE_FREES_TOTAL), NULL, (double)vm->pgfree);
 	return 0;
 }
 
@@ -216,19 +201,17 @@ static int alloc_reload(void *priv, const void *cfg)
 {
 	const struct alloc_config *c = cfg;
 	struct alloc_state *s = priv;
-	struct procfile f = { .fd = -1 };
+	struct vmstat_source *fresh;
 
 	if (c->trace != s->trace || (s->trace && !bpf_attachment_serves(&s->bpf, s->flavour, c->flavour)))
 		return -EAGAIN;
 	s->flavour = c->flavour;
 	if (strcmp(c->vmstat_path, s->vmstat_path) == 0)
 		return 0;
-	if (procfile_open(&f, c->vmstat_path, 1 << 20) < 0)
+	if (vmstat_source_open(c->vmstat_path, &fresh) < 0)
 		return -EAGAIN; /* a new instance says why it cannot read it */
-	if (s->have_vmstat)
-		procfile_close(&s->vmstat);
-	s->vmstat = f;
-	s->have_vmstat = true;
+	vmstat_source_unref(s->vmstat);
+	s->vmstat = fresh;
 	snprintf(s->vmstat_path, sizeof(s->vmstat_path), "%s", c->vmstat_path);
 	return 0;
 }
@@ -240,8 +223,7 @@ static void alloc_stop(void *priv)
 	if (s->bpf.skel)
 		event_channel_remove_source(&((struct alloc_bpf *)s->bpf.skel)->bss->event_counters);
 	bpf_attachment_destroy(&s->bpf);
-	if (s->have_vmstat)
-		procfile_close(&s->vmstat);
+	vmstat_source_unref(s->vmstat);
 	free(s->percpu);
 }
 

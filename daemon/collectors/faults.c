@@ -21,6 +21,7 @@
 #include "procstat.h"
 #include "tracker.h"
 #include "vmstat.h"
+#include "vmstat_source.h"
 
 enum { FAULT_MAJOR, FAULT_MINOR, FAULT_COUNTERS };
 
@@ -37,8 +38,7 @@ struct faults_state {
 	struct faults_bpf *skel;
 	struct bpf_link *iter;
 	struct tracker procs;
-	struct procfile vmstat;
-	bool have_vmstat;
+	struct vmstat_source *vmstat; /* NULL: not readable */
 	char *buf; /* ITER_CHUNK bytes */
 };
 
@@ -50,44 +50,31 @@ static void faults_config_defaults(void *cfg)
 	snprintf(c->proc_root, sizeof(c->proc_root), "/proc");
 }
 
+/* A bool, not a choice: auto and bpf are the same (the BPF iterator, /proc if it fails). */
+static int parse_source(const char *value, void *use_bpf, char *errmsg, size_t errlen)
+{
+	if (strcmp(value, "auto") == 0 || strcmp(value, "bpf") == 0)
+		*(bool *)use_bpf = true;
+	else if (strcmp(value, "procfs") == 0)
+		*(bool *)use_bpf = false;
+	else {
+		snprintf(errmsg, errlen, "'%s' is not one of auto, bpf, procfs", value);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static const struct config_key faults_keys[] = {
+	CONFIG_KEY_UINT("top_k", struct faults_config, top_k, 1, 1000),
+	CONFIG_KEY_UINT("max_processes", struct faults_config, max_processes, 64, 4194304),
+	CONFIG_KEY_DURATION("series_ttl", struct faults_config, series_ttl_msec, 0, 86400000),
+	CONFIG_KEY_CUSTOM("source", struct faults_config, use_bpf, parse_source),
+	CONFIG_KEY_PATH("proc_root", struct faults_config, proc_root),
+};
+
 static int faults_configure(void *cfg, const char *key, const char *value, char *errmsg, size_t errlen)
 {
-	struct faults_config *c = cfg;
-	int r;
-
-	if (strcmp(key, "top_k") == 0) {
-		r = config_parse_uint(value, 1, 1000, &c->top_k);
-		if (r < 0)
-			snprintf(errmsg, errlen, "'%s' is not a number between 1 and 1000", value);
-		return r;
-	}
-	if (strcmp(key, "max_processes") == 0) {
-		r = config_parse_uint(value, 64, 4194304, &c->max_processes);
-		if (r < 0)
-			snprintf(errmsg, errlen, "'%s' is not a number between 64 and 4194304", value);
-		return r;
-	}
-	if (strcmp(key, "series_ttl") == 0) {
-		r = config_parse_duration_msec(value, 0, 86400000, &c->series_ttl_msec);
-		if (r < 0)
-			snprintf(errmsg, errlen, "'%s' is not a duration between 0 and 24h", value);
-		return r;
-	}
-	if (strcmp(key, "source") == 0) {
-		if (strcmp(value, "auto") == 0 || strcmp(value, "bpf") == 0)
-			c->use_bpf = true;
-		else if (strcmp(value, "procfs") == 0)
-			c->use_bpf = false;
-		else {
-			snprintf(errmsg, errlen, "'%s' is not one of auto, bpf, procfs", value);
-			return -EINVAL;
-		}
-		return 0;
-	}
-	if (strcmp(key, "proc_root") == 0) {
-		return config_parse_path(value, c->proc_root, sizeof(c->proc_root), errmsg, errlen);
-	}
-	return -ENOENT;
+	return config_key_apply(faults_keys, ARRAY_SIZE(faults_keys), cfg, key, value, errmsg, errlen);
 }
 
 static int start_iterator(struct faults_state *s)
@@ -114,10 +101,10 @@ static int faults_start(void *priv, const void *cfg, struct collector_status *st
 	int r = -EOPNOTSUPP;
 
 	s->cfg = *(const struct faults_config *)cfg;
-	s->vmstat.fd = -1;
 	tracker_init(&s->procs, FAULT_COUNTERS, FAULT_MAJOR, FAULT_MINOR);
 	snprintf(path, sizeof(path), "%s/vmstat", s->cfg.proc_root);
-	s->have_vmstat = procfile_open(&s->vmstat, path, 1 << 20) == 0;
+	/* Unreadable: no system-wide figures, s->vmstat stays NULL. */
+	(void)vmstat_source_open(path, &s->vmstat);
 	if (s->cfg.use_bpf) {
 		r = start_iterator(s);
 		if (r == 0) {
@@ -322,16 +309,14 @@ static int faults_collect(void *priv, struct snapshot *snap)
 	put_process(snap, "other", "", s->procs.other);
 	free(top);
 
-	if (s->have_vmstat) {
-		const char *data;
-		struct vmstat vm;
-		size_t len;
+	if (s->vmstat) {
+		const struct vmstat *vm;
 
-		if (procfile_read(&s->vmstat, &data, &len) == 0 && vmstat_parse(data, len, &vm) == 0 &&
-		    (vm.present & VMSTAT_HAS_PGFAULT) && (vm.present & VMSTAT_HAS_PGMAJFAULT)) {
-			snapshot_add(snap, METRIC(MW_MAJOR_FAULTS_TOTAL), NULL, (double)vm.pgmajfault);
+		if (vmstat_source_get(s->vmstat, &vm) == 0 &&
+		    (vm->present & VMSTAT_HAS_PGFAULT) && (vm->present & VMSTAT_HAS_PGMAJFAULT)) {
+			snapshot_add(snap, METRIC(MW_MAJOR_FAULTS_TOTAL), NULL, (double)vm->pgmajfault);
 			snapshot_add(snap, METRIC(MW_MINOR_FAULTS_TOTAL), NULL,
-				     (double)(vm.pgfault >= vm.pgmajfault ? vm.pgfault - vm.pgmajfault : 0));
+				     (double)(vm->pgfault >= vm->pgmajfault ? vm->pgfault - vm->pgmajfault : 0));
 		}
 	}
 	return 0;
@@ -361,8 +346,7 @@ static void faults_stop(void *priv)
 	bpf_link__destroy(s->iter);
 	faults_bpf__destroy(s->skel);
 	tracker_done(&s->procs);
-	if (s->have_vmstat)
-		procfile_close(&s->vmstat);
+	vmstat_source_unref(s->vmstat);
 	free(s->buf);
 }
 

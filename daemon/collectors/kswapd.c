@@ -34,11 +34,13 @@ static void kswapd_config_defaults(void *cfg)
 	((struct kswapd_config *)cfg)->flavour = -1;
 }
 
+static const struct config_key kswapd_keys[] = {
+	BPF_ATTACH_KEY(struct kswapd_config, flavour),
+};
+
 static int kswapd_configure(void *cfg, const char *key, const char *value, char *errmsg, size_t errlen)
 {
-	if (strcmp(key, "attach") == 0)
-		return bpf_parse_attach_key(value, &((struct kswapd_config *)cfg)->flavour, errmsg, errlen);
-	return -ENOENT;
+	return config_key_apply(kswapd_keys, ARRAY_SIZE(kswapd_keys), cfg, key, value, errmsg, errlen);
 }
 
 static int kswapd_probe(const void *cfg, struct collector_status *st)

@@ -71,27 +71,25 @@ static void memavail_config_defaults(void *cfg)
 	((struct memavail_config *)cfg)->counters_tolerance = COUNTERS_TOLERANCE_DEFAULT;
 }
 
+static const struct config_choice method_choices[] = {
+	{ "auto", METHOD_AUTO },
+	{ "fexit", METHOD_FEXIT },
+	{ "kprobe", METHOD_KPROBE },
+	{ "counters", METHOD_COUNTERS },
+	{ "procfs", METHOD_PROCFS },
+	{ NULL, 0 },
+};
+
+_Static_assert(sizeof(enum method) == sizeof(int), "a CONFIG_KEY_CHOICE field is an int");
+
+static const struct config_key memavail_keys[] = {
+	CONFIG_KEY_PERCENT("counters_tolerance", struct memavail_config, counters_tolerance),
+	CONFIG_KEY_CHOICE("method", struct memavail_config, method, method_choices),
+};
+
 static int memavail_configure(void *cfg, const char *key, const char *value, char *errmsg, size_t errlen)
 {
-	static const char *const names[] = { "auto", "fexit", "kprobe", "counters", "procfs" };
-	size_t i;
-
-	if (strcmp(key, "counters_tolerance") == 0) {
-		if (config_parse_percent(value, &((struct memavail_config *)cfg)->counters_tolerance) < 0) {
-			snprintf(errmsg, errlen, "'%s' is not a percentage from 0 to 100 (e.g. 2%%)", value);
-			return -EINVAL;
-		}
-		return 0;
-	}
-	if (strcmp(key, "method") != 0)
-		return -ENOENT;
-	for (i = 0; i < ARRAY_SIZE(names); i++)
-		if (strcmp(value, names[i]) == 0) {
-			((struct memavail_config *)cfg)->method = (enum method)i;
-			return 0;
-		}
-	snprintf(errmsg, errlen, "'%s' is not one of auto, fexit, kprobe, counters, procfs", value);
-	return -EINVAL;
+	return config_key_apply(memavail_keys, ARRAY_SIZE(memavail_keys), cfg, key, value, errmsg, errlen);
 }
 
 static int try_program(struct memavail_state *s, bool fexit)

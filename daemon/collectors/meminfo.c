@@ -44,20 +44,14 @@ static void meminfo_config_defaults(void *cfg)
 	c->horizon_msec = 60000;
 }
 
+static const struct config_key meminfo_keys[] = {
+	CONFIG_KEY_DURATION("exhaustion_horizon", struct meminfo_config, horizon_msec, 1000, 3600000),
+	CONFIG_KEY_PATH("path", struct meminfo_config, path),
+};
+
 static int meminfo_configure(void *cfg, const char *key, const char *value, char *errmsg, size_t errlen)
 {
-	struct meminfo_config *c = cfg;
-
-	if (strcmp(key, "exhaustion_horizon") == 0) {
-		int r = config_parse_duration_msec(value, 1000, 3600000, &c->horizon_msec);
-
-		if (r < 0)
-			snprintf(errmsg, errlen, "'%s' is not a duration between 1s and 1h", value);
-		return r;
-	}
-	if (strcmp(key, "path") != 0)
-		return -ENOENT;
-	return config_parse_path(value, c->path, sizeof(c->path), errmsg, errlen);
+	return config_key_apply(meminfo_keys, ARRAY_SIZE(meminfo_keys), cfg, key, value, errmsg, errlen);
 }
 
 static int meminfo_probe(const void *cfg, struct collector_status *st)

@@ -64,11 +64,13 @@ static void oom_config_defaults(void *cfg)
 	((struct oom_config *)cfg)->flavour = -1;
 }
 
+static const struct config_key oom_keys[] = {
+	BPF_ATTACH_KEY(struct oom_config, flavour),
+};
+
 static int oom_configure(void *cfg, const char *key, const char *value, char *errmsg, size_t errlen)
 {
-	if (strcmp(key, "attach") == 0)
-		return bpf_parse_attach_key(value, &((struct oom_config *)cfg)->flavour, errmsg, errlen);
-	return -ENOENT;
+	return config_key_apply(oom_keys, ARRAY_SIZE(oom_keys), cfg, key, value, errmsg, errlen);
 }
 
 static int oom_probe(const void *cfg, struct collector_status *st)

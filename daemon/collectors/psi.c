@@ -29,13 +29,13 @@ static void psi_config_defaults(void *cfg)
 	snprintf(c->path, sizeof(c->path), "/proc/pressure/memory");
 }
 
+static const struct config_key psi_keys[] = {
+	CONFIG_KEY_PATH("path", struct psi_config, path),
+};
+
 static int psi_configure(void *cfg, const char *key, const char *value, char *errmsg, size_t errlen)
 {
-	struct psi_config *c = cfg;
-
-	if (strcmp(key, "path") != 0)
-		return -ENOENT;
-	return config_parse_path(value, c->path, sizeof(c->path), errmsg, errlen);
+	return config_key_apply(psi_keys, ARRAY_SIZE(psi_keys), cfg, key, value, errmsg, errlen);
 }
 
 static int psi_read(struct psi_state *s, struct psi_stats *out)

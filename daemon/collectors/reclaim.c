@@ -92,35 +92,18 @@ static void reclaim_config_defaults(void *cfg)
 	};
 }
 
+static const struct config_key reclaim_keys[] = {
+	BPF_ATTACH_KEY(struct reclaim_config, flavour),
+	CONFIG_KEY_UINT("top_k", struct reclaim_config, top_k, 1, 1000),
+	CONFIG_KEY_UINT("max_processes", struct reclaim_config, max_processes, 64, 1048576),
+	CONFIG_KEY_UINT("max_cgroups", struct reclaim_config, max_cgroups, 64, 1048576),
+	CONFIG_KEY_DURATION("series_ttl", struct reclaim_config, series_ttl_msec, 0, 86400000),
+	CONFIG_KEY_PATH("cgroup_root", struct reclaim_config, cgroup_root),
+};
+
 static int reclaim_configure(void *cfg, const char *key, const char *value, char *errmsg, size_t errlen)
 {
-	struct reclaim_config *c = cfg;
-	int r;
-
-	if (strcmp(key, "attach") == 0)
-		return bpf_parse_attach_key(value, &c->flavour, errmsg, errlen);
-	if (strcmp(key, "top_k") == 0) {
-		r = config_parse_uint(value, 1, 1000, &c->top_k);
-		if (r < 0)
-			snprintf(errmsg, errlen, "'%s' is not a number between 1 and 1000", value);
-		return r;
-	}
-	if (strcmp(key, "max_processes") == 0 || strcmp(key, "max_cgroups") == 0) {
-		r = config_parse_uint(value, 64, 1048576, key[4] == 'p' ? &c->max_processes : &c->max_cgroups);
-		if (r < 0)
-			snprintf(errmsg, errlen, "'%s' is not a number between 64 and 1048576", value);
-		return r;
-	}
-	if (strcmp(key, "series_ttl") == 0) {
-		r = config_parse_duration_msec(value, 0, 86400000, &c->series_ttl_msec);
-		if (r < 0)
-			snprintf(errmsg, errlen, "'%s' is not a duration between 0 and 24h (e.g. 5m, 300s)", value);
-		return r;
-	}
-	if (strcmp(key, "cgroup_root") == 0) {
-		return config_parse_path(value, c->cgroup_root, sizeof(c->cgroup_root), errmsg, errlen);
-	}
-	return -ENOENT;
+	return config_key_apply(reclaim_keys, ARRAY_SIZE(reclaim_keys), cfg, key, value, errmsg, errlen);
 }
 
 static int reclaim_probe(const void *cfg, struct collector_status *st)

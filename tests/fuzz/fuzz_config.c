@@ -29,8 +29,12 @@ static void check_config(const struct config *c)
 	FUZZ_CHECK(d->log_level >= 3 && d->log_level <= 7);
 	FUZZ_CHECK(fuzz_terminated(d->listen, sizeof(d->listen)));
 	FUZZ_CHECK(listen_addr_parse(d->listen, &a) == 0);
-	FUZZ_CHECK(fuzz_terminated(d->basic_auth_users, sizeof(d->basic_auth_users)));
-	FUZZ_CHECK(!d->basic_auth_users[0] || basic_auth_users_valid(d->basic_auth_users) == 0);
+	FUZZ_CHECK(d->basic_auth.n <= BASIC_AUTH_USERS_MAX);
+	for (i = 0; i < d->basic_auth.n; i++) {
+		FUZZ_CHECK(fuzz_terminated(d->basic_auth.user[i].name, sizeof(d->basic_auth.user[i].name)));
+		FUZZ_CHECK(fuzz_terminated(d->basic_auth.user[i].hash, sizeof(d->basic_auth.user[i].hash)));
+		FUZZ_CHECK(d->basic_auth.user[i].name[0] && d->basic_auth.user[i].hash[0] == '$');
+	}
 	FUZZ_CHECK(!d->tls_cert_file[0] == !d->tls_key_file[0]);
 	/* Every collector key belongs to a [collector.NAME] section that was seen. */
 	for (i = 0; i < c->n_entries; i++) {

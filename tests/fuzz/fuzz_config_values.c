@@ -97,11 +97,24 @@ static void fuzz_globs(const char *s)
 
 static void fuzz_users(const char *s)
 {
-	int r = basic_auth_users_valid(s);
+	static struct basic_auth_users u;
+	size_t i;
+	int r = basic_auth_users_parse(s, &u);
 
-	FUZZ_CHECK(r == 0 || r == -EINVAL);
-	if (r == 0)
-		FUZZ_CHECK(strchr(s, ':') && strchr(s, '$'));
+	FUZZ_CHECK(r == 0 || r == -EINVAL || r == -E2BIG || r == -ENAMETOOLONG);
+	if (r < 0) {
+		FUZZ_CHECK(u.n == 0);
+		return;
+	}
+	FUZZ_CHECK(u.n >= 1 && u.n <= BASIC_AUTH_USERS_MAX);
+	for (i = 0; i < u.n; i++) {
+		const struct basic_auth_user *a = &u.user[i];
+
+		FUZZ_CHECK(a->name[0] && !strpbrk(a->name, " \t:"));
+		FUZZ_CHECK(a->hash[0] == '$' && !strpbrk(a->hash, " \t:"));
+		FUZZ_CHECK(strstr(s, a->name) && strstr(s, a->hash));
+	}
+	FUZZ_CHECK(basic_auth_users_equal(&u, &u));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

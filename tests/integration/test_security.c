@@ -3,6 +3,7 @@
  * certificate, curl is the client, everything on 127.0.0.1. */
 #include <check.h>
 #include <crypt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +137,48 @@ START_TEST(test_tls_misconfiguration)
 }
 END_TEST
 
+/* The user list is parsed when the configuration is loaded: a reload with a
+ * bad list keeps the running users, a good one replaces them. */
+START_TEST(test_auth_reload)
+{
+	char conf[2048], url[128], listen[64], *hash = hash_password("s3cret"), *other = hash_password("0ther"), *path;
+	int port = mw_free_port(), code = 0, tries;
+	struct mw_daemon *d;
+
+	snprintf(conf, sizeof(conf), "[daemon]\nwindow = 500ms\nbasic_auth_users = prometheus:%s\n", hash);
+	path = mw_write_temp_file("auth-reload.conf", conf);
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
+	d = mw_spawn((const char *const[]){ "--config", path, "--listen", listen, NULL }, false);
+	ck_assert_ptr_nonnull(d);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/metrics", port);
+	for (tries = 0; tries < 100 && code != 401; tries++) {
+		code = curl_status(url, NULL);
+		if (code != 401)
+			usleep(100000);
+	}
+	ck_assert_int_eq(code, 401);
+	ck_assert_int_eq(curl_status(url, "prometheus:s3cret"), 200);
+
+	ck_assert_int_eq(mw_write_file(path, "[daemon]\nwindow = 500ms\nbasic_auth_users = grafana:0ther\n"), 0);
+	ck_assert_int_eq(mw_signal(d, SIGHUP), 0);
+	ck_assert(mw_log_wait(d, 10000, (const char *const[]){ "Reload failed", "basic_auth_users", NULL }));
+	ck_assert_int_eq(curl_status(url, "prometheus:s3cret"), 200);
+	ck_assert_int_eq(curl_status(url, "grafana:0ther"), 401);
+
+	snprintf(conf, sizeof(conf), "[daemon]\nwindow = 500ms\nbasic_auth_users = grafana:%s\n", other);
+	ck_assert_int_eq(mw_write_file(path, conf), 0);
+	ck_assert_int_eq(mw_signal(d, SIGHUP), 0);
+	ck_assert(mw_log_wait(d, 10000, (const char *const[]){ "Configuration reloaded", NULL }));
+	ck_assert_int_eq(curl_status(url, "grafana:0ther"), 200);
+	ck_assert_int_eq(curl_status(url, "prometheus:s3cret"), 401);
+	ck_assert(mw_running(d));
+	ck_assert_int_eq(mw_stop(d), 0);
+	free(hash);
+	free(other);
+	free(path);
+}
+END_TEST
+
 static void teardown(void)
 {
 	mw_cleanup_all();
@@ -160,6 +203,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_https_served);
 	tcase_add_test(tc, test_tls_misconfiguration);
+	tcase_add_test(tc, test_auth_reload);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

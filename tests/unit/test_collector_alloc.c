@@ -18,6 +18,7 @@
 #include "core.h"
 #include "fixture.h"
 #include "snapshot.h"
+#include "vmstat_source.h"
 
 #define NAME "test.conf"
 
@@ -280,6 +281,92 @@ START_TEST(test_vmstat_without_pgalloc)
 }
 END_TEST
 
+/* ---- /proc/vmstat read once per window, shared with faults ---- */
+
+static size_t faults_index(void)
+{
+	for (size_t i = 0; i < n_all_collectors; i++)
+		if (all_collectors[i] == &faults_collector)
+			return i;
+	ck_abort_msg("faults is not in all_collectors[]");
+	return 0;
+}
+
+static void copy_fixture(const char *name, const char *dst)
+{
+	size_t len;
+	char *data = fixture_read("vmstat", name, &len);
+	FILE *f = fopen(dst, "w");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(data, 1, len, f), len);
+	ck_assert_int_eq(fclose(f), 0);
+	free(data);
+}
+
+/* alloc (vmstat_path) and faults (proc_root/vmstat) name the same file: one
+ * read a window between them, the same figures as each read on its own. */
+START_TEST(test_vmstat_read_once_per_window)
+{
+	char dir[256], path[300], text[1024];
+	struct collector_settings *settings;
+	struct vmstat_source *probe;
+	struct collector_status st_alloc = { 0 }, st_faults = { 0 };
+	struct config_error err;
+	void *alloc_priv, *faults_priv;
+	struct snapshot *snap;
+	int r;
+
+	fixture_tmpdir_make(dir, sizeof(dir), "vmstat-once");
+	snprintf(path, sizeof(path), "%s/vmstat", dir);
+	copy_fixture("real-6.18.txt", path);
+	snprintf(text, sizeof(text),
+		 "[collector.alloc]\nvmstat_path = %s\n[collector.faults]\nsource = procfs\nproc_root = %s\n", path,
+		 dir);
+	settings = build(text, &r, &err);
+	ck_assert_msg(r == 0, "%s", err.message);
+	alloc_priv = calloc(1, alloc_collector.priv_size);
+	faults_priv = calloc(1, faults_collector.priv_size);
+	ck_assert(alloc_priv && faults_priv);
+	ck_assert_int_eq(alloc_collector.start(alloc_priv, settings[alloc_index()].cfg, &st_alloc), 0);
+	ck_assert_int_eq(faults_collector.start(faults_priv, settings[faults_index()].cfg, &st_faults), 0);
+	ck_assert_int_eq(vmstat_source_open(path, &probe), 0);
+	ck_assert_uint_eq(vmstat_source_reads(probe), 0); /* opening reads nothing */
+
+	vmstat_sources_next_window();
+	snap = snapshot_new(NULL, 1000);
+	ck_assert_int_eq(alloc_collector.collect(alloc_priv, snap), 0);
+	/* Changed between the two collects: faults still sees the window's table. */
+	copy_fixture("linux-3.10-centos7.txt", path);
+	ck_assert_int_eq(faults_collector.collect(faults_priv, snap), 0);
+	ck_assert_int_eq(snapshot_seal(snap), 0);
+	ck_assert_uint_eq(vmstat_source_reads(probe), 1);
+	ck_assert_double_eq(snapshot_value(snap, "memwatch_page_allocated_pages_total", NULL), 25739609);
+	ck_assert_double_eq(snapshot_value(snap, "memwatch_page_frees_total", NULL), 26815768);
+	ck_assert_double_eq(snapshot_value(snap, "memwatch_major_faults_total", NULL), 3174);
+	ck_assert_double_eq(snapshot_value(snap, "memwatch_minor_faults_total", NULL), 24827184 - 3174);
+	snapshot_unref(snap);
+
+	/* The next window reads it again, once. */
+	vmstat_sources_next_window();
+	snap = snapshot_new(NULL, 1000);
+	ck_assert_int_eq(faults_collector.collect(faults_priv, snap), 0);
+	ck_assert_int_eq(alloc_collector.collect(alloc_priv, snap), 0);
+	ck_assert_int_eq(snapshot_seal(snap), 0);
+	ck_assert_uint_eq(vmstat_source_reads(probe), 2);
+	ck_assert_double_eq(snapshot_value(snap, "memwatch_page_frees_total", NULL), 1333400000);
+	snapshot_unref(snap);
+
+	vmstat_source_unref(probe);
+	alloc_collector.stop(alloc_priv);
+	faults_collector.stop(faults_priv);
+	free(alloc_priv);
+	free(faults_priv);
+	collector_settings_free(settings);
+	fixture_tmpdir_remove(dir);
+}
+END_TEST
+
 static Suite *collector_alloc_suite(void)
 {
 	Suite *s = suite_create("collector_alloc");
@@ -297,6 +384,7 @@ static Suite *collector_alloc_suite(void)
 	tcase_add_test(tc, test_vmstat_probe_needs_no_tracepoint);
 	tcase_add_test(tc, test_vmstat_missing);
 	tcase_add_test(tc, test_vmstat_without_pgalloc);
+	tcase_add_test(tc, test_vmstat_read_once_per_window);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -56,39 +56,6 @@ START_TEST(test_windows)
 }
 END_TEST
 
-START_TEST(test_credentials)
-{
-	struct http_credential c[3];
-	size_t n = 99;
-
-	ck_assert_int_eq(http_credentials_parse(NULL, c, 3, &n), 0);
-	ck_assert_uint_eq(n, 0);
-	ck_assert_int_eq(http_credentials_parse(" \t ", c, 3, &n), 0);
-	ck_assert_uint_eq(n, 0);
-
-	/* blanks around and between, a word without a colon skipped, an empty name or hash kept */
-	ck_assert_int_eq(http_credentials_parse("\talice:$y$abc  junk bob:$6$x:y\t:$1$z ", c, 3, &n), 0);
-	ck_assert_uint_eq(n, 3);
-	ck_assert_str_eq(c[0].name, "alice");
-	ck_assert_str_eq(c[0].hash, "$y$abc");
-	ck_assert_str_eq(c[1].name, "bob");
-	ck_assert_str_eq(c[1].hash, "$6$x:y"); /* the first colon splits */
-	ck_assert_str_eq(c[2].name, "");
-	ck_assert_str_eq(c[2].hash, "$1$z");
-	http_credentials_free(c, n);
-
-	/* more pairs than room: the first ones kept, and said */
-	ck_assert_int_eq(http_credentials_parse("a:1 b:2 c:3 d:4", c, 3, &n), -E2BIG);
-	ck_assert_uint_eq(n, 3);
-	ck_assert_str_eq(c[2].name, "c");
-	http_credentials_free(c, n);
-	/* a word without a colon past the room is no pair */
-	ck_assert_int_eq(http_credentials_parse("a:1 b:2 c:3 d", c, 3, &n), 0);
-	ck_assert_uint_eq(n, 3);
-	http_credentials_free(c, n);
-}
-END_TEST
-
 START_TEST(test_equal)
 {
 	ck_assert(http_equal_constant_time("", ""));
@@ -109,7 +76,6 @@ int main(void)
 
 	tcase_add_test(tc, test_endpoints);
 	tcase_add_test(tc, test_windows);
-	tcase_add_test(tc, test_credentials);
 	tcase_add_test(tc, test_equal);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
