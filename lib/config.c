@@ -138,6 +138,8 @@ int config_parse_duration_msec(const char *s, uint64_t min, uint64_t max, uint64
 		mult = 1000;
 	else if (strcmp(s, "m") == 0 || strcmp(s, "min") == 0)
 		mult = 60000;
+	else if (strcmp(s, "h") == 0)
+		mult = 3600000;
 	else
 		return -EINVAL;
 	if (whole > UINT64_MAX / mult / 2)

@@ -723,9 +723,11 @@ START_TEST(test_parse_duration)
 		{ "0.5m", 30000 }, { "1.0001s", 1000 }, /* below a millisecond: truncated */
 		{ "1.9999999999999s", 1999 },           /* many fraction digits: no overflow */
 		{ "1.5ms", 1 },
+		{ "1h", 3600000 },
+		{ "1.5h", 5400000 },
 	};
 	static const char *const bad[] = {
-		"", "s", "ms", "1h", "1d", "1 s", " 1s", "1s ", "1S", "1Ms", "1sec", "1mins", ".5s", "1.s",
+		"", "s", "ms", "h", "1H", "1d", "1 s", " 1s", "1s ", "1S", "1Ms", "1sec", "1mins", ".5s", "1.s",
 		"1..5s", "1.5.5s", "-1s", "+1s", "1e3", "1,5s", "abc", "1.x", "0x10", "3.",
 	};
 	uint64_t v;
@@ -971,7 +973,8 @@ START_TEST(test_key_table)
 	expect_key_error("big", "18446744073709551616", -ERANGE,
 			 "'18446744073709551616' is not a number between 0 and 18446744073709551615");
 	expect_key_error("msec", "100ms", -ERANGE, "'100ms' is not a duration between 250ms and two hours");
-	expect_key_error("ttl", "25h", -EINVAL, "'25h' is not a duration between 0 and 24h");
+	expect_key_error("ttl", "25h", -ERANGE, "'25h' is not a duration between 0 and 24h");
+	expect_key_error("ttl", "1d", -EINVAL, "'1d' is not a duration between 0 and 24h");
 	expect_key_error("ttl", "1441m", -ERANGE, "'1441m' is not a duration between 0 and 24h");
 	expect_key_error("ratio", "101%", -EINVAL, "'101%' is not a percentage from 0 to 100 (e.g. 2%)");
 	expect_key_error("path", "/a/very/long/path", -EINVAL,
