@@ -449,25 +449,28 @@ class Soak:
         t_start = time.monotonic()
         for t in procs + threads:
             t.start()
-        # Every 5 s. RSS moves with each window's buffers and the trim every
-        # 10 windows, so each end of the comparison is the median of 30 s of
-        # samples: just after the warm-up, and the last 30 s.
+        # Every 5 s, half-way between two SIGHUPs: a collector restart holds
+        # two instances and libbpf's parse of the kernel BTF for a moment (RSS
+        # +5 to +15 MiB), which samples in step with the reloads would catch
+        # or miss by chance. RSS also moves with each window's buffers and the
+        # trim every 10 windows, so each end of the comparison is the median of
+        # 30 s of samples: just after the warm-up, and the last 30 s.
         trace = []
         mappings = []
         allocator = {}
-        while time.monotonic() - t_start < self.args.duration:
-            time.sleep(max(0.0, min(5.0, self.args.duration - (time.monotonic() - t_start))))
-            t = round(time.monotonic() - t_start)
+        next_t = RELOAD_PERIOD / 2
+        while next_t < self.args.duration:
+            time.sleep(max(0.0, next_t - (time.monotonic() - t_start)))
+            next_t += 5.0
+            t = round(time.monotonic() - t_start, 1)
             trace.append((t, self.resources()))
             if self.args.trace_memory:
                 mappings.append((t, self.mapping_rss()))
                 for point, at in (("after_warmup", self.args.warmup + 15),
-                                  ("midway", (self.args.warmup + self.args.duration) / 2)):
+                                  ("midway", (self.args.warmup + self.args.duration) / 2),
+                                  ("at_end", self.args.duration - 5)):
                     if point not in allocator and t >= at:
                         allocator[point] = dict(self.allocator_figures(), t=t, series=self.series())
-        if self.args.trace_memory:
-            allocator["at_end"] = dict(self.allocator_figures(), t=round(time.monotonic() - t_start),
-                                       series=self.series())
 
         def median_of(t0, t1):
             got = [r for t, r in trace if t0 <= t < t1]
@@ -552,7 +555,8 @@ class Soak:
         }
         if self.args.trace_memory:
             report["allocator"] = allocator
-            first, last = allocator.get("after_warmup", {}).get("series", {}), allocator["at_end"]["series"]
+            first = allocator.get("after_warmup", {}).get("series", {})
+            last = allocator.get("at_end", {}).get("series", {})
             report["series_after_warmup"] = sum(first.values())
             report["series_at_end"] = sum(last.values())
             report["series_changed"] = {k: [first.get(k, 0), last.get(k, 0)] for k in sorted(set(first) | set(last))
