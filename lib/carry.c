@@ -269,8 +269,18 @@ int carry_keep_held(struct carry *c, const struct carry *prev, uint64_t now_usec
 		const struct carry_entry *o = prev->entries[i];
 		struct carry_entry *e;
 
-		if (o->decided || o->hold_until <= now_usec || find(c, o->key, o->key_len, o->hash))
+		if (o->decided || o->hold_until <= now_usec)
 			continue;
+		e = find(c, o->key, o->key_len, o->hash);
+		if (e) {
+			/* Recorded from what prev exported while holding it: the old
+			 * instance never produced it. Its hold runs from the restart
+			 * that began it; restarted from each later restart, a series
+			 * would be held for ever by restarts less than a hold apart. */
+			if (e->hold_until > o->hold_until)
+				e->hold_until = o->hold_until;
+			continue;
+		}
 		e = entry_copy(o);
 		if (!e)
 			return -ENOMEM;

@@ -31,7 +31,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct carry *, carry_free)
 int carry_record(struct carry *c, struct snapshot *snap, size_t mark, uint64_t hold_until_usec);
 
 /* Takes over prev's series that are still undecided and held at now_usec and
- * not in c: a restart right after a restart keeps what the first carried. */
+ * not in c: a restart right after a restart keeps what the first carried. One
+ * that is in c (recorded from what prev held) keeps prev's hold: a series is
+ * held for one hold after the restart that stopped producing it, however many
+ * restarts follow. */
 int carry_keep_held(struct carry *c, const struct carry *prev, uint64_t now_usec);
 
 /* The new instance's first values, read right at the switch: decides the

@@ -236,6 +236,36 @@ START_TEST(test_restart_twice)
 }
 END_TEST
 
+/* Restarts closer together than the hold, as the core makes them: the old
+ * instance's last values include what its carry held, and the next carry
+ * records them. The hold still ends one hold after the first restart. */
+START_TEST(test_hold_not_renewed_by_restarts)
+{
+	struct carry *c1 = carry_new(), *c2 = carry_new();
+	struct snapshot *last1 = snap(), *last2 = snap(), *w1 = snap(), *w2 = snap();
+
+	add_counter(last1, &per_pid, "42", 50);
+	ck_assert_int_eq(carry_record(c1, last1, 0, 5000), 0);
+	/* Restart at 1000: the second instance never saw pid 42. */
+	ck_assert_int_eq(carry_apply(c1, last2, 0, 1000), 0);
+	ck_assert(value(last2, &per_pid, "42") == 50);
+	ck_assert_int_eq(carry_record(c2, last2, 0, 6000), 0);
+	ck_assert_int_eq(carry_keep_held(c2, c1, 1000), 0);
+
+	ck_assert_int_eq(carry_apply(c2, w1, 0, 4000), 0);
+	ck_assert(value(w1, &per_pid, "42") == 50);
+	ck_assert_int_eq(carry_apply(c2, w2, 0, 5500), 0);
+	ck_assert(isnan(value(w2, &per_pid, "42")));
+	ck_assert_uint_eq(carry_size(c2), 0);
+	snapshot_unref(last1);
+	snapshot_unref(last2);
+	snapshot_unref(w1);
+	snapshot_unref(w2);
+	carry_free(c1);
+	carry_free(c2);
+}
+END_TEST
+
 /* Only the families since the mark belong to the collector. */
 START_TEST(test_mark)
 {
@@ -266,6 +296,7 @@ static Suite *carry_suite(void)
 	tcase_add_test(tc, test_held_then_back);
 	tcase_add_test(tc, test_hold_expires);
 	tcase_add_test(tc, test_restart_twice);
+	tcase_add_test(tc, test_hold_not_renewed_by_restarts);
 	tcase_add_test(tc, test_mark);
 	suite_add_tcase(s, tc);
 	return s;
