@@ -447,7 +447,7 @@ static char *config_text(const char *cgroup_root, const char *extra)
 		{ "collector.cgroup", "v1_root", cgroup_root },
 		{ "collector.cgroup", "v2_root", "none" },
 	};
-	char sections[16][64], keys[32][3][128], *text = NULL, *p;
+	char sections[16][128], keys[32][3][128], *text = NULL, *p;
 	size_t n_sections = 0, n_keys = 0, i, j, len = 0;
 	const char *line, *next;
 	char section[64] = "";
@@ -480,8 +480,9 @@ static char *config_text(const char *cgroup_root, const char *extra)
 	for (i = 0; i < n_keys; i++) {
 		for (j = 0; j < n_sections && strcmp(sections[j], keys[i][0]) != 0; j++)
 			;
+		ck_assert(n_sections < 16 || j < n_sections);
 		if (j == n_sections)
-			snprintf(sections[n_sections++], 64, "%s", keys[i][0]);
+			snprintf(sections[n_sections++], sizeof(sections[0]), "%s", keys[i][0]);
 	}
 	f = open_memstream(&text, &len);
 	ck_assert(f != NULL);
