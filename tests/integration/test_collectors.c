@@ -688,7 +688,7 @@ static int perf_around(const char *const *events, struct workload *w, const char
 		       int *w_status)
 {
 	const char *argv[64];
-	char logpath[512];
+	char logpath[600];
 	int64_t deadline = mw_mono_ms() + timeout_ms;
 	int perf_status = 0;
 	bool perf_done = false, w_done = false;
@@ -805,7 +805,7 @@ static void perf_stop(pid_t pid)
 /* The counts of perf stat -x, output, one per event in the order given. */
 static void perf_counts(const char *out, unsigned long long *counts, size_t n)
 {
-	char *text = mw_read_file(out, NULL), *line, *save = NULL, logpath[512];
+	char *text = mw_read_file(out, NULL), *line, *save = NULL, logpath[600];
 	size_t i = 0;
 
 	snprintf(logpath, sizeof(logpath), "%s.log", out);

@@ -482,7 +482,7 @@ static char *config_text(const char *cgroup_root, const char *extra)
 			;
 		ck_assert(n_sections < 16 || j < n_sections);
 		if (j == n_sections)
-			snprintf(sections[n_sections++], sizeof(sections[0]), "%s", keys[i][0]);
+			memcpy(sections[n_sections++], keys[i][0], sizeof(sections[0]));
 	}
 	f = open_memstream(&text, &len);
 	ck_assert(f != NULL);
