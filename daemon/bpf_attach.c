@@ -122,6 +122,13 @@ void bpf_attachment_destroy(struct bpf_attachment *a)
 	a->skel = NULL;
 }
 
+static struct bpf_program *hook_program(void *skel, const struct bpf_hook *hook, enum bpf_flavour f)
+{
+	if (!hook->prog_offset[f])
+		return NULL;
+	return *(struct bpf_program **)((char *)skel + hook->prog_offset[f]);
+}
+
 static int try_flavour(struct bpf_attachment *a, const struct bpf_hook *hooks, size_t n,
 		       enum bpf_flavour f, int (*configure)(void *, void *), void *userdata)
 {
@@ -138,9 +145,9 @@ static int try_flavour(struct bpf_attachment *a, const struct bpf_hook *hooks, s
 	bpf_object__for_each_program(prog, obj)
 		bpf_program__set_autoload(prog, false);
 	for (i = 0; i < n; i++) {
-		if (!a->hook_present[i] || !hooks[i].prog[f])
+		if (!a->hook_present[i] || !hooks[i].prog_offset[f])
 			continue;
-		prog = bpf_object__find_program_by_name(obj, hooks[i].prog[f]);
+		prog = hook_program(a->skel, &hooks[i], f);
 		if (!prog)
 			return -ENOENT;
 		bpf_program__set_autoload(prog, true);
@@ -159,12 +166,11 @@ static int try_flavour(struct bpf_attachment *a, const struct bpf_hook *hooks, s
 	for (i = 0; i < n; i++) {
 		struct bpf_link *link;
 
-		if (!a->hook_present[i] || !hooks[i].prog[f])
+		if (!a->hook_present[i] || !hooks[i].prog_offset[f])
 			continue;
 		if (a->n_links >= BPF_MAX_LINKS)
 			return -E2BIG;
-		prog = bpf_object__find_program_by_name(obj, hooks[i].prog[f]);
-		link = bpf_program__attach(prog);
+		link = bpf_program__attach(hook_program(a->skel, &hooks[i], f));
 		if (!link)
 			return -errno ?: -EINVAL;
 		a->links[a->n_links++] = link;

@@ -5,6 +5,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include "collector.h"
 
 enum bpf_flavour {
@@ -16,13 +17,21 @@ enum bpf_flavour {
 
 const char *bpf_flavour_name(enum bpf_flavour f);
 
-/* One tracepoint and the program written for it in each flavour. */
+/* One tracepoint and the program written for it in each flavour: where the
+ * skeleton keeps each program's struct bpf_program pointer (an offset into the
+ * skeleton; 0, the skeleton's own header, where none was written). */
 struct bpf_hook {
 	const char *category;
 	const char *event;
-	const char *prog[_BPF_FLAVOUR_MAX]; /* program names; NULL where not written */
+	size_t prog_offset[_BPF_FLAVOUR_MAX];
 	bool optional; /* a missing optional hook degrades the collector; a required one stops it */
 };
+
+/* The three programs NAME_btf, NAME_raw and NAME_tp written for one hook, as
+ * fields of skeleton struct skel: a renamed program fails to compile here. */
+#define BPF_HOOK_PROGS(skel, name) \
+	{ offsetof(struct skel, progs.name##_btf), offsetof(struct skel, progs.name##_raw), \
+	  offsetof(struct skel, progs.name##_tp) }
 
 /* Skeleton entry points behind one type, so one loop serves every collector. */
 struct bpf_skel_ops {

@@ -49,7 +49,7 @@ struct alloc_state {
 };
 
 static const struct bpf_hook alloc_hooks[] = {
-	{ "kmem", "mm_page_alloc", { "page_alloc_btf", "page_alloc_raw", "page_alloc_tp" } },
+	{ "kmem", "mm_page_alloc", BPF_HOOK_PROGS(alloc_bpf, page_alloc) },
 };
 
 static const struct metric_desc desc_allocations = {

@@ -62,7 +62,7 @@ struct memavail_state {
 DEFINE_BPF_SKEL_OPS(memavail_bpf);
 
 static const struct bpf_hook wmark_hooks[] = {
-	{ "kmem", "mm_setup_per_zone_wmarks", { "wmarks_setup_btf", "wmarks_setup_raw", "wmarks_setup_tp" }, true },
+	{ "kmem", "mm_setup_per_zone_wmarks", BPF_HOOK_PROGS(memavail_bpf, wmarks_setup), true },
 };
 
 static const struct metric_desc desc_at_pressure = {

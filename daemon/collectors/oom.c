@@ -22,7 +22,7 @@ struct oom_state {
 };
 
 static const struct bpf_hook oom_hooks[] = {
-	{ "oom", "mark_victim", { "mark_victim_btf", "mark_victim_raw", "mark_victim_tp" } },
+	{ "oom", "mark_victim", BPF_HOOK_PROGS(oom_bpf, mark_victim) },
 };
 
 static const struct metric_desc desc_kills = {

@@ -52,16 +52,16 @@ struct reclaim_state {
 };
 
 static const struct bpf_hook reclaim_hooks[] = {
-	{ "vmscan", "mm_vmscan_direct_reclaim_begin", { "direct_begin_btf", "direct_begin_raw", "direct_begin_tp" } },
-	{ "vmscan", "mm_vmscan_direct_reclaim_end", { "direct_end_btf", "direct_end_raw", "direct_end_tp" } },
-	{ "vmscan", "mm_vmscan_memcg_reclaim_begin", { "memcg_begin_btf", "memcg_begin_raw", "memcg_begin_tp" },
+	{ "vmscan", "mm_vmscan_direct_reclaim_begin", BPF_HOOK_PROGS(reclaim_bpf, direct_begin) },
+	{ "vmscan", "mm_vmscan_direct_reclaim_end", BPF_HOOK_PROGS(reclaim_bpf, direct_end) },
+	{ "vmscan", "mm_vmscan_memcg_reclaim_begin", BPF_HOOK_PROGS(reclaim_bpf, memcg_begin),
 	  .optional = true },
-	{ "vmscan", "mm_vmscan_memcg_reclaim_end", { "memcg_end_btf", "memcg_end_raw", "memcg_end_tp" },
+	{ "vmscan", "mm_vmscan_memcg_reclaim_end", BPF_HOOK_PROGS(reclaim_bpf, memcg_end),
 	  .optional = true },
 	{ "vmscan", "mm_vmscan_memcg_softlimit_reclaim_begin",
-	  { "softlimit_begin_btf", "softlimit_begin_raw", "softlimit_begin_tp" }, .optional = true },
+	  BPF_HOOK_PROGS(reclaim_bpf, softlimit_begin), .optional = true },
 	{ "vmscan", "mm_vmscan_memcg_softlimit_reclaim_end",
-	  { "softlimit_end_btf", "softlimit_end_raw", "softlimit_end_tp" }, .optional = true },
+	  BPF_HOOK_PROGS(reclaim_bpf, softlimit_end), .optional = true },
 };
 
 enum { HOOK_MEMCG_END = 3, HOOK_SOFTLIMIT_END = 5 };
