@@ -7,6 +7,7 @@
 
 #include <bpf/bpf_helpers.h>
 #include "events.h"
+#include "core_fixes.bpf.h"
 #include "memavail_counters.bpf.h"
 
 /* Read-only after load so the verifier drops the branch for the other buffer kind. */
@@ -62,6 +63,20 @@ static __always_inline void event_fill_memavail(struct memwatch_event *e)
 	}
 	e->avail_pages = m->pages;
 	e->avail_ts_ns = m->ts_ns;
+}
+
+/* An event about the current task: who, in which memory cgroup, and when. */
+static __always_inline void event_from_current(struct memwatch_event *e, __u32 kind, __u64 now, __u64 value)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+	e->ts_ns = now;
+	e->kind = kind;
+	e->pid = pid_tgid >> 32;
+	e->tid = (__u32)pid_tgid;
+	e->value = value;
+	e->cgroup_id = task_memcg_id((struct task_struct *)bpf_get_current_task());
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
 }
 
 static __always_inline void event_emit(void *ctx, struct memwatch_event *e)

@@ -46,24 +46,8 @@ static __always_inline int handle_mark_victim(void *ctx, __u64 arg0)
 	return report_victim(ctx, NULL, (__u32)arg0);
 }
 
-SEC("?tp_btf/mark_victim")
-int BPF_PROG(mark_victim_btf)
-{
-	return handle_mark_victim(ctx, ctx[0]);
-}
-
-SEC("?raw_tp/mark_victim")
-int BPF_PROG(mark_victim_raw)
-{
-	return handle_mark_victim(ctx, ctx[0]);
-}
-
-SEC("?tracepoint/oom/mark_victim")
-int mark_victim_tp(struct trace_event_raw_mark_victim *ctx)
-{
-	/* The classic format has carried the pid field on every kernel. */
-	report_victim(ctx, NULL, ctx->pid);
-	return TP_KEEP_EVENT;
-}
+/* The classic format has carried the pid field on every kernel. */
+TP_FLAVOURS(mark_victim, oom, mark_victim, handle_mark_victim(ctx, ctx[0]), struct trace_event_raw_mark_victim,
+	    report_victim(ctx, NULL, ctx->pid))
 
 char LICENSE[] SEC("license") = "GPL";
