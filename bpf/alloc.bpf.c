@@ -16,6 +16,7 @@
 #include "alloc.h"
 #include "core_fixes.bpf.h"
 #include "events.bpf.h"
+#include "memavail.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -33,7 +34,7 @@ static __noinline int report_failure(void *ctx, unsigned int order)
 	if (!event_gate_pass(EVENT_ALLOC_FAILURE, now))
 		return 0;
 	event_from_current(&e, EVENT_ALLOC_FAILURE, now, order);
-	event_fill_memavail(&e);
+	memavail_fill_event(&e);
 	event_emit(ctx, &e);
 	return 0;
 }

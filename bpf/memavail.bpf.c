@@ -9,7 +9,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "memwatch.bpf.h"
-#include "events.bpf.h"
+#include "memavail.bpf.h"
 
 static __always_inline int record(long pages)
 {

@@ -10,6 +10,7 @@
 #include "memwatch.bpf.h"
 #include "core_fixes.bpf.h"
 #include "events.bpf.h"
+#include "memavail.bpf.h"
 
 const volatile bool victim_is_task = true;
 
@@ -33,7 +34,7 @@ static __always_inline int report_victim(void *ctx, struct task_struct *victim, 
 		if (mm)
 			e.value = BPF_CORE_READ(mm, total_vm);
 	}
-	event_fill_memavail(&e);
+	memavail_fill_event(&e);
 	/* OOM kills are never gated: each one matters. */
 	event_emit(ctx, &e);
 	return 0;

@@ -10,6 +10,7 @@
 #include "core_fixes.bpf.h"
 #include "reclaim.h"
 #include "events.bpf.h"
+#include "memavail.bpf.h"
 
 struct reclaim_histogram histograms[RECLAIM_KINDS] = {};
 /* end events with no recorded begin (start map full, or attached mid-stall) */
@@ -33,7 +34,7 @@ static __always_inline void emit_pressure_event(void *ctx, enum reclaim_kind kin
 	if (!event_gate_pass(ekind, now))
 		return;
 	event_from_current(&e, ekind, now, order);
-	event_fill_memavail(&e);
+	memavail_fill_event(&e);
 	event_emit(ctx, &e);
 }
 

@@ -27,7 +27,7 @@ struct bpf_hook {
 	bool optional; /* a missing optional hook degrades the collector; a required one stops it */
 };
 
-/* The three programs NAME_btf, NAME_raw and NAME_tp written for one hook, as
+/* The three programs bpf/memwatch.bpf.h's TP_FLAVOURS(name, ...) writes, as
  * fields of skeleton struct skel: a renamed program fails to compile here. */
 #define BPF_HOOK_PROGS(skel, name) \
 	{ offsetof(struct skel, progs.name##_btf), offsetof(struct skel, progs.name##_raw), \
@@ -85,6 +85,23 @@ int bpf_attach_hooks(struct bpf_attachment *a, const struct bpf_skel_ops *ops,
 		     int (*configure)(void *skel, void *userdata), void *userdata,
 		     struct collector_status *st);
 void bpf_attachment_destroy(struct bpf_attachment *a);
+
+/* BPF maps several objects share across collector instances (the memavail
+ * map the pressure programs read): created from the first object's
+ * definition, reused by every later one, closed with the core. */
+#define BPF_SHARED_MAPS_MAX 4
+
+struct bpf_shared_maps {
+	struct {
+		char name[BPF_OBJ_NAME_LEN];
+		int fd;
+	} maps[BPF_SHARED_MAPS_MAX];
+	size_t n;
+};
+
+/* Before load: map becomes the shared map of its name. */
+int bpf_shared_map_reuse(struct bpf_shared_maps *s, struct bpf_map *map);
+void bpf_shared_maps_close(struct bpf_shared_maps *s);
 
 /* On reload: whether an attachment made for the "attach" key old_flavour
  * still serves new_flavour (the same key, or the flavour it runs in named),

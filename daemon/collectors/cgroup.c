@@ -932,7 +932,8 @@ static size_t open_files_budget(void)
 	return rl.rlim_cur > 2048 ? (size_t)(rl.rlim_cur / 2) : (size_t)(rl.rlim_cur / 4);
 }
 
-static int cgroup_start(void *priv, const void *cfg, struct collector_status *st)
+static int cgroup_start(void *priv, const void *cfg, const struct collector_context *ctx,
+			struct collector_status *st)
 {
 	struct cgroup_state *s = priv;
 	size_t k;

@@ -60,7 +60,8 @@ static int kswapd_probe(const void *cfg, struct collector_status *st)
 	return bpf_hooks_probe(kswapd_hooks, ARRAY_SIZE(kswapd_hooks), st);
 }
 
-static int kswapd_start(void *priv, const void *cfg, struct collector_status *st)
+static int kswapd_start(void *priv, const void *cfg, const struct collector_context *ctx,
+			struct collector_status *st)
 {
 	struct kswapd_state *s = priv;
 

@@ -45,6 +45,7 @@ enum { CG_COUNT, CG_NS, CG_COUNTERS };
 
 struct reclaim_state {
 	struct bpf_attachment bpf;
+	struct collector_context ctx;
 	struct reclaim_config cfg;
 	struct tracker procs, cgroups;
 	struct cgroup_paths *paths;
@@ -163,14 +164,16 @@ static int reclaim_probe(const void *cfg, struct collector_status *st)
 static int size_maps(void *skel, void *userdata)
 {
 	struct reclaim_bpf *obj = skel;
-	const struct reclaim_config *c = userdata;
+	const struct reclaim_state *s = userdata;
 	int r;
 
-	r = bpf_map__set_max_entries(obj->maps.processes, (__u32)c->max_processes);
+	r = bpf_map__set_max_entries(obj->maps.processes, (__u32)s->cfg.max_processes);
 	if (r == 0)
-		r = bpf_map__set_max_entries(obj->maps.cgroups, (__u32)c->max_cgroups);
+		r = bpf_map__set_max_entries(obj->maps.cgroups, (__u32)s->cfg.max_cgroups);
 	if (r == 0)
-		r = event_channel_prepare_object(obj->obj, &obj->rodata->events_use_ringbuf);
+		r = event_channel_prepare(s->ctx.events, obj->maps.events, &obj->rodata->events_use_ringbuf);
+	if (r == 0)
+		r = bpf_shared_map_reuse(s->ctx.shared_maps, obj->maps.memavail);
 	return r;
 }
 
@@ -192,17 +195,19 @@ static struct cgroup_paths *open_cgroup_paths(const struct reclaim_config *c)
 	return cgroup_paths_new(root, 64, c->max_cgroups * 4, USEC_PER_SEC);
 }
 
-static int reclaim_start(void *priv, const void *cfg, struct collector_status *st)
+static int reclaim_start(void *priv, const void *cfg, const struct collector_context *ctx,
+			 struct collector_status *st)
 {
 	struct reclaim_state *s = priv;
 	int r;
 
 	s->cfg = *(const struct reclaim_config *)cfg;
+	s->ctx = *ctx;
 	r = bpf_attach_hooks(&s->bpf, &reclaim_bpf_skel_ops, reclaim_hooks, ARRAY_SIZE(reclaim_hooks),
-			     s->cfg.flavour, size_maps, &s->cfg, st);
+			     s->cfg.flavour, size_maps, s, st);
 	if (r < 0)
 		return r;
-	event_channel_add_source(&((struct reclaim_bpf *)s->bpf.skel)->bss->event_counters);
+	event_channel_add_source(s->ctx.events, &((struct reclaim_bpf *)s->bpf.skel)->bss->event_counters);
 	tracker_init(&s->procs, PROC_COUNTERS, PROC_DIRECT_NS, PROC_MEMCG_NS);
 	tracker_init(&s->cgroups, CG_COUNTERS, CG_NS, CG_COUNT);
 	s->paths = open_cgroup_paths(&s->cfg);
@@ -434,7 +439,7 @@ static void reclaim_stop(void *priv)
 	struct reclaim_state *s = priv;
 
 	if (s->bpf.skel)
-		event_channel_remove_source(&((struct reclaim_bpf *)s->bpf.skel)->bss->event_counters);
+		event_channel_remove_source(s->ctx.events, &((struct reclaim_bpf *)s->bpf.skel)->bss->event_counters);
 	bpf_attachment_destroy(&s->bpf);
 	cgroup_paths_free(s->paths);
 	tracker_done(&s->procs);
