@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* Emitting into the shared event channel. Include once per BPF object that
- * sends events; user space replaces both maps with the shared ones before load
- * (bpf_map__reuse_fd) and sets events_use_ringbuf. */
+ * sends events; user space replaces the events map with the shared one before
+ * load (bpf_map__reuse_fd) and sets events_use_ringbuf. */
 #ifndef MEMWATCH_EVENTS_BPF_H
 #define MEMWATCH_EVENTS_BPF_H
 
 #include <bpf/bpf_helpers.h>
 #include "events.h"
-#include "memavail_counters.bpf.h"
+#include "core_fixes.bpf.h"
 
 /* Read-only after load so the verifier drops the branch for the other buffer kind. */
 const volatile bool events_use_ringbuf = true;
@@ -16,13 +16,6 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4096);
 } events SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct memavail_latest);
-} memavail SEC(".maps");
 
 struct event_counters event_counters = {};
 
@@ -43,25 +36,18 @@ static __always_inline bool event_gate_pass(__u64 kind, __u64 now)
 	return true;
 }
 
-static __always_inline void event_fill_memavail(struct memwatch_event *e)
+/* An event about the current task: who, in which memory cgroup, and when. */
+static __always_inline void event_from_current(struct memwatch_event *e, __u32 kind, __u64 now, __u64 value)
 {
-	__u32 zero = 0;
-	struct memavail_latest *m = bpf_map_lookup_elem(&memavail, &zero);
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
 
-	if (!m)
-		return;
-	if (m->compute) {
-		__s64 pages = memavail_compute(m->totalreserve_pages, m->wmark_low_pages);
-
-		/* Computed at the event, so it carries the event's own time. */
-		if (pages >= 0) {
-			e->avail_pages = pages;
-			e->avail_ts_ns = e->ts_ns;
-		}
-		return;
-	}
-	e->avail_pages = m->pages;
-	e->avail_ts_ns = m->ts_ns;
+	e->ts_ns = now;
+	e->kind = kind;
+	e->pid = pid_tgid >> 32;
+	e->tid = (__u32)pid_tgid;
+	e->value = value;
+	e->cgroup_id = task_memcg_id((struct task_struct *)bpf_get_current_task());
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
 }
 
 static __always_inline void event_emit(void *ctx, struct memwatch_event *e)

@@ -50,61 +50,10 @@ static __always_inline int handle_wakeup_request(void)
 	return 0;
 }
 
-SEC("?tp_btf/mm_vmscan_kswapd_wake")
-int BPF_PROG(kswapd_wake_btf, int nid)
-{
-	return handle_kswapd_wake(nid);
-}
-
-SEC("?raw_tp/mm_vmscan_kswapd_wake")
-int BPF_PROG(kswapd_wake_raw, int nid)
-{
-	return handle_kswapd_wake(nid);
-}
-
-SEC("?tracepoint/vmscan/mm_vmscan_kswapd_wake")
-int kswapd_wake_tp(struct trace_event_raw_mm_vmscan_kswapd_wake *ctx)
-{
-	handle_kswapd_wake(ctx->nid);
-	return TP_KEEP_EVENT;
-}
-
-SEC("?tp_btf/mm_vmscan_kswapd_sleep")
-int BPF_PROG(kswapd_sleep_btf, int nid)
-{
-	return handle_kswapd_sleep(nid);
-}
-
-SEC("?raw_tp/mm_vmscan_kswapd_sleep")
-int BPF_PROG(kswapd_sleep_raw, int nid)
-{
-	return handle_kswapd_sleep(nid);
-}
-
-SEC("?tracepoint/vmscan/mm_vmscan_kswapd_sleep")
-int kswapd_sleep_tp(struct trace_event_raw_mm_vmscan_kswapd_sleep *ctx)
-{
-	handle_kswapd_sleep(ctx->nid);
-	return TP_KEEP_EVENT;
-}
-
-SEC("?tp_btf/mm_vmscan_wakeup_kswapd")
-int BPF_PROG(wakeup_kswapd_btf)
-{
-	return handle_wakeup_request();
-}
-
-SEC("?raw_tp/mm_vmscan_wakeup_kswapd")
-int BPF_PROG(wakeup_kswapd_raw)
-{
-	return handle_wakeup_request();
-}
-
-SEC("?tracepoint/vmscan/mm_vmscan_wakeup_kswapd")
-int wakeup_kswapd_tp(void *ctx)
-{
-	handle_wakeup_request();
-	return TP_KEEP_EVENT;
-}
+TP_FLAVOURS(kswapd_wake, vmscan, mm_vmscan_kswapd_wake, handle_kswapd_wake(nid),
+	    struct trace_event_raw_mm_vmscan_kswapd_wake, handle_kswapd_wake(ctx->nid), int nid)
+TP_FLAVOURS(kswapd_sleep, vmscan, mm_vmscan_kswapd_sleep, handle_kswapd_sleep(nid),
+	    struct trace_event_raw_mm_vmscan_kswapd_sleep, handle_kswapd_sleep(ctx->nid), int nid)
+TP_FLAVOURS(wakeup_kswapd, vmscan, mm_vmscan_wakeup_kswapd, handle_wakeup_request(), void, handle_wakeup_request())
 
 char LICENSE[] SEC("license") = "GPL";

@@ -9,7 +9,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "memwatch.bpf.h"
-#include "events.bpf.h"
+#include "memavail.bpf.h"
 
 static __always_inline int record(long pages)
 {
@@ -60,25 +60,12 @@ int memavail_compute_now(void *ctx)
  * (min_free_kbytes, watermark_scale_factor, memory hotplug). */
 __u64 wmark_setups = 0;
 
-SEC("?tp_btf/mm_setup_per_zone_wmarks")
-int BPF_PROG(wmarks_setup_btf)
+static __always_inline int count_wmark_setup(void)
 {
 	__sync_fetch_and_add(&wmark_setups, 1);
 	return 0;
 }
 
-SEC("?raw_tp/mm_setup_per_zone_wmarks")
-int BPF_PROG(wmarks_setup_raw)
-{
-	__sync_fetch_and_add(&wmark_setups, 1);
-	return 0;
-}
-
-SEC("?tracepoint/kmem/mm_setup_per_zone_wmarks")
-int wmarks_setup_tp(void *ctx)
-{
-	__sync_fetch_and_add(&wmark_setups, 1);
-	return TP_KEEP_EVENT;
-}
+TP_FLAVOURS(wmarks_setup, kmem, mm_setup_per_zone_wmarks, count_wmark_setup(), void, count_wmark_setup())
 
 char LICENSE[] SEC("license") = "GPL";

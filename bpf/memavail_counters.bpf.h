@@ -13,7 +13,7 @@
 
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
-#include "events.h"
+#include "memavail.h"
 
 #define MEMAVAIL_MAX_ZONEREFS 64
 #define MEMAVAIL_MEMCG_DEPTH 16

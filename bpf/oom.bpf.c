@@ -10,6 +10,7 @@
 #include "memwatch.bpf.h"
 #include "core_fixes.bpf.h"
 #include "events.bpf.h"
+#include "memavail.bpf.h"
 
 const volatile bool victim_is_task = true;
 
@@ -33,7 +34,7 @@ static __always_inline int report_victim(void *ctx, struct task_struct *victim, 
 		if (mm)
 			e.value = BPF_CORE_READ(mm, total_vm);
 	}
-	event_fill_memavail(&e);
+	memavail_fill_event(&e);
 	/* OOM kills are never gated: each one matters. */
 	event_emit(ctx, &e);
 	return 0;
@@ -46,24 +47,8 @@ static __always_inline int handle_mark_victim(void *ctx, __u64 arg0)
 	return report_victim(ctx, NULL, (__u32)arg0);
 }
 
-SEC("?tp_btf/mark_victim")
-int BPF_PROG(mark_victim_btf)
-{
-	return handle_mark_victim(ctx, ctx[0]);
-}
-
-SEC("?raw_tp/mark_victim")
-int BPF_PROG(mark_victim_raw)
-{
-	return handle_mark_victim(ctx, ctx[0]);
-}
-
-SEC("?tracepoint/oom/mark_victim")
-int mark_victim_tp(struct trace_event_raw_mark_victim *ctx)
-{
-	/* The classic format has carried the pid field on every kernel. */
-	report_victim(ctx, NULL, ctx->pid);
-	return TP_KEEP_EVENT;
-}
+/* The classic format has carried the pid field on every kernel. */
+TP_FLAVOURS(mark_victim, oom, mark_victim, handle_mark_victim(ctx, ctx[0]), struct trace_event_raw_mark_victim,
+	    report_victim(ctx, NULL, ctx->pid))
 
 char LICENSE[] SEC("license") = "GPL";

@@ -10,6 +10,7 @@
 #include "core_fixes.bpf.h"
 #include "reclaim.h"
 #include "events.bpf.h"
+#include "memavail.bpf.h"
 
 struct reclaim_histogram histograms[RECLAIM_KINDS] = {};
 /* end events with no recorded begin (start map full, or attached mid-stall) */
@@ -17,45 +18,23 @@ __u64 unmatched_ends = 0;
 
 /* Thread id << 2 | kind -> begin timestamp. Softlimit reclaim runs nested
  * inside direct reclaim, hence the kind in the key. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u64);
-	__type(value, __u64);
-} starts SEC(".maps");
+BPF_LRU_HASH(__u64, __u64, 16384) starts SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096); /* set from [collector.reclaim] max_processes */
-	__type(key, __u32);
-	__type(value, struct reclaim_process);
-} processes SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096); /* set from [collector.reclaim] max_cgroups */
-	__type(key, __u64);
-	__type(value, struct reclaim_cgroup);
-} cgroups SEC(".maps");
+/* max_entries set from [collector.reclaim] max_processes and max_cgroups */
+BPF_LRU_HASH(__u32, struct reclaim_process, 4096) processes SEC(".maps");
+BPF_LRU_HASH(__u64, struct reclaim_cgroup, 4096) cgroups SEC(".maps");
 
 /* The start of a stall is a pressure instant: tell user space (rate-gated),
  * with the kernel's latest available-memory figure. */
 static __always_inline void emit_pressure_event(void *ctx, enum reclaim_kind kind, __u64 now, int order)
 {
 	__u32 ekind = kind == RECLAIM_DIRECT ? EVENT_DIRECT_RECLAIM : EVENT_MEMCG_RECLAIM;
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct memwatch_event e = {};
 
 	if (!event_gate_pass(ekind, now))
 		return;
-	e.ts_ns = now;
-	e.kind = ekind;
-	e.pid = pid_tgid >> 32;
-	e.tid = (__u32)pid_tgid;
-	e.value = order;
-	e.cgroup_id = task_memcg_id((struct task_struct *)bpf_get_current_task());
-	bpf_get_current_comm(e.comm, sizeof(e.comm));
-	event_fill_memavail(&e);
+	event_from_current(&e, ekind, now, order);
+	memavail_fill_event(&e);
 	event_emit(ctx, &e);
 }
 
@@ -155,26 +134,16 @@ static __always_inline int handle_end(enum reclaim_kind kind, __u64 nr_reclaimed
 }
 
 /* One begin/end pair per kind, each in three attach flavours. */
-#define RECLAIM_HOOKS(name, tp, kind)                                                        \
-	SEC("?tp_btf/" tp "_begin")                                                          \
-	int BPF_PROG(name##_begin_btf, int order) { return handle_begin(ctx, kind, order); } \
-	SEC("?raw_tp/" tp "_begin")                                                          \
-	int BPF_PROG(name##_begin_raw, int order) { return handle_begin(ctx, kind, order); } \
-	SEC("?tracepoint/vmscan/" tp "_begin")                                               \
-	int name##_begin_tp(struct trace_event_raw_mm_vmscan_direct_reclaim_begin_template *ctx) \
-	{ handle_begin(ctx, kind, ctx->order); return TP_KEEP_EVENT; }                       \
-	SEC("?tp_btf/" tp "_end")                                                            \
-	int BPF_PROG(name##_end_btf, unsigned long nr_reclaimed)                             \
-	{ return handle_end(kind, nr_reclaimed); }                                           \
-	SEC("?raw_tp/" tp "_end")                                                            \
-	int BPF_PROG(name##_end_raw, unsigned long nr_reclaimed)                             \
-	{ return handle_end(kind, nr_reclaimed); }                                           \
-	SEC("?tracepoint/vmscan/" tp "_end")                                                 \
-	int name##_end_tp(struct trace_event_raw_mm_vmscan_direct_reclaim_end_template *ctx) \
-	{ handle_end(kind, ctx->nr_reclaimed); return TP_KEEP_EVENT; }
+#define RECLAIM_HOOKS(name, tp, kind)                                                                          \
+	TP_FLAVOURS(name##_begin, vmscan, tp##_begin, handle_begin(ctx, kind, order),                          \
+		    struct trace_event_raw_mm_vmscan_direct_reclaim_begin_template,                            \
+		    handle_begin(ctx, kind, ctx->order), int order)                                            \
+	TP_FLAVOURS(name##_end, vmscan, tp##_end, handle_end(kind, nr_reclaimed),                              \
+		    struct trace_event_raw_mm_vmscan_direct_reclaim_end_template,                              \
+		    handle_end(kind, ctx->nr_reclaimed), unsigned long nr_reclaimed)
 
-RECLAIM_HOOKS(direct, "mm_vmscan_direct_reclaim", RECLAIM_DIRECT)
-RECLAIM_HOOKS(memcg, "mm_vmscan_memcg_reclaim", RECLAIM_MEMCG)
-RECLAIM_HOOKS(softlimit, "mm_vmscan_memcg_softlimit_reclaim", RECLAIM_MEMCG_SOFTLIMIT)
+RECLAIM_HOOKS(direct, mm_vmscan_direct_reclaim, RECLAIM_DIRECT)
+RECLAIM_HOOKS(memcg, mm_vmscan_memcg_reclaim, RECLAIM_MEMCG)
+RECLAIM_HOOKS(softlimit, mm_vmscan_memcg_softlimit_reclaim, RECLAIM_MEMCG_SOFTLIMIT)
 
 char LICENSE[] SEC("license") = "GPL";

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <errno.h>
 #include <stdio.h>
@@ -115,6 +116,13 @@ void bpf_attachment_destroy(struct bpf_attachment *a)
 	a->skel = NULL;
 }
 
+static struct bpf_program *hook_program(void *skel, const struct bpf_hook *hook, enum bpf_flavour f)
+{
+	if (!hook->prog_offset[f])
+		return NULL;
+	return *(struct bpf_program **)((char *)skel + hook->prog_offset[f]);
+}
+
 static int try_flavour(struct bpf_attachment *a, const struct bpf_hook *hooks, size_t n,
 		       enum bpf_flavour f, int (*configure)(void *, void *), void *userdata)
 {
@@ -131,9 +139,9 @@ static int try_flavour(struct bpf_attachment *a, const struct bpf_hook *hooks, s
 	bpf_object__for_each_program(prog, obj)
 		bpf_program__set_autoload(prog, false);
 	for (i = 0; i < n; i++) {
-		if (!a->hook_present[i] || !hooks[i].prog[f])
+		if (!a->hook_present[i] || !hooks[i].prog_offset[f])
 			continue;
-		prog = bpf_object__find_program_by_name(obj, hooks[i].prog[f]);
+		prog = hook_program(a->skel, &hooks[i], f);
 		if (!prog)
 			return -ENOENT;
 		bpf_program__set_autoload(prog, true);
@@ -152,12 +160,11 @@ static int try_flavour(struct bpf_attachment *a, const struct bpf_hook *hooks, s
 	for (i = 0; i < n; i++) {
 		struct bpf_link *link;
 
-		if (!a->hook_present[i] || !hooks[i].prog[f])
+		if (!a->hook_present[i] || !hooks[i].prog_offset[f])
 			continue;
 		if (a->n_links >= BPF_MAX_LINKS)
 			return -E2BIG;
-		prog = bpf_object__find_program_by_name(obj, hooks[i].prog[f]);
-		link = bpf_program__attach(prog);
+		link = bpf_program__attach(hook_program(a->skel, &hooks[i], f));
 		if (!link)
 			return -errno ?: -EINVAL;
 		a->links[a->n_links++] = link;
@@ -218,4 +225,37 @@ int bpf_attach_hooks(struct bpf_attachment *a, const struct bpf_skel_ops *ops,
 bool bpf_attachment_serves(const struct bpf_attachment *a, int old_flavour, int new_flavour)
 {
 	return new_flavour == old_flavour || (a->skel && new_flavour >= 0 && new_flavour == (int)a->flavour);
+}
+
+int bpf_shared_map_reuse(struct bpf_shared_maps *s, struct bpf_map *map)
+{
+	const char *name = bpf_map__name(map);
+	size_t i;
+	int fd;
+
+	if (!s)
+		return 0; /* the object keeps its own map */
+	for (i = 0; i < s->n; i++)
+		if (strcmp(s->maps[i].name, name) == 0)
+			return bpf_map__reuse_fd(map, s->maps[i].fd);
+	if (s->n == BPF_SHARED_MAPS_MAX)
+		return -E2BIG;
+	fd = bpf_map_create(bpf_map__type(map), name, bpf_map__key_size(map), bpf_map__value_size(map),
+			    bpf_map__max_entries(map), NULL);
+	if (fd < 0)
+		return -errno;
+	snprintf(s->maps[s->n].name, sizeof(s->maps[0].name), "%s", name);
+	s->maps[s->n++].fd = fd;
+	return bpf_map__reuse_fd(map, fd);
+}
+
+void bpf_shared_maps_close(struct bpf_shared_maps *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->n; i++)
+		close(s->maps[i].fd);
+	s->n = 0;
 }

@@ -5,6 +5,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include "collector.h"
 #include "config.h"
 
@@ -17,13 +18,21 @@ enum bpf_flavour {
 
 const char *bpf_flavour_name(enum bpf_flavour f);
 
-/* One tracepoint and the program written for it in each flavour. */
+/* One tracepoint and the program written for it in each flavour: where the
+ * skeleton keeps each program's struct bpf_program pointer (an offset into the
+ * skeleton; 0, the skeleton's own header, where none was written). */
 struct bpf_hook {
 	const char *category;
 	const char *event;
-	const char *prog[_BPF_FLAVOUR_MAX]; /* program names; NULL where not written */
+	size_t prog_offset[_BPF_FLAVOUR_MAX];
 	bool optional; /* a missing optional hook degrades the collector; a required one stops it */
 };
+
+/* The three programs bpf/memwatch.bpf.h's TP_FLAVOURS(name, ...) writes, as
+ * fields of skeleton struct skel: a renamed program fails to compile here. */
+#define BPF_HOOK_PROGS(skel, name) \
+	{ offsetof(struct skel, progs.name##_btf), offsetof(struct skel, progs.name##_raw), \
+	  offsetof(struct skel, progs.name##_tp) }
 
 /* Skeleton entry points behind one type, so one loop serves every collector. */
 struct bpf_skel_ops {
@@ -78,6 +87,23 @@ int bpf_attach_hooks(struct bpf_attachment *a, const struct bpf_skel_ops *ops,
 		     int (*configure)(void *skel, void *userdata), void *userdata,
 		     struct collector_status *st);
 void bpf_attachment_destroy(struct bpf_attachment *a);
+
+/* BPF maps several objects share across collector instances (the memavail
+ * map the pressure programs read): created from the first object's
+ * definition, reused by every later one, closed with the core. */
+#define BPF_SHARED_MAPS_MAX 4
+
+struct bpf_shared_maps {
+	struct {
+		char name[BPF_OBJ_NAME_LEN];
+		int fd;
+	} maps[BPF_SHARED_MAPS_MAX];
+	size_t n;
+};
+
+/* Before load: map becomes the shared map of its name. */
+int bpf_shared_map_reuse(struct bpf_shared_maps *s, struct bpf_map *map);
+void bpf_shared_maps_close(struct bpf_shared_maps *s);
 
 /* On reload: whether an attachment made for the "attach" key old_flavour
  * still serves new_flavour (the same key, or the flavour it runs in named),

@@ -36,6 +36,21 @@ void collector_status_set_reason(struct collector_status *st, const char *fmt, .
  * privileged process it is the kernel refusing (fentry on some kernels). */
 void collector_status_note_bpf_error(struct collector_status *st, int r);
 
+struct event_channel;
+struct bpf_shared_maps;
+
+/* What the core provides to every instance's start, for as long as the
+ * instance runs (keep the pointers in priv). */
+struct collector_context {
+	/* The event channel (daemon/event_channel.h), NULL where none could be
+	 * opened (and under --check): a collector whose BPF objects report
+	 * events prepares them for it, adds their counters as a source, and
+	 * subscribes a handler for the kinds of event it owns. */
+	struct event_channel *events;
+	/* BPF maps that outlive one collector instance (bpf_attach.h). */
+	struct bpf_shared_maps *shared_maps;
+};
+
 /* The core owns both blobs: cfg (config_size bytes, filled by config_defaults
  * and configure) and priv (priv_size bytes, zeroed before start). Every
  * callback returns 0 or a negative errno. */
@@ -58,7 +73,7 @@ struct collector_ops {
 	 * st->reason set when the kernel lacks a feature: that is a graceful
 	 * degradation. Any other error is a failure. A collector that runs with
 	 * less sets st->state = COLLECTOR_DEGRADED and returns 0. */
-	int (*start)(void *priv, const void *cfg, struct collector_status *st);
+	int (*start)(void *priv, const void *cfg, const struct collector_context *ctx, struct collector_status *st);
 	/* Optional, every sample interval: fast gauges (min/max within a window). */
 	int (*sample)(void *priv, uint64_t now_usec);
 	/* At the end of a window: write every sample into the snapshot. */
@@ -78,6 +93,11 @@ struct collector_ops {
 	 * long at its last value. Without it such a series ends with the old
 	 * instance. */
 	uint64_t (*series_hold_msec)(const void *cfg);
+	/* Optional: on a restart in which the new instance starts before the old
+	 * one stops, called between the two: the new one takes over state the
+	 * old one built from events (which a counter carry cannot rebuild), such
+	 * as the OOM kills by cgroup. */
+	void (*takeover)(void *new_priv, void *old_priv);
 	/* On restart, stop the old instance before starting the new one: it
 	 * shares state (the memavail map) that two instances would fight over.
 	 * Otherwise the new one starts first, so nothing happens unseen between. */

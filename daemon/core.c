@@ -8,7 +8,6 @@
 #include "carry.h"
 #include "cgroup_hierarchy.h"
 #include "core.h"
-#include "event_channel.h"
 #include "log.h"
 #include "vmstat_source.h"
 
@@ -16,7 +15,7 @@
 /* The daemon's own series come on top of max_series, so the cap never cuts
  * the series that say it is cutting. Per collector: up, info, duration,
  * errors, series dropped; then build info, times, reloads and the event
- * channel's counters (2 + 2 per event kind), with room to spare. */
+ * channel's counters (2 + 3 per event kind), with room to spare. */
 #define HEALTH_SERIES_BUDGET (64 + 8 * n_all_collectors)
 
 uint64_t now_mono_usec(void)
@@ -151,6 +150,35 @@ int core_init(struct core *core, struct config *config, struct collector_setting
 	return 0;
 }
 
+static struct event_settings event_settings_from(const struct daemon_config *d)
+{
+	return (struct event_settings){
+		.gate_msec = d->event_gate_msec,
+		.history = d->event_history,
+		.buffer_bytes = d->event_buffer_bytes,
+		.paused = d->debug_pause_events,
+		.perf_buffer = d->debug_perf_buffer,
+	};
+}
+
+void core_open_events(struct core *core)
+{
+	struct event_settings es = event_settings_from(&core->config->daemon);
+
+	if (!core->events)
+		(void)event_channel_new(&es, &core->events); /* logs why not */
+}
+
+int core_start_events(struct core *core)
+{
+	return event_channel_start(core->events);
+}
+
+static struct collector_context collector_context(struct core *core)
+{
+	return (struct collector_context){ .events = core->events, .shared_maps = &core->shared_maps };
+}
+
 static void instance_stop(const struct collector_ops *ops, void *priv)
 {
 	if (!priv)
@@ -173,8 +201,8 @@ static void collector_stop(struct collector_instance *ci)
 /* Probes and starts one instance of ops: the private state (NULL unless it
  * runs) and start's result. Touches no collector_instance, so that a new
  * instance can start while the old one still runs. */
-static int instance_start(const struct collector_ops *ops, const void *cfg, struct collector_status *st,
-			  void **ret_priv)
+static int instance_start(const struct collector_ops *ops, const void *cfg, const struct collector_context *ctx,
+			  struct collector_status *st, void **ret_priv)
 {
 	void *priv;
 	int r;
@@ -191,7 +219,7 @@ static int instance_start(const struct collector_ops *ops, const void *cfg, stru
 		/* Start may only refine what probe said. */
 		enum collector_state probed = st->state;
 
-		r = ops->start(priv, cfg, st);
+		r = ops->start(priv, cfg, ctx, st);
 		if (r == 0 && probed == COLLECTOR_DEGRADED)
 			st->state = COLLECTOR_DEGRADED;
 	}
@@ -232,9 +260,10 @@ static void collector_started(struct collector_instance *ci, int r, void *priv, 
 		log_info("Collector %s started (%s)", ci->ops->name, ci->status.mode);
 }
 
-static void collector_start(struct collector_instance *ci)
+static void collector_start(struct core *core, struct collector_instance *ci)
 {
 	struct collector_status st = { .state = COLLECTOR_DISABLED };
+	struct collector_context ctx = collector_context(core);
 	void *priv = NULL;
 	int r;
 
@@ -248,7 +277,7 @@ static void collector_start(struct collector_instance *ci)
 		ci->skip_windows = 0;
 		return;
 	}
-	r = instance_start(ci->ops, ci->settings.cfg, &st, &priv);
+	r = instance_start(ci->ops, ci->settings.cfg, &ctx, &st, &priv);
 	collector_started(ci, r, priv, &st);
 }
 
@@ -257,7 +286,7 @@ void core_start_collectors(struct core *core)
 	size_t i;
 
 	for (i = 0; i < n_all_collectors; i++)
-		collector_start(&core->collectors[i]);
+		collector_start(core, &core->collectors[i]);
 	bpf_attach_release_caches();
 }
 
@@ -281,6 +310,9 @@ void core_done(struct core *core)
 		}
 		free(core->collectors);
 	}
+	/* After the collectors: they are its sources and subscribers. */
+	event_channel_free(core->events);
+	bpf_shared_maps_close(&core->shared_maps);
 	snapshot_ring_free(core->ring);
 	snapshot_gzip_free(core->gzip);
 	config_free(core->config);
@@ -377,7 +409,7 @@ static void add_meta(struct core *core, struct snapshot *snap, uint64_t now_real
 	snapshot_add(snap, METRIC(MW_CONFIG_RELOADS_TOTAL), (const char *const[]){ "success" },
 		     (double)(core->reloads_total - core->reload_failures_total));
 	snapshot_add(snap, METRIC(MW_CONFIG_RELOADS_TOTAL), (const char *const[]){ "failure" }, (double)core->reload_failures_total);
-	event_channel_collect(snap);
+	event_channel_collect(core->events, snap);
 }
 
 void core_end_window(struct core *core, uint64_t now_mono, uint64_t now_real)
@@ -490,20 +522,26 @@ static void carry_replace(struct collector_instance *ci, struct carry *next)
  * before the old one stops (unless restart_stop_first), the old one's last
  * values are read, and the new one's first: nothing happens unseen between,
  * and every counter continues from what was exported. */
-static void collector_restart(struct collector_instance *ci, size_t max_series)
+static void collector_restart(struct core *core, struct collector_instance *ci, size_t max_series)
 {
+	struct collector_context ctx = collector_context(core);
 	struct collector_status st;
 	uint64_t now = now_mono_usec();
 	void *priv = NULL;
 	int r;
 
 	if (!ci->ops->restart_stop_first) {
-		r = instance_start(ci->ops, ci->settings.cfg, &st, &priv);
+		r = instance_start(ci->ops, ci->settings.cfg, &ctx, &st, &priv);
 		if (r == 0) {
+			_cleanup_(snapshot_unrefp) struct snapshot *first = NULL;
+			struct carry *next;
+
+			if (ci->ops->takeover && ci->status.running)
+				ci->ops->takeover(priv, ci->priv);
 			/* The new one's first values before the old one's last: an event
 			 * between the two reads may count twice, none goes unseen. */
-			_cleanup_(snapshot_unrefp) struct snapshot *first = scratch_collect(ci->ops, priv, max_series);
-			struct carry *next = carry_from(ci, ci->priv, max_series, now);
+			first = scratch_collect(ci->ops, priv, max_series);
+			next = carry_from(ci, ci->priv, max_series, now);
 
 			collector_stop(ci);
 			carry_replace(ci, next);
@@ -517,7 +555,7 @@ static void collector_restart(struct collector_instance *ci, size_t max_series)
 	}
 	carry_replace(ci, carry_from(ci, ci->priv, max_series, now));
 	collector_stop(ci);
-	r = instance_start(ci->ops, ci->settings.cfg, &st, &priv);
+	r = instance_start(ci->ops, ci->settings.cfg, &ctx, &st, &priv);
 	collector_started(ci, r, priv, &st);
 	carry_splice_new(ci, max_series);
 }
@@ -537,6 +575,11 @@ int core_reload(struct core *core, struct config *config, struct collector_setti
 	}
 	/* Once for every collector: a remount since start shows from here on. */
 	cgroup_hierarchy_shared_refresh();
+	{
+		struct event_settings es = event_settings_from(&config->daemon);
+
+		event_channel_apply(core->events, &es);
+	}
 	for (i = 0; i < n_all_collectors; i++) {
 		struct collector_instance *ci = &core->collectors[i];
 		struct collector_settings old = ci->settings;
@@ -548,7 +591,7 @@ int core_reload(struct core *core, struct config *config, struct collector_setti
 			continue;
 		if (!ci->status.running || !ci->settings.enabled) {
 			/* Switched on or off, or a retry: a reload is the operator's way to retry. */
-			collector_start(ci);
+			collector_start(core, ci);
 			continue;
 		}
 		if (ci->ops->reload) {
@@ -563,7 +606,7 @@ int core_reload(struct core *core, struct config *config, struct collector_setti
 			else
 				log_warning_errno(r, "Collector %s: in-place reload failed, restarting: %m", ci->ops->name);
 		}
-		collector_restart(ci, config->daemon.max_series);
+		collector_restart(core, ci, config->daemon.max_series);
 	}
 	bpf_attach_release_caches(); /* the kernel's BTF, parsed again by a restart */
 	collector_settings_free(settings);

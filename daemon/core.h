@@ -5,8 +5,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "bpf_attach.h"
 #include "collector.h"
 #include "config.h"
+#include "event_channel.h"
 #include "ring.h"
 
 struct carry;
@@ -45,6 +47,10 @@ struct core {
 	uint64_t reloads_total;
 	uint64_t reload_failures_total;
 	uint64_t start_real_usec;
+	/* Handed to every collector's start (collector_context); both outlive
+	 * every collector instance. */
+	struct event_channel *events; /* NULL until core_open_events, or when it failed */
+	struct bpf_shared_maps shared_maps;
 };
 
 uint64_t now_mono_usec(void);
@@ -58,6 +64,11 @@ void collector_settings_free(struct collector_settings *s);
 int core_init(struct core *core, struct config *config, struct collector_settings *settings);
 void core_done(struct core *core);
 
+/* The event channel, before the collectors start; without one the collectors
+ * still count, only event details are lost. Its consumer thread starts with
+ * core_start_events, once privileges are dropped. */
+void core_open_events(struct core *core);
+int core_start_events(struct core *core);
 void core_start_collectors(struct core *core);
 void core_stop_collectors(struct core *core);
 void core_sample(struct core *core, uint64_t now_mono);

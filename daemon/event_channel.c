@@ -17,20 +17,19 @@
 #include "fileio.h"
 #include "json.h"
 #include "log.h"
-#include "meminfo.h"
 
 #define MAX_SOURCES 16
-#define MAX_OOM_CGROUPS 512
+#define MAX_SUBSCRIBERS 8
 #define RETRY_MSEC 100
 
-struct oom_cgroup {
-	char path[256];
-	uint64_t kills;
+struct subscriber {
+	unsigned kinds;
+	event_handler_fn fn;
+	void *userdata;
 };
 
 struct event_channel {
 	int fd;            /* the shared ring buffer or perf event array */
-	int memavail_fd;   /* the shared memavail_latest array */
 	bool ringbuf;
 	struct ring_buffer *rb;
 	struct perf_buffer *pb;
@@ -39,13 +38,17 @@ struct event_channel {
 	int wake_fd; /* eventfd: stop or pause changed */
 	atomic_bool stop;
 	atomic_bool paused;
-	atomic_int memavail_source;
 	long page_size;
 
 	/* Owned by the consumer thread. */
-	struct procfile meminfo;
 	struct cgroup_hierarchy *cgroups;
 	int cgroup_table; /* -1: no cgroup paths; the hierarchy locks its tables */
+
+	/* Held by the consumer while it calls the handlers, so that one
+	 * unsubscribed is never called again. */
+	pthread_mutex_t subscribers_lock;
+	struct subscriber subscribers[MAX_SUBSCRIBERS];
+	size_t n_subscribers;
 
 	/* Guarded by lock: read by the main thread (collect) and HTTP threads (JSON). */
 	pthread_mutex_t lock;
@@ -53,12 +56,6 @@ struct event_channel {
 	size_t cap, head, count;
 	uint64_t received[EVENT_KINDS];
 	uint64_t consumer_dropped;
-	bool window_has_min;
-	double window_min;
-	struct oom_cgroup oom_cgroups[MAX_OOM_CGROUPS];
-	size_t n_oom_cgroups;
-	uint64_t oom_cgroups_folded;
-	uint64_t last_oom_real_usec;
 	struct event_counters *sources[MAX_SOURCES];
 	size_t n_sources;
 	/* What removed sources (collectors stopped or restarted) had counted:
@@ -67,7 +64,6 @@ struct event_channel {
 	uint64_t gate_ns;
 };
 
-static struct event_channel *channel;
 
 const char *event_kind_name(unsigned kind)
 {
@@ -81,23 +77,6 @@ const char *event_kind_name(unsigned kind)
 	return kind < EVENT_KINDS ? names[kind] : "unknown";
 }
 
-const char *memavail_source_name(enum memavail_source s)
-{
-	switch (s) {
-	case MEMAVAIL_FEXIT:
-		return "fexit";
-	case MEMAVAIL_KPROBE:
-		return "kprobe";
-	case MEMAVAIL_COUNTERS:
-		return "counters";
-	case MEMAVAIL_PROCFS:
-		return "procfs";
-	case MEMAVAIL_NONE:
-	default:
-		return "none";
-	}
-}
-
 /* bpf_ktime_get_ns() is CLOCK_MONOTONIC; logs and people want wall time. */
 static uint64_t mono_ns_to_real_usec(uint64_t ts_ns)
 {
@@ -106,45 +85,17 @@ static uint64_t mono_ns_to_real_usec(uint64_t ts_ns)
 	return ts <= mono ? real - (mono - ts) : real;
 }
 
-static void note_oom_cgroup(struct event_channel *ch, const char *path)
+static void call_subscribers(struct event_channel *ch, const struct memwatch_event *e, struct event_record *rec)
 {
 	size_t i;
 
-	for (i = 0; i < ch->n_oom_cgroups; i++)
-		if (strcmp(ch->oom_cgroups[i].path, path) == 0) {
-			ch->oom_cgroups[i].kills++;
-			return;
-		}
-	if (ch->n_oom_cgroups == MAX_OOM_CGROUPS) {
-		ch->oom_cgroups_folded++;
+	if (rec->kind >= EVENT_KINDS)
 		return;
-	}
-	snprintf(ch->oom_cgroups[ch->n_oom_cgroups].path, sizeof(ch->oom_cgroups[0].path), "%s", path);
-	ch->oom_cgroups[ch->n_oom_cgroups++].kills = 1;
-}
-
-static void fill_available(struct event_channel *ch, const struct memwatch_event *e, struct event_record *rec)
-{
-	enum memavail_source src = atomic_load(&ch->memavail_source);
-	double bytes;
-
-	rec->avail_bytes = NAN;
-	rec->avail_source = MEMAVAIL_NONE;
-	/* The kernel's own figure, if it was computed close to the event; or
-	 * the one computed at the event. Without either (counters that could not
-	 * be read this time), /proc/meminfo now is the next best. */
-	if ((src == MEMAVAIL_FEXIT || src == MEMAVAIL_KPROBE || src == MEMAVAIL_COUNTERS) && e->avail_ts_ns &&
-	    e->ts_ns >= e->avail_ts_ns && e->ts_ns - e->avail_ts_ns <= 2 * NSEC_PER_SEC) {
-		rec->avail_bytes = (double)e->avail_pages * (double)ch->page_size;
-		rec->avail_source = src;
-		return;
-	}
-	if (src == MEMAVAIL_NONE || ch->meminfo.fd < 0)
-		return;
-	if (meminfo_read_available(&ch->meminfo, &bytes) == 0) {
-		rec->avail_bytes = bytes;
-		rec->avail_source = MEMAVAIL_PROCFS;
-	}
+	pthread_mutex_lock(&ch->subscribers_lock);
+	for (i = 0; i < ch->n_subscribers; i++)
+		if (ch->subscribers[i].kinds & EVENT_KIND_BIT(rec->kind))
+			ch->subscribers[i].fn(ch->subscribers[i].userdata, e, rec);
+	pthread_mutex_unlock(&ch->subscribers_lock);
 }
 
 static int handle_event(void *ctx, void *data, size_t size)
@@ -167,33 +118,16 @@ static int handle_event(void *ctx, void *data, size_t size)
 	memcpy(rec.comm, e.comm, EVENT_COMM_LEN);
 	rec.cgroup_id = e.cgroup_id;
 	rec.value = e.value;
-	if (e.kind == EVENT_OOM_KILL && !rec.comm[0] && rec.pid) {
-		/* Old kernels pass only the pid: the victim is usually still there. */
-		char p[64], *text = NULL;
-
-		snprintf(p, sizeof(p), "/proc/%u/comm", rec.pid);
-		if (read_full_file(p, 64, &text, NULL) == 0) {
-			snprintf(rec.comm, sizeof(rec.comm), "%.*s", (int)strcspn(text, "\n"), text);
-			free(text);
-		}
-	}
+	rec.avail_bytes = NAN;
+	rec.avail_source = "none";
 	if (ch->cgroup_table >= 0 && e.cgroup_id)
 		(void)cgroup_hierarchy_lookup(ch->cgroups, ch->cgroup_table, e.cgroup_id, now_mono_usec(), rec.cgroup,
 					      sizeof(rec.cgroup));
-	fill_available(ch, &e, &rec);
+	call_subscribers(ch, &e, &rec);
 
 	pthread_mutex_lock(&ch->lock);
 	if (rec.kind < EVENT_KINDS)
 		ch->received[rec.kind]++;
-	if (rec.kind != EVENT_OOM_KILL && !isnan(rec.avail_bytes) &&
-	    (!ch->window_has_min || rec.avail_bytes < ch->window_min)) {
-		ch->window_min = rec.avail_bytes;
-		ch->window_has_min = true;
-	}
-	if (rec.kind == EVENT_OOM_KILL) {
-		note_oom_cgroup(ch, rec.cgroup[0] ? rec.cgroup : "unknown");
-		ch->last_oom_real_usec = rec.real_usec;
-	}
 	if (ch->cap) {
 		ch->recent[ch->head] = rec;
 		ch->head = (ch->head + 1) % ch->cap;
@@ -201,8 +135,6 @@ static int handle_event(void *ctx, void *data, size_t size)
 			ch->count++;
 	}
 	pthread_mutex_unlock(&ch->lock);
-	if (rec.kind == EVENT_OOM_KILL)
-		log_notice("OOM kill: pid %u (%s) in cgroup %s", rec.pid, rec.comm, rec.cgroup[0] ? rec.cgroup : "?");
 	return 0;
 }
 
@@ -263,7 +195,7 @@ static void wake_consumer(struct event_channel *ch)
 		(void)!write(ch->wake_fd, &one, sizeof(one));
 }
 
-static int create_shared_maps(struct event_channel *ch, size_t buffer_bytes, bool perf_buffer)
+static int create_buffer(struct event_channel *ch, size_t buffer_bytes, bool perf_buffer)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts);
 	int ncpus = libbpf_num_possible_cpus();
@@ -280,10 +212,6 @@ static int create_shared_maps(struct event_channel *ch, size_t buffer_bytes, boo
 		if (ch->fd < 0)
 			return -errno;
 	}
-	ch->memavail_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "memavail_latest", sizeof(__u32),
-					 sizeof(struct memavail_latest), 1, &opts);
-	if (ch->memavail_fd < 0)
-		return -errno;
 	return 0;
 }
 
@@ -296,26 +224,26 @@ static size_t round_buffer(size_t bytes)
 	return n;
 }
 
-int event_channel_open(const struct event_settings *settings)
+int event_channel_new(const struct event_settings *settings, struct event_channel **ret)
 {
 	struct event_channel *ch;
 	int r;
 
+	*ret = NULL;
 	ch = calloc(1, sizeof(*ch));
 	if (!ch)
 		return -ENOMEM;
-	ch->fd = ch->memavail_fd = ch->wake_fd = ch->cgroup_table = -1;
-	ch->meminfo.fd = -1;
+	ch->fd = ch->wake_fd = ch->cgroup_table = -1;
 	ch->page_size = sysconf(_SC_PAGESIZE);
 	pthread_mutex_init(&ch->lock, NULL);
-	channel = ch;
+	pthread_mutex_init(&ch->subscribers_lock, NULL);
 	ch->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (ch->wake_fd < 0) {
 		r = -errno;
 		log_warning_errno(r, "Event channel unavailable (no eventfd for its consumer): %m");
 		goto fail;
 	}
-	r = create_shared_maps(ch, round_buffer(settings->buffer_bytes), settings->perf_buffer);
+	r = create_buffer(ch, round_buffer(settings->buffer_bytes), settings->perf_buffer);
 	if (r < 0) {
 		log_warning_errno(r, "Event channel unavailable (no ring buffer or perf buffer): %m");
 		goto fail;
@@ -329,22 +257,21 @@ int event_channel_open(const struct event_settings *settings)
 		log_warning_errno(r, "Event channel: cannot open the buffer: %m");
 		goto fail;
 	}
-	procfile_open(&ch->meminfo, "/proc/meminfo", 1 << 20);
 	ch->cgroups = cgroup_hierarchy_shared();
 	if (ch->cgroups)
 		ch->cgroup_table = cgroup_hierarchy_table_acquire(ch->cgroups, NULL, 65536);
-	event_channel_apply(settings);
+	event_channel_apply(ch, settings);
 	log_info("Event channel: %s, %zu bytes", ch->ringbuf ? "ring buffer" : "perf buffer",
 		 round_buffer(settings->buffer_bytes));
+	*ret = ch;
 	return 0;
 fail:
-	event_channel_close();
+	event_channel_free(ch);
 	return r;
 }
 
-int event_channel_start(void)
+int event_channel_start(struct event_channel *ch)
 {
-	struct event_channel *ch = channel;
 	int r;
 
 	if (!ch || ch->thread_started)
@@ -356,10 +283,8 @@ int event_channel_start(void)
 	return 0;
 }
 
-void event_channel_close(void)
+void event_channel_free(struct event_channel *ch)
 {
-	struct event_channel *ch = channel;
-
 	if (!ch)
 		return;
 	if (ch->thread_started) {
@@ -373,20 +298,15 @@ void event_channel_close(void)
 	perf_buffer__free(ch->pb);
 	if (ch->fd >= 0)
 		close(ch->fd);
-	if (ch->memavail_fd >= 0)
-		close(ch->memavail_fd);
-	if (ch->meminfo.fd >= 0)
-		procfile_close(&ch->meminfo);
 	cgroup_hierarchy_table_release(ch->cgroups, ch->cgroup_table);
 	free(ch->recent);
+	pthread_mutex_destroy(&ch->subscribers_lock);
 	pthread_mutex_destroy(&ch->lock);
 	free(ch);
-	channel = NULL;
 }
 
-void event_channel_apply(const struct event_settings *settings)
+void event_channel_apply(struct event_channel *ch, const struct event_settings *settings)
 {
-	struct event_channel *ch = channel;
 	struct event_record *recent;
 	size_t i, cap = settings->history;
 
@@ -416,28 +336,16 @@ void event_channel_apply(const struct event_settings *settings)
 	pthread_mutex_unlock(&ch->lock);
 }
 
-int event_channel_prepare_object(struct bpf_object *obj, volatile bool *ringbuf_flag)
+int event_channel_prepare(struct event_channel *ch, struct bpf_map *events, volatile bool *ringbuf_flag)
 {
-	struct event_channel *ch = channel;
-	struct bpf_map *events, *memavail;
-	int r;
-
-	events = bpf_object__find_map_by_name(obj, "events");
-	memavail = bpf_object__find_map_by_name(obj, "memavail");
-	if (!ch || !events || !memavail)
-		return 0; /* no channel: the object keeps its own small maps and its events go nowhere */
-	if (ringbuf_flag)
-		*ringbuf_flag = ch->ringbuf;
-	r = bpf_map__reuse_fd(events, ch->fd);
-	if (r < 0)
-		return r;
-	return bpf_map__reuse_fd(memavail, ch->memavail_fd);
+	if (!ch)
+		return 0; /* no channel: the object keeps its own small buffer and its events go nowhere */
+	*ringbuf_flag = ch->ringbuf;
+	return bpf_map__reuse_fd(events, ch->fd);
 }
 
-void event_channel_add_source(struct event_counters *counters)
+void event_channel_add_source(struct event_channel *ch, struct event_counters *counters)
 {
-	struct event_channel *ch = channel;
-
 	if (!ch)
 		return;
 	pthread_mutex_lock(&ch->lock);
@@ -448,9 +356,8 @@ void event_channel_add_source(struct event_counters *counters)
 	pthread_mutex_unlock(&ch->lock);
 }
 
-void event_channel_remove_source(struct event_counters *counters)
+void event_channel_remove_source(struct event_channel *ch, struct event_counters *counters)
 {
-	struct event_channel *ch = channel;
 	size_t i;
 
 	if (!ch)
@@ -469,94 +376,44 @@ void event_channel_remove_source(struct event_counters *counters)
 	pthread_mutex_unlock(&ch->lock);
 }
 
-int event_channel_memavail_fd(void)
+int event_channel_subscribe(struct event_channel *ch, unsigned kinds, event_handler_fn fn, void *userdata)
 {
-	return channel ? channel->memavail_fd : -1;
-}
-
-void event_channel_set_memavail_source(enum memavail_source s)
-{
-	if (channel)
-		atomic_store(&channel->memavail_source, (int)s);
-}
-
-bool event_channel_take_window_min(double *bytes)
-{
-	struct event_channel *ch = channel;
-	bool has;
+	int r = 0;
 
 	if (!ch)
-		return false;
-	pthread_mutex_lock(&ch->lock);
-	has = ch->window_has_min;
-	*bytes = ch->window_min;
-	ch->window_has_min = false;
-	pthread_mutex_unlock(&ch->lock);
-	return has;
+		return 0;
+	pthread_mutex_lock(&ch->subscribers_lock);
+	if (ch->n_subscribers < MAX_SUBSCRIBERS)
+		ch->subscribers[ch->n_subscribers++] = (struct subscriber){ kinds, fn, userdata };
+	else
+		r = -ENOSPC;
+	pthread_mutex_unlock(&ch->subscribers_lock);
+	return r;
 }
 
-void event_channel_counts(uint64_t received[EVENT_KINDS])
+void event_channel_unsubscribe(struct event_channel *ch, event_handler_fn fn, void *userdata)
 {
-	struct event_channel *ch = channel;
-
-	memset(received, 0, EVENT_KINDS * sizeof(*received));
-	if (!ch)
-		return;
-	pthread_mutex_lock(&ch->lock);
-	memcpy(received, ch->received, EVENT_KINDS * sizeof(*received));
-	pthread_mutex_unlock(&ch->lock);
-}
-
-void event_channel_foreach_oom_cgroup(void (*fn)(const char *cgroup, uint64_t kills, void *ud), void *ud)
-{
-	struct event_channel *ch = channel;
 	size_t i;
 
 	if (!ch)
 		return;
-	pthread_mutex_lock(&ch->lock);
-	for (i = 0; i < ch->n_oom_cgroups; i++)
-		fn(ch->oom_cgroups[i].path, ch->oom_cgroups[i].kills, ud);
-	if (ch->oom_cgroups_folded)
-		fn("other", ch->oom_cgroups_folded, ud);
-	pthread_mutex_unlock(&ch->lock);
+	pthread_mutex_lock(&ch->subscribers_lock);
+	for (i = 0; i < ch->n_subscribers; i++)
+		if (ch->subscribers[i].fn == fn && ch->subscribers[i].userdata == userdata) {
+			/* In order: handlers run in the order they subscribed. */
+			memmove(&ch->subscribers[i], &ch->subscribers[i + 1],
+				(ch->n_subscribers - i - 1) * sizeof(ch->subscribers[0]));
+			ch->n_subscribers--;
+			break;
+		}
+	pthread_mutex_unlock(&ch->subscribers_lock);
 }
 
-void event_channel_instants(uint64_t out[EVENT_KINDS])
+/* Every pressure instant the kernel saw, by kind: sent, gated or dropped. */
+void event_channel_collect(struct event_channel *ch, struct snapshot *snap)
 {
-	struct event_channel *ch = channel;
-	size_t i, k;
-
-	memset(out, 0, EVENT_KINDS * sizeof(*out));
-	if (!ch)
-		return;
-	pthread_mutex_lock(&ch->lock);
-	for (k = 0; k < EVENT_KINDS; k++)
-		out[k] = ch->retired_emitted[k] + ch->retired_gated[k] + ch->retired_dropped[k];
-	for (i = 0; i < ch->n_sources; i++)
-		for (k = 0; k < EVENT_KINDS; k++)
-			out[k] += __atomic_load_n(&ch->sources[i]->emitted[k], __ATOMIC_RELAXED) +
-				  __atomic_load_n(&ch->sources[i]->gated[k], __ATOMIC_RELAXED) +
-				  __atomic_load_n(&ch->sources[i]->dropped[k], __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&ch->lock);
-}
-
-uint64_t event_channel_last_oom_real_usec(void)
-{
-	uint64_t t;
-
-	if (!channel)
-		return 0;
-	pthread_mutex_lock(&channel->lock);
-	t = channel->last_oom_real_usec;
-	pthread_mutex_unlock(&channel->lock);
-	return t;
-}
-
-void event_channel_collect(struct snapshot *snap)
-{
-	struct event_channel *ch = channel;
-	uint64_t dropped = 0, gated[EVENT_KINDS] = { 0 }, received[EVENT_KINDS], consumer;
+	uint64_t dropped = 0, gated[EVENT_KINDS] = { 0 }, instants[EVENT_KINDS] = { 0 }, received[EVENT_KINDS];
+	uint64_t consumer;
 	size_t i, k;
 
 	if (!ch)
@@ -565,11 +422,16 @@ void event_channel_collect(struct snapshot *snap)
 	for (k = 0; k < EVENT_KINDS; k++) {
 		dropped += ch->retired_dropped[k];
 		gated[k] = ch->retired_gated[k];
+		instants[k] = ch->retired_emitted[k] + ch->retired_gated[k] + ch->retired_dropped[k];
 	}
 	for (i = 0; i < ch->n_sources; i++)
 		for (k = 0; k < EVENT_KINDS; k++) {
-			dropped += __atomic_load_n(&ch->sources[i]->dropped[k], __ATOMIC_RELAXED);
-			gated[k] += __atomic_load_n(&ch->sources[i]->gated[k], __ATOMIC_RELAXED);
+			uint64_t d = __atomic_load_n(&ch->sources[i]->dropped[k], __ATOMIC_RELAXED);
+			uint64_t g = __atomic_load_n(&ch->sources[i]->gated[k], __ATOMIC_RELAXED);
+
+			dropped += d;
+			gated[k] += g;
+			instants[k] += d + g + __atomic_load_n(&ch->sources[i]->emitted[k], __ATOMIC_RELAXED);
 		}
 	memcpy(received, ch->received, sizeof(received));
 	consumer = ch->consumer_dropped;
@@ -580,6 +442,8 @@ void event_channel_collect(struct snapshot *snap)
 	for (k = 0; k < EVENT_KINDS; k++) {
 		snapshot_add(snap, METRIC(MW_EVENTS_RECEIVED_TOTAL), (const char *const[]){ event_kind_name((unsigned)k) }, (double)received[k]);
 		snapshot_add(snap, METRIC(MW_EVENTS_GATED_TOTAL), (const char *const[]){ event_kind_name((unsigned)k) }, (double)gated[k]);
+		snapshot_add(snap, METRIC(MW_PRESSURE_EVENTS_TOTAL), (const char *const[]){ event_kind_name((unsigned)k) },
+			     (double)instants[k]);
 	}
 }
 
@@ -594,9 +458,9 @@ static void put_time(struct strbuf *sb, uint64_t real_usec)
 	strbuf_printf(sb, "\"%s.%06" PRIu64 "Z\"", buf, (uint64_t)(real_usec % USEC_PER_SEC));
 }
 
-void event_channel_foreach_recent(void (*fn)(const struct event_record *e, void *ud), void *ud)
+void event_channel_foreach_recent(struct event_channel *ch, void (*fn)(const struct event_record *e, void *ud),
+				  void *ud)
 {
-	struct event_channel *ch = channel;
 	size_t i;
 
 	if (!ch)
@@ -607,9 +471,8 @@ void event_channel_foreach_recent(void (*fn)(const struct event_record *e, void 
 	pthread_mutex_unlock(&ch->lock);
 }
 
-int event_channel_render_json(struct strbuf *sb)
+int event_channel_render_json(struct event_channel *ch, struct strbuf *sb)
 {
-	struct event_channel *ch = channel;
 	size_t i;
 
 	strbuf_puts(sb, "{\"events\":[");
@@ -632,7 +495,7 @@ int event_channel_render_json(struct strbuf *sb)
 			strbuf_puts(sb, ",\"available_bytes\":");
 			json_put_number(sb, e->avail_bytes);
 			strbuf_puts(sb, ",\"available_source\":");
-			json_put_string(sb, memavail_source_name(e->avail_source));
+			json_put_string(sb, e->avail_source);
 			if (e->kind == EVENT_OOM_KILL)
 				strbuf_printf(sb, ",\"total_vm_bytes\":%" PRIu64, e->value * (uint64_t)ch->page_size);
 			else

@@ -10,19 +10,17 @@
 #include "snapshot.h"
 #include "strbuf.h"
 
-/* The one event channel: a BPF ring buffer (perf buffer on kernels without
- * one) shared by every BPF object that reports pressure instants and OOM
- * kills, drained by one consumer thread, decoupled from scrapes. */
+/* The event channel: a BPF ring buffer (perf buffer on kernels without one)
+ * shared by every BPF object that reports pressure instants and OOM kills,
+ * drained by one consumer thread, decoupled from scrapes. It is transport
+ * only: it resolves the cgroup, keeps the recent events and counts what it
+ * carries; what an event means to a collector (available memory, the OOM
+ * table) is that collector's, through a handler it subscribes. The core
+ * creates one and hands it to the collectors (struct collector_context).
+ * Every function accepts a NULL channel (none could be opened, or --check):
+ * events then go nowhere. */
+struct event_channel;
 
-enum memavail_source {
-	MEMAVAIL_NONE,
-	MEMAVAIL_FEXIT,   /* si_mem_available's own return, via fexit */
-	MEMAVAIL_KPROBE,  /* same, via kretprobe */
-	MEMAVAIL_COUNTERS, /* computed at the instant in BPF from zone and node counters */
-	MEMAVAIL_PROCFS,  /* /proc/meminfo read as the event arrives */
-};
-
-const char *memavail_source_name(enum memavail_source s);
 const char *event_kind_name(unsigned kind);
 
 struct event_record {
@@ -33,7 +31,7 @@ struct event_record {
 	uint64_t cgroup_id;
 	char cgroup[256];        /* path below the memory hierarchy root; "" if unknown */
 	double avail_bytes;      /* NAN when unknown */
-	enum memavail_source avail_source;
+	const char *avail_source; /* how avail_bytes is known (a static string); "none" */
 	uint64_t value;
 };
 
@@ -45,38 +43,40 @@ struct event_settings {
 	bool perf_buffer;     /* debug hook: the pre-5.8 perf buffer even where a ring buffer works (tests) */
 };
 
-int event_channel_open(const struct event_settings *settings);
+int event_channel_new(const struct event_settings *settings, struct event_channel **ret);
 /* Starts the consumer thread (after privileges are dropped: capabilities are per thread). */
-int event_channel_start(void);
-void event_channel_close(void);
+int event_channel_start(struct event_channel *ch);
+/* Stops the consumer; every source and subscriber must be gone. */
+void event_channel_free(struct event_channel *ch);
 /* Applies a reload: gate, history length and pause; the buffer size needs a restart. */
-void event_channel_apply(const struct event_settings *settings);
+void event_channel_apply(struct event_channel *ch, const struct event_settings *settings);
 
 /* Before load, for every BPF object that includes bpf/events.bpf.h: swaps in
- * the shared maps and tells it which buffer kind to write. ringbuf_flag points
- * into the skeleton's rodata (events_use_ringbuf). */
-int event_channel_prepare_object(struct bpf_object *obj, volatile bool *ringbuf_flag);
-/* After load: the object's counters (in its mmap'ed .bss) join the channel's health metrics. */
-void event_channel_add_source(struct event_counters *counters);
-void event_channel_remove_source(struct event_counters *counters);
-int event_channel_memavail_fd(void);
+ * the shared buffer for its events map and tells it which buffer kind to
+ * write (ringbuf_flag points into the skeleton's rodata, events_use_ringbuf). */
+int event_channel_prepare(struct event_channel *ch, struct bpf_map *events, volatile bool *ringbuf_flag);
+/* After load: the object's counters (in its mmap'ed .bss) join the channel's
+ * counts. When removed, what they counted stays in the totals. */
+void event_channel_add_source(struct event_channel *ch, struct event_counters *counters);
+void event_channel_remove_source(struct event_channel *ch, struct event_counters *counters);
 
-/* The memavail collector decides how a pressure instant's available memory is known. */
-void event_channel_set_memavail_source(enum memavail_source s);
+#define EVENT_KIND_BIT(k) (1u << (k))
+#define EVENT_KINDS_ALL (EVENT_KIND_BIT(EVENT_KINDS) - 1)
 
-/* Per window: lowest available memory at a pressure instant, if any, and reset. */
-bool event_channel_take_window_min(double *bytes);
-void event_channel_counts(uint64_t received[EVENT_KINDS]);
-/* Every pressure instant the kernel saw, by kind: sent, gated or dropped. */
-void event_channel_instants(uint64_t out[EVENT_KINDS]);
-/* OOM kills by cgroup path (bounded table); calls fn for each. */
-void event_channel_foreach_oom_cgroup(void (*fn)(const char *cgroup, uint64_t kills, void *ud), void *ud);
-uint64_t event_channel_last_oom_real_usec(void);
+/* Called on the consumer thread for each event of the kinds subscribed to,
+ * before the record is kept: it may fill in what it owns. Must be quick and
+ * may not call back into the channel. */
+typedef void (*event_handler_fn)(void *userdata, const struct memwatch_event *raw, struct event_record *rec);
+int event_channel_subscribe(struct event_channel *ch, unsigned kinds, event_handler_fn fn, void *userdata);
+/* Returns once no call of fn for userdata is running or can start. */
+void event_channel_unsubscribe(struct event_channel *ch, event_handler_fn fn, void *userdata);
 
-void event_channel_collect(struct snapshot *snap);
+/* The channel's own families, and the pressure instants of every kind. */
+void event_channel_collect(struct event_channel *ch, struct snapshot *snap);
 /* Every kept event, oldest first, under the channel's lock: fn must be quick. */
-void event_channel_foreach_recent(void (*fn)(const struct event_record *e, void *ud), void *ud);
+void event_channel_foreach_recent(struct event_channel *ch, void (*fn)(const struct event_record *e, void *ud),
+				  void *ud);
 /* GET /api/v1/events: every kept event, oldest first. Thread-safe. */
-int event_channel_render_json(struct strbuf *sb);
+int event_channel_render_json(struct event_channel *ch, struct strbuf *sb);
 
 #endif

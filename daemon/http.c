@@ -40,6 +40,7 @@ struct http_user {
 struct http_server {
 	struct MHD_Daemon *mhd;
 	struct snapshot_ring *ring;
+	struct event_channel *events;
 	atomic_uint window_msec;
 	int fd;
 	char *tls_cert, *tls_key;
@@ -216,12 +217,12 @@ static MHD_RESULT serve_windows(struct http_server *srv, struct MHD_Connection *
 	return respond_strbuf(conn, &sb, "application/json");
 }
 
-static MHD_RESULT serve_events(struct MHD_Connection *conn)
+static MHD_RESULT serve_events(struct http_server *srv, struct MHD_Connection *conn)
 {
 	struct strbuf sb;
 
 	strbuf_init(&sb);
-	event_channel_render_json(&sb);
+	event_channel_render_json(srv->events, &sb);
 	return respond_strbuf(conn, &sb, "application/json");
 }
 
@@ -230,7 +231,7 @@ static MHD_RESULT serve_status(struct http_server *srv, struct MHD_Connection *c
 	struct strbuf sb;
 
 	strbuf_init(&sb);
-	if (status_page_render(&sb, srv->ring) < 0) {
+	if (status_page_render(&sb, srv->ring, srv->events) < 0) {
 		strbuf_free(&sb);
 		return respond_static(conn, MHD_HTTP_OK, "text/html; charset=utf-8", landing_page);
 	}
@@ -313,7 +314,7 @@ static MHD_RESULT handle_request(struct http_server *srv, struct MHD_Connection 
 	case HTTP_ENDPOINT_WINDOWS:
 		return serve_windows(srv, conn);
 	case HTTP_ENDPOINT_EVENTS:
-		return serve_events(conn);
+		return serve_events(srv, conn);
 	case HTTP_ENDPOINT_STATUS:
 		return serve_status(srv, conn);
 	case HTTP_ENDPOINT_UNKNOWN:
@@ -417,7 +418,7 @@ static int load_security(struct http_server *srv, const struct http_security *se
 
 int http_server_start(struct http_server **ret, const struct listen_addr *addr, const char *addr_text,
 		      int listen_fd, unsigned max_connections, struct snapshot_ring *ring,
-		      uint32_t window_msec, const struct http_security *sec)
+		      struct event_channel *events, uint32_t window_msec, const struct http_security *sec)
 {
 	struct http_server *srv;
 	unsigned per_ip = max_connections > 4 ? max_connections / 2 : max_connections;
@@ -437,6 +438,7 @@ int http_server_start(struct http_server **ret, const struct listen_addr *addr, 
 	if (srv->tls_cert)
 		flags |= MHD_USE_TLS;
 	srv->ring = ring;
+	srv->events = events;
 	atomic_init(&srv->window_msec, window_msec);
 	srv->fd = listen_fd >= 0 ? listen_fd : http_bind_listen(addr, addr_text);
 	if (srv->fd < 0) {

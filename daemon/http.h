@@ -7,6 +7,7 @@
 #include "netaddr.h"
 #include "ring.h"
 
+struct event_channel;
 struct http_server;
 
 struct http_security {
@@ -15,11 +16,12 @@ struct http_security {
 	const struct basic_auth_users *users; /* none: no authentication */
 };
 
-/* Serves the ring's newest snapshot. listen_fd >= 0 is a socket handed over
+/* Serves the ring's newest snapshot, and the channel's recent events (events
+ * may be NULL; it must outlive the server). listen_fd >= 0 is a socket handed over
  * by systemd; otherwise addr is bound. Logs its own errors. */
 int http_server_start(struct http_server **ret, const struct listen_addr *addr, const char *addr_text,
 		      int listen_fd, unsigned max_connections, struct snapshot_ring *ring,
-		      uint32_t window_msec, const struct http_security *sec);
+		      struct event_channel *events, uint32_t window_msec, const struct http_security *sec);
 /* A listening socket; bound before capabilities are dropped, so a port below 1024 works. */
 int http_bind_listen(const struct listen_addr *addr, const char *text);
 void http_server_set_window(struct http_server *srv, uint32_t window_msec);

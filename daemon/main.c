@@ -17,7 +17,6 @@
 #include <unistd.h>
 #include "cgroup_hierarchy.h"
 #include "core.h"
-#include "event_channel.h"
 #include "http.h"
 #include "log.h"
 #include "privileges.h"
@@ -217,17 +216,6 @@ static int exec_top(const struct options *o)
 	return EXIT_FAILURE;
 }
 
-static struct event_settings event_settings_from(const struct daemon_config *d)
-{
-	return (struct event_settings){
-		.gate_msec = d->event_gate_msec,
-		.history = d->event_history,
-		.buffer_bytes = d->event_buffer_bytes,
-		.paused = d->debug_pause_events,
-		.perf_buffer = d->debug_perf_buffer,
-	};
-}
-
 static int run_check(struct core *core)
 {
 	size_t i;
@@ -279,7 +267,7 @@ static int start_http(struct core *core, struct http_server **srv, int listen_fd
 
 	if (listen_fd < 0 && listen_addr_parse(d->listen, &addr) < 0)
 		return log_error_errno(EINVAL, "Invalid listen address '%s'", d->listen);
-	return http_server_start(srv, &addr, d->listen, listen_fd, d->max_connections, core->ring,
+	return http_server_start(srv, &addr, d->listen, listen_fd, d->max_connections, core->ring, core->events,
 				 d->window_msec,
 				 &(struct http_security){ d->tls_cert_file, d->tls_key_file, &d->basic_auth });
 }
@@ -369,11 +357,6 @@ static void reload(struct core *core, const struct options *o, struct http_serve
 		return;
 	}
 	log_set_max_level(core->config->daemon.log_level);
-	{
-		struct event_settings es = event_settings_from(&core->config->daemon);
-
-		event_channel_apply(&es);
-	}
 	http_server_set_window(*srv, core->config->daemon.window_msec);
 	if (!socket_activated && (strcmp(old_listen, core->config->daemon.listen) != 0 ||
 				  old_max_conn != core->config->daemon.max_connections || security_changed)) {
@@ -568,19 +551,14 @@ int main(int argc, char *argv[])
 		    (listen_fd = http_bind_listen(&addr, core.config->daemon.listen)) < 0)
 			goto out;
 	}
-	{
-		struct event_settings es = event_settings_from(&core.config->daemon);
-
-		/* Without a channel the collectors still count; only event details are lost. */
-		(void)event_channel_open(&es);
-	}
+	core_open_events(&core);
 	core_start_collectors(&core);
 	if (core.config->daemon.drop_capabilities) {
 		r = drop_capabilities();
 		if (r < 0)
 			log_warning_errno(r, "Failed to drop capabilities, running with all of them: %m");
 	}
-	event_channel_start();
+	(void)core_start_events(&core); /* logs why not */
 	/* Publish a first window right away so /metrics answers as soon as we are READY. */
 	core_sample(&core, now_mono_usec());
 	core_end_window(&core, now_mono_usec(), now_real_usec());
@@ -603,7 +581,6 @@ out:
 		config_free(config);
 		collector_settings_free(settings);
 	}
-	event_channel_close();
 	cgroup_hierarchy_shared_free();
 	return ret;
 }

@@ -382,7 +382,7 @@ static const char style[] =
 	"td,th{border:1px solid #ddd;padding:2px 8px;text-align:left}caption{font-weight:bold;text-align:left}"
 	"tr.degraded{background:#fff3cd}tr.failed{background:#f8d7da}";
 
-int status_page_render(struct strbuf *sb, struct snapshot_ring *ring)
+int status_page_render(struct strbuf *sb, struct snapshot_ring *ring, struct event_channel *events)
 {
 	struct snapshot *snaps[HISTORY_MAX];
 	size_t n = snapshot_ring_recent(ring, snaps, ARRAY_SIZE(snaps)), i;
@@ -424,7 +424,7 @@ int status_page_render(struct strbuf *sb, struct snapshot_ring *ring)
 	}
 	if (n)
 		mctx.since = t[0];
-	event_channel_foreach_recent(add_mark, &mctx);
+	event_channel_foreach_recent(events, add_mark, &mctx);
 
 	strbuf_printf(sb, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
 			  "<meta http-equiv=\"refresh\" content=\"%.0f\">"
@@ -476,7 +476,7 @@ int status_page_render(struct strbuf *sb, struct snapshot_ring *ring)
 
 	strbuf_puts(sb, "<table><caption>Recent OOM kills</caption><tr><th>time (UTC)</th><th>pid</th><th>comm</th>"
 			"<th>cgroup</th><th>available</th></tr>\n");
-	event_channel_foreach_recent(recent_event_row, sb);
+	event_channel_foreach_recent(events, recent_event_row, sb);
 	strbuf_puts(sb, "</table>\n");
 
 	strbuf_puts(sb, "<table><caption>Collectors</caption><tr><th>collector</th><th>state</th><th>mode</th>"

@@ -42,6 +42,7 @@ struct alloc_state {
 	int flavour;             /* the attach key it was started with */
 	char vmstat_path[256];
 	struct bpf_attachment bpf;
+	struct collector_context ctx;
 	struct vmstat_source *vmstat; /* NULL: not readable */
 	int ncpus;
 	struct alloc_counters *percpu;
@@ -49,7 +50,7 @@ struct alloc_state {
 };
 
 static const struct bpf_hook alloc_hooks[] = {
-	{ "kmem", "mm_page_alloc", { "page_alloc_btf", "page_alloc_raw", "page_alloc_tp" } },
+	{ "kmem", "mm_page_alloc", BPF_HOOK_PROGS(alloc_bpf, page_alloc) },
 };
 
 static void alloc_config_defaults(void *cfg)
@@ -85,8 +86,13 @@ static int alloc_probe(const void *cfg, struct collector_status *st)
 static int join_event_channel(void *skel, void *userdata)
 {
 	struct alloc_bpf *obj = skel;
+	const struct alloc_state *s = userdata;
+	int r;
 
-	return event_channel_prepare_object(obj->obj, &obj->rodata->events_use_ringbuf);
+	r = event_channel_prepare(s->ctx.events, obj->maps.events, &obj->rodata->events_use_ringbuf);
+	if (r == 0)
+		r = bpf_shared_map_reuse(s->ctx.shared_maps, obj->maps.memavail);
+	return r;
 }
 
 /* trace = no: nothing but /proc/vmstat, no BPF object opened at all. */
@@ -104,12 +110,14 @@ static int start_vmstat(struct alloc_state *s, const struct alloc_config *c, str
 	return 0;
 }
 
-static int alloc_start(void *priv, const void *cfg, struct collector_status *st)
+static int alloc_start(void *priv, const void *cfg, const struct collector_context *ctx,
+		       struct collector_status *st)
 {
 	const struct alloc_config *c = cfg;
 	struct alloc_state *s = priv;
 	int r;
 
+	s->ctx = *ctx;
 	s->trace = c->trace;
 	s->flavour = c->flavour;
 	snprintf(s->vmstat_path, sizeof(s->vmstat_path), "%s", c->vmstat_path);
@@ -123,10 +131,10 @@ static int alloc_start(void *priv, const void *cfg, struct collector_status *st)
 	if (!s->percpu)
 		return -ENOMEM;
 	r = bpf_attach_hooks(&s->bpf, &alloc_bpf_skel_ops, alloc_hooks, ARRAY_SIZE(alloc_hooks), c->flavour,
-			     join_event_channel, NULL, st);
+			     join_event_channel, s, st);
 	if (r < 0)
 		return r;
-	event_channel_add_source(&((struct alloc_bpf *)s->bpf.skel)->bss->event_counters);
+	event_channel_add_source(s->ctx.events, &((struct alloc_bpf *)s->bpf.skel)->bss->event_counters);
 	if (vmstat_source_open(c->vmstat_path, &s->vmstat) < 0) {
 		st->state = COLLECTOR_DEGRADED;
 		collector_status_set_reason(st, "cannot open %s: page frees are not reported", c->vmstat_path);
@@ -221,7 +229,7 @@ static void alloc_stop(void *priv)
 	struct alloc_state *s = priv;
 
 	if (s->bpf.skel)
-		event_channel_remove_source(&((struct alloc_bpf *)s->bpf.skel)->bss->event_counters);
+		event_channel_remove_source(s->ctx.events, &((struct alloc_bpf *)s->bpf.skel)->bss->event_counters);
 	bpf_attachment_destroy(&s->bpf);
 	vmstat_source_unref(s->vmstat);
 	free(s->percpu);

@@ -252,7 +252,8 @@ static int apply_config(struct cgroup_state *s, const struct cgroup_config *c, s
 }
 
 
-static int cgroup_start(void *priv, const void *cfg, struct collector_status *st)
+static int cgroup_start(void *priv, const void *cfg, const struct collector_context *ctx,
+			struct collector_status *st)
 {
 	struct cgroup_state *s = priv;
 	size_t k;

@@ -94,7 +94,8 @@ out:
 	return r;
 }
 
-static int faults_start(void *priv, const void *cfg, struct collector_status *st)
+static int faults_start(void *priv, const void *cfg, const struct collector_context *ctx,
+			struct collector_status *st)
 {
 	struct faults_state *s = priv;
 	char path[300];

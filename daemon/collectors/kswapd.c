@@ -22,10 +22,10 @@ struct kswapd_state {
 };
 
 static const struct bpf_hook kswapd_hooks[] = {
-	{ "vmscan", "mm_vmscan_kswapd_wake", { "kswapd_wake_btf", "kswapd_wake_raw", "kswapd_wake_tp" } },
-	{ "vmscan", "mm_vmscan_kswapd_sleep", { "kswapd_sleep_btf", "kswapd_sleep_raw", "kswapd_sleep_tp" },
+	{ "vmscan", "mm_vmscan_kswapd_wake", BPF_HOOK_PROGS(kswapd_bpf, kswapd_wake) },
+	{ "vmscan", "mm_vmscan_kswapd_sleep", BPF_HOOK_PROGS(kswapd_bpf, kswapd_sleep),
 	  .optional = true },
-	{ "vmscan", "mm_vmscan_wakeup_kswapd", { "wakeup_kswapd_btf", "wakeup_kswapd_raw", "wakeup_kswapd_tp" },
+	{ "vmscan", "mm_vmscan_wakeup_kswapd", BPF_HOOK_PROGS(kswapd_bpf, wakeup_kswapd),
 	  .optional = true },
 };
 
@@ -48,7 +48,8 @@ static int kswapd_probe(const void *cfg, struct collector_status *st)
 	return bpf_hooks_probe(kswapd_hooks, ARRAY_SIZE(kswapd_hooks), st);
 }
 
-static int kswapd_start(void *priv, const void *cfg, struct collector_status *st)
+static int kswapd_start(void *priv, const void *cfg, const struct collector_context *ctx,
+			struct collector_status *st)
 {
 	struct kswapd_state *s = priv;
 

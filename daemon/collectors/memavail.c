@@ -10,11 +10,14 @@
  *           from /proc/zoneinfo; used only when a computation at start-up
  *           agrees with /proc/meminfo within 2% (hosts with deferred struct page
  *           init or free page reporting can disagree);
- *  procfs   /proc/meminfo read by the consumer as soon as the event arrives. */
+ *  procfs   /proc/meminfo read by the consumer as soon as the event arrives.
+ * The figure goes into each event through a handler this collector subscribes
+ * to the event channel, which also keeps the window's lowest. */
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,10 +29,20 @@
 #include "fileio.h"
 #include "log.h"
 #include "meminfo.h"
+#include "memavail.h"
 #include "memavail.skel.h"
 #include "zoneinfo.h"
 
 enum method { METHOD_AUTO, METHOD_FEXIT, METHOD_KPROBE, METHOD_COUNTERS, METHOD_PROCFS };
+
+/* How a pressure instant's available memory is known. */
+enum memavail_source {
+	MEMAVAIL_NONE,
+	MEMAVAIL_FEXIT,   /* si_mem_available's own return, via fexit */
+	MEMAVAIL_KPROBE,  /* same, via kretprobe */
+	MEMAVAIL_COUNTERS, /* computed at the instant in BPF from zone and node counters */
+	MEMAVAIL_PROCFS,  /* /proc/meminfo read as the event arrives */
+};
 
 /* How far the counters method may be from /proc/meminfo's MemAvailable at start-up, by default. */
 #define COUNTERS_TOLERANCE_DEFAULT 0.02
@@ -42,10 +55,19 @@ struct memavail_config {
 };
 
 struct memavail_state {
+	struct collector_context ctx;
 	struct memavail_bpf *skel; /* fexit or kprobe */
 	struct bpf_link *link;
 	enum memavail_source source;
 	long page_size;
+
+	/* The event handler, on the channel's consumer thread: its own
+	 * /proc/meminfo, and the window's lowest figure under lock. */
+	bool subscribed, lock_ready;
+	struct procfile event_meminfo;
+	pthread_mutex_t lock;
+	bool window_has_min;
+	double window_min;
 
 	/* Counters method: loaded whenever it was tried, so its figure and its
 	 * distance from /proc/meminfo stay visible even when it was not chosen. */
@@ -62,8 +84,25 @@ struct memavail_state {
 DEFINE_BPF_SKEL_OPS(memavail_bpf);
 
 static const struct bpf_hook wmark_hooks[] = {
-	{ "kmem", "mm_setup_per_zone_wmarks", { "wmarks_setup_btf", "wmarks_setup_raw", "wmarks_setup_tp" }, true },
+	{ "kmem", "mm_setup_per_zone_wmarks", BPF_HOOK_PROGS(memavail_bpf, wmarks_setup), true },
 };
+
+static const char *source_name(enum memavail_source s)
+{
+	switch (s) {
+	case MEMAVAIL_FEXIT:
+		return "fexit";
+	case MEMAVAIL_KPROBE:
+		return "kprobe";
+	case MEMAVAIL_COUNTERS:
+		return "counters";
+	case MEMAVAIL_PROCFS:
+		return "procfs";
+	case MEMAVAIL_NONE:
+	default:
+		return "none";
+	}
+}
 
 static void memavail_config_defaults(void *cfg)
 {
@@ -102,7 +141,7 @@ static int try_program(struct memavail_state *s, bool fexit)
 		return -errno;
 	prog = fexit ? s->skel->progs.si_mem_available_exit : s->skel->progs.si_mem_available_ret;
 	bpf_program__set_autoload(prog, true);
-	r = event_channel_prepare_object(s->skel->obj, &s->skel->rodata->events_use_ringbuf);
+	r = bpf_shared_map_reuse(s->ctx.shared_maps, s->skel->maps.memavail);
 	if (r == 0)
 		r = memavail_bpf__load(s->skel);
 	if (r == 0) {
@@ -141,7 +180,7 @@ static int counters_write_params(struct memavail_state *s, bool compute)
 	struct memavail_bpf *skel = s->counters.skel;
 	__u32 zero = 0;
 
-	/* The shared map when there is an event channel (bpf_map__reuse_fd), else the object's own. */
+	/* The map every pressure program reads (bpf_shared_map_reuse). */
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.memavail), &zero, &m, BPF_ANY) < 0)
 		return -errno;
 	return 0;
@@ -176,9 +215,10 @@ static int counters_compute(struct memavail_state *s, struct memavail_calc *c)
 static int counters_configure(void *skel_any, void *userdata)
 {
 	struct memavail_bpf *skel = skel_any;
+	const struct memavail_state *s = userdata;
 
 	bpf_program__set_autoload(skel->progs.memavail_compute_now, true);
-	return event_channel_prepare_object(skel->obj, &skel->rodata->events_use_ringbuf);
+	return bpf_shared_map_reuse(s->ctx.shared_maps, skel->maps.memavail);
 }
 
 /* Loads the computation, and the watermark hook where the kernel has it.
@@ -189,7 +229,7 @@ static int counters_load(struct memavail_state *s, char *why, size_t whylen)
 	int r;
 
 	r = bpf_attach_hooks(&s->counters, &memavail_bpf_skel_ops, wmark_hooks, ARRAY_SIZE(wmark_hooks), -1,
-			     counters_configure, NULL, &hook_st);
+			     counters_configure, s, &hook_st);
 	if (r == 0) {
 		s->wmark_hook = true;
 		return 0;
@@ -203,7 +243,7 @@ static int counters_load(struct memavail_state *s, char *why, size_t whylen)
 		snprintf(why, whylen, "cannot open the BPF object: %s", strerror(-r));
 		return r;
 	}
-	r = counters_configure(s->counters.skel, NULL);
+	r = counters_configure(s->counters.skel, s);
 	if (r == 0)
 		r = memavail_bpf__load(s->counters.skel);
 	if (r < 0) {
@@ -340,16 +380,49 @@ static void counters_collect(struct memavail_state *s, struct snapshot *snap)
 		snapshot_add(snap, METRIC(MW_MEMAVAIL_COUNTERS_ERROR_RATIO), NULL, fabs(computed - meminfo) / meminfo);
 }
 
-static int memavail_start(void *priv, const void *cfg, struct collector_status *st)
+/* On the event channel's consumer thread, for every pressure instant and OOM
+ * kill: the kernel's own figure, if it was computed close to the event; or the
+ * one computed at the event. Without either (counters that could not be read
+ * this time), /proc/meminfo now is the next best. */
+static void on_event(void *userdata, const struct memwatch_event *e, struct event_record *rec)
+{
+	struct memavail_state *s = userdata;
+	double bytes;
+
+	if (s->source != MEMAVAIL_PROCFS && e->avail_ts_ns && e->ts_ns >= e->avail_ts_ns &&
+	    e->ts_ns - e->avail_ts_ns <= 2 * NSEC_PER_SEC) {
+		rec->avail_bytes = (double)e->avail_pages * (double)s->page_size;
+		rec->avail_source = source_name(s->source);
+	} else if (s->event_meminfo.fd >= 0 && meminfo_read_available(&s->event_meminfo, &bytes) == 0) {
+		rec->avail_bytes = bytes;
+		rec->avail_source = source_name(MEMAVAIL_PROCFS);
+	} else {
+		return;
+	}
+	if (rec->kind == EVENT_OOM_KILL)
+		return;
+	pthread_mutex_lock(&s->lock);
+	if (!s->window_has_min || rec->avail_bytes < s->window_min) {
+		s->window_min = rec->avail_bytes;
+		s->window_has_min = true;
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+static int memavail_start(void *priv, const void *cfg, const struct collector_context *ctx,
+			  struct collector_status *st)
 {
 	const struct memavail_config *config = cfg;
 	enum method method = config->method;
 	struct memavail_state *s = priv;
-	int r_fexit = -EOPNOTSUPP, r_kprobe = -EOPNOTSUPP, r_counters = -EOPNOTSUPP;
+	int r, r_fexit = -EOPNOTSUPP, r_kprobe = -EOPNOTSUPP, r_counters = -EOPNOTSUPP;
 	char counters_why[200] = "";
 
+	s->ctx = *ctx;
 	s->page_size = sysconf(_SC_PAGESIZE);
-	s->zoneinfo_file.fd = s->meminfo_file.fd = -1;
+	s->zoneinfo_file.fd = s->meminfo_file.fd = s->event_meminfo.fd = -1;
+	pthread_mutex_init(&s->lock, NULL);
+	s->lock_ready = true;
 	log_set_libbpf_quiet(true);
 	if (method == METHOD_AUTO || method == METHOD_FEXIT)
 		r_fexit = try_program(s, true);
@@ -391,23 +464,29 @@ static int memavail_start(void *priv, const void *cfg, struct collector_status *
 		collector_status_note_bpf_error(st, r_kprobe);
 		collector_status_note_bpf_error(st, r_counters);
 	}
-	snprintf(st->mode, sizeof(st->mode), "%s", memavail_source_name(s->source));
-	event_channel_set_memavail_source(s->source);
+	snprintf(st->mode, sizeof(st->mode), "%s", source_name(s->source));
+	/* Without it, events that carry no figure go without one. */
+	(void)procfile_open(&s->event_meminfo, "/proc/meminfo", PROCFILE_MAX);
+	r = event_channel_subscribe(s->ctx.events, EVENT_KINDS_ALL, on_event, s);
+	if (r < 0)
+		return r;
+	s->subscribed = true;
 	return 0;
 }
 
 static int memavail_collect(void *priv, struct snapshot *snap)
 {
 	struct memavail_state *s = priv;
-	uint64_t instants[EVENT_KINDS];
+	bool has_min;
 	double min;
-	unsigned k;
 
-	if (event_channel_take_window_min(&min))
+	pthread_mutex_lock(&s->lock);
+	has_min = s->window_has_min;
+	min = s->window_min;
+	s->window_has_min = false;
+	pthread_mutex_unlock(&s->lock);
+	if (has_min)
 		snapshot_add(snap, METRIC(MW_MEMORY_AVAILABLE_AT_PRESSURE_BYTES), NULL, min);
-	event_channel_instants(instants);
-	for (k = 0; k < EVENT_KINDS; k++)
-		snapshot_add(snap, METRIC(MW_PRESSURE_EVENTS_TOTAL), (const char *const[]){ event_kind_name(k) }, (double)instants[k]);
 	if (s->skel) {
 		struct memavail_latest latest;
 		__u32 zero = 0;
@@ -424,7 +503,8 @@ static void memavail_stop(void *priv)
 {
 	struct memavail_state *s = priv;
 
-	event_channel_set_memavail_source(MEMAVAIL_NONE);
+	if (s->subscribed)
+		event_channel_unsubscribe(s->ctx.events, on_event, s);
 	/* The shared map outlives us: stop the other programs computing for nobody. */
 	if (s->counters.skel && s->source == MEMAVAIL_COUNTERS)
 		(void)counters_write_params(s, false);
@@ -433,6 +513,9 @@ static void memavail_stop(void *priv)
 	bpf_attachment_destroy(&s->counters);
 	procfile_close(&s->zoneinfo_file);
 	procfile_close(&s->meminfo_file);
+	procfile_close(&s->event_meminfo);
+	if (s->lock_ready)
+		pthread_mutex_destroy(&s->lock);
 }
 
 const struct collector_ops memavail_collector = {
@@ -446,6 +529,6 @@ const struct collector_ops memavail_collector = {
 	.start = memavail_start,
 	.collect = memavail_collect,
 	.stop = memavail_stop,
-	/* The memavail map and the event channel's source setting are shared: one instance at a time. */
+	/* The memavail map is shared: one instance at a time. */
 	.restart_stop_first = true,
 };

@@ -152,7 +152,8 @@ static int meminfo_sample(void *priv, uint64_t now_usec)
 	return 0;
 }
 
-static int meminfo_start(void *priv, const void *cfg, struct collector_status *st)
+static int meminfo_start(void *priv, const void *cfg, const struct collector_context *ctx,
+			 struct collector_status *st)
 {
 	const struct meminfo_config *c = cfg;
 	struct meminfo_state *s = priv;

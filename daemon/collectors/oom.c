@@ -1,28 +1,53 @@
 // SPDX-License-Identifier: GPL-2.0
 /* OOM kills on oom:mark_victim: counted in the kernel, detailed through the
- * event channel (victim pid, comm, memory cgroup, available memory). */
+ * event channel (victim pid, comm, memory cgroup, available memory). Each
+ * kill event also counts in a table by the victim's cgroup, kept here. */
 #include <linux/types.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "bpf_attach.h"
 #include "collector.h"
 #include "event_channel.h"
 #include "events.h"
+#include "fileio.h"
+#include "log.h"
 #include "oom.skel.h"
 
 DEFINE_BPF_SKEL_OPS(oom_bpf);
+
+#define MAX_OOM_CGROUPS 512
 
 struct oom_config {
 	int flavour;
 };
 
+struct oom_cgroup {
+	char path[256];
+	uint64_t kills;
+};
+
+/* Filled by the event channel's consumer thread, read by collect: under lock. */
+struct oom_table {
+	pthread_mutex_t lock;
+	struct oom_cgroup cgroups[MAX_OOM_CGROUPS];
+	size_t n_cgroups;
+	uint64_t folded; /* kills in cgroups beyond the table: "other" */
+	uint64_t last_real_usec;
+};
+
 struct oom_state {
 	struct bpf_attachment bpf;
+	struct collector_context ctx;
 	int flavour; /* the attach key it was started with */
+	bool subscribed;
+	struct oom_table *table; /* its own allocation: its mutex never moves */
 };
 
 static const struct bpf_hook oom_hooks[] = {
-	{ "oom", "mark_victim", { "mark_victim_btf", "mark_victim_raw", "mark_victim_tp" } },
+	{ "oom", "mark_victim", BPF_HOOK_PROGS(oom_bpf, mark_victim) },
 };
 
 /* Kernels before the change pass mark_victim(int pid); newer ones
@@ -54,9 +79,53 @@ static bool mark_victim_passes_task(void)
 static int prepare(void *skel, void *userdata)
 {
 	struct oom_bpf *obj = skel;
+	const struct oom_state *s = userdata;
+	int r;
 
 	obj->rodata->victim_is_task = mark_victim_passes_task();
-	return event_channel_prepare_object(obj->obj, &obj->rodata->events_use_ringbuf);
+	r = event_channel_prepare(s->ctx.events, obj->maps.events, &obj->rodata->events_use_ringbuf);
+	if (r == 0)
+		r = bpf_shared_map_reuse(s->ctx.shared_maps, obj->maps.memavail);
+	return r;
+}
+
+static void note_cgroup(struct oom_table *t, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < t->n_cgroups; i++)
+		if (strcmp(t->cgroups[i].path, path) == 0) {
+			t->cgroups[i].kills++;
+			return;
+		}
+	if (t->n_cgroups == MAX_OOM_CGROUPS) {
+		t->folded++;
+		return;
+	}
+	snprintf(t->cgroups[t->n_cgroups].path, sizeof(t->cgroups[0].path), "%s", path);
+	t->cgroups[t->n_cgroups++].kills = 1;
+}
+
+/* On the event channel's consumer thread, for each OOM kill event. */
+static void on_oom_kill(void *userdata, const struct memwatch_event *raw, struct event_record *rec)
+{
+	struct oom_table *t = userdata;
+
+	if (!rec->comm[0] && rec->pid) {
+		/* Old kernels pass only the pid: the victim is usually still there. */
+		char p[64], *text = NULL;
+
+		snprintf(p, sizeof(p), "/proc/%u/comm", rec->pid);
+		if (read_full_file(p, 64, &text, NULL) == 0) {
+			snprintf(rec->comm, sizeof(rec->comm), "%.*s", (int)strcspn(text, "\n"), text);
+			free(text);
+		}
+	}
+	pthread_mutex_lock(&t->lock);
+	note_cgroup(t, rec->cgroup[0] ? rec->cgroup : "unknown");
+	t->last_real_usec = rec->real_usec;
+	pthread_mutex_unlock(&t->lock);
+	log_notice("OOM kill: pid %u (%s) in cgroup %s", rec->pid, rec->comm, rec->cgroup[0] ? rec->cgroup : "?");
 }
 
 static void oom_config_defaults(void *cfg)
@@ -78,18 +147,47 @@ static int oom_probe(const void *cfg, struct collector_status *st)
 	return bpf_hooks_probe(oom_hooks, ARRAY_SIZE(oom_hooks), st);
 }
 
-static int oom_start(void *priv, const void *cfg, struct collector_status *st)
+static int oom_start(void *priv, const void *cfg, const struct collector_context *ctx,
+		     struct collector_status *st)
 {
 	struct oom_state *s = priv;
 	int r;
 
 	s->flavour = ((const struct oom_config *)cfg)->flavour;
-	r = bpf_attach_hooks(&s->bpf, &oom_bpf_skel_ops, oom_hooks, ARRAY_SIZE(oom_hooks), s->flavour, prepare, NULL,
+	s->ctx = *ctx;
+	s->table = calloc(1, sizeof(*s->table));
+	if (!s->table)
+		return -ENOMEM;
+	pthread_mutex_init(&s->table->lock, NULL);
+	r = event_channel_subscribe(s->ctx.events, EVENT_KIND_BIT(EVENT_OOM_KILL), on_oom_kill, s->table);
+	if (r < 0)
+		return r;
+	s->subscribed = true;
+	r = bpf_attach_hooks(&s->bpf, &oom_bpf_skel_ops, oom_hooks, ARRAY_SIZE(oom_hooks), s->flavour, prepare, s,
 			     st);
 	if (r < 0)
 		return r;
-	event_channel_add_source(&((struct oom_bpf *)s->bpf.skel)->bss->event_counters);
+	event_channel_add_source(s->ctx.events, &((struct oom_bpf *)s->bpf.skel)->bss->event_counters);
 	return 0;
+}
+
+/* A restart: the kills by cgroup so far, and the last one's time, stay. */
+static void oom_takeover(void *new_priv, void *old_priv)
+{
+	struct oom_table *to = ((struct oom_state *)new_priv)->table, *from = ((struct oom_state *)old_priv)->table;
+
+	if (!to || !from)
+		return;
+	/* The old one still counts until it stops, so its table has every kill
+	 * the new one saw so far: take it whole. */
+	pthread_mutex_lock(&from->lock);
+	pthread_mutex_lock(&to->lock);
+	memcpy(to->cgroups, from->cgroups, from->n_cgroups * sizeof(from->cgroups[0]));
+	to->n_cgroups = from->n_cgroups;
+	to->folded = from->folded;
+	to->last_real_usec = from->last_real_usec;
+	pthread_mutex_unlock(&to->lock);
+	pthread_mutex_unlock(&from->lock);
 }
 
 /* Only the attach key: in place when the running program already is what it names. */
@@ -104,19 +202,23 @@ static int oom_reload(void *priv, const void *cfg)
 	return 0;
 }
 
-static void put_cgroup(const char *cgroup, uint64_t kills, void *ud)
-{
-	snapshot_add(ud, METRIC(MW_CGROUP_OOM_KILLS_TOTAL), (const char *const[]){ cgroup }, (double)kills);
-}
-
 static int oom_collect(void *priv, struct snapshot *snap)
 {
 	struct oom_state *s = priv;
 	struct oom_bpf *skel = s->bpf.skel;
-	uint64_t last = event_channel_last_oom_real_usec();
+	struct oom_table *t = s->table;
+	uint64_t last;
+	size_t i;
 
 	snapshot_add(snap, METRIC(MW_OOM_KILLS_TOTAL), NULL, (double)__atomic_load_n(&skel->bss->oom_kills, __ATOMIC_RELAXED));
-	event_channel_foreach_oom_cgroup(put_cgroup, snap);
+	pthread_mutex_lock(&t->lock);
+	for (i = 0; i < t->n_cgroups; i++)
+		snapshot_add(snap, METRIC(MW_CGROUP_OOM_KILLS_TOTAL), (const char *const[]){ t->cgroups[i].path },
+			     (double)t->cgroups[i].kills);
+	if (t->folded)
+		snapshot_add(snap, METRIC(MW_CGROUP_OOM_KILLS_TOTAL), (const char *const[]){ "other" }, (double)t->folded);
+	last = t->last_real_usec;
+	pthread_mutex_unlock(&t->lock);
 	if (last)
 		snapshot_add(snap, METRIC(MW_LAST_OOM_KILL_TIMESTAMP_SECONDS), NULL, (double)last / 1e6);
 	return 0;
@@ -127,8 +229,14 @@ static void oom_stop(void *priv)
 	struct oom_state *s = priv;
 
 	if (s->bpf.skel)
-		event_channel_remove_source(&((struct oom_bpf *)s->bpf.skel)->bss->event_counters);
+		event_channel_remove_source(s->ctx.events, &((struct oom_bpf *)s->bpf.skel)->bss->event_counters);
 	bpf_attachment_destroy(&s->bpf);
+	if (s->subscribed)
+		event_channel_unsubscribe(s->ctx.events, on_oom_kill, s->table);
+	if (s->table) {
+		pthread_mutex_destroy(&s->table->lock);
+		free(s->table);
+	}
 }
 
 const struct collector_ops oom_collector = {
@@ -144,4 +252,5 @@ const struct collector_ops oom_collector = {
 	.collect = oom_collect,
 	.reload = oom_reload,
 	.stop = oom_stop,
+	.takeover = oom_takeover,
 };

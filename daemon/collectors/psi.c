@@ -96,7 +96,8 @@ static int psi_probe(const void *cfg, struct collector_status *st)
 	return r;
 }
 
-static int psi_start(void *priv, const void *cfg, struct collector_status *st)
+static int psi_start(void *priv, const void *cfg, const struct collector_context *ctx,
+		     struct collector_status *st)
 {
 	const struct psi_config *c = cfg;
 

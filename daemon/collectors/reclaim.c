@@ -47,6 +47,7 @@ enum { CG_COUNT, CG_NS, CG_COUNTERS };
 
 struct reclaim_state {
 	struct bpf_attachment bpf;
+	struct collector_context ctx;
 	struct reclaim_config cfg;
 	struct tracker procs, cgroups;
 	struct cgroup_hierarchy *hierarchy;
@@ -55,16 +56,16 @@ struct reclaim_state {
 };
 
 static const struct bpf_hook reclaim_hooks[] = {
-	{ "vmscan", "mm_vmscan_direct_reclaim_begin", { "direct_begin_btf", "direct_begin_raw", "direct_begin_tp" } },
-	{ "vmscan", "mm_vmscan_direct_reclaim_end", { "direct_end_btf", "direct_end_raw", "direct_end_tp" } },
-	{ "vmscan", "mm_vmscan_memcg_reclaim_begin", { "memcg_begin_btf", "memcg_begin_raw", "memcg_begin_tp" },
+	{ "vmscan", "mm_vmscan_direct_reclaim_begin", BPF_HOOK_PROGS(reclaim_bpf, direct_begin) },
+	{ "vmscan", "mm_vmscan_direct_reclaim_end", BPF_HOOK_PROGS(reclaim_bpf, direct_end) },
+	{ "vmscan", "mm_vmscan_memcg_reclaim_begin", BPF_HOOK_PROGS(reclaim_bpf, memcg_begin),
 	  .optional = true },
-	{ "vmscan", "mm_vmscan_memcg_reclaim_end", { "memcg_end_btf", "memcg_end_raw", "memcg_end_tp" },
+	{ "vmscan", "mm_vmscan_memcg_reclaim_end", BPF_HOOK_PROGS(reclaim_bpf, memcg_end),
 	  .optional = true },
 	{ "vmscan", "mm_vmscan_memcg_softlimit_reclaim_begin",
-	  { "softlimit_begin_btf", "softlimit_begin_raw", "softlimit_begin_tp" }, .optional = true },
+	  BPF_HOOK_PROGS(reclaim_bpf, softlimit_begin), .optional = true },
 	{ "vmscan", "mm_vmscan_memcg_softlimit_reclaim_end",
-	  { "softlimit_end_btf", "softlimit_end_raw", "softlimit_end_tp" }, .optional = true },
+	  BPF_HOOK_PROGS(reclaim_bpf, softlimit_end), .optional = true },
 };
 
 enum { HOOK_MEMCG_END = 3, HOOK_SOFTLIMIT_END = 5 };
@@ -114,14 +115,16 @@ static int reclaim_probe(const void *cfg, struct collector_status *st)
 static int size_maps(void *skel, void *userdata)
 {
 	struct reclaim_bpf *obj = skel;
-	const struct reclaim_config *c = userdata;
+	const struct reclaim_state *s = userdata;
 	int r;
 
-	r = bpf_map__set_max_entries(obj->maps.processes, (__u32)c->max_processes);
+	r = bpf_map__set_max_entries(obj->maps.processes, (__u32)s->cfg.max_processes);
 	if (r == 0)
-		r = bpf_map__set_max_entries(obj->maps.cgroups, (__u32)c->max_cgroups);
+		r = bpf_map__set_max_entries(obj->maps.cgroups, (__u32)s->cfg.max_cgroups);
 	if (r == 0)
-		r = event_channel_prepare_object(obj->obj, &obj->rodata->events_use_ringbuf);
+		r = event_channel_prepare(s->ctx.events, obj->maps.events, &obj->rodata->events_use_ringbuf);
+	if (r == 0)
+		r = bpf_shared_map_reuse(s->ctx.shared_maps, obj->maps.memavail);
 	return r;
 }
 
@@ -141,17 +144,19 @@ static int open_cgroup_table(struct cgroup_hierarchy *h, const struct reclaim_co
 	return cgroup_hierarchy_table_acquire(h, c->cgroup_root[0] ? c->cgroup_root : NULL, c->max_cgroups * 4);
 }
 
-static int reclaim_start(void *priv, const void *cfg, struct collector_status *st)
+static int reclaim_start(void *priv, const void *cfg, const struct collector_context *ctx,
+			 struct collector_status *st)
 {
 	struct reclaim_state *s = priv;
 	int r;
 
 	s->cfg = *(const struct reclaim_config *)cfg;
+	s->ctx = *ctx;
 	r = bpf_attach_hooks(&s->bpf, &reclaim_bpf_skel_ops, reclaim_hooks, ARRAY_SIZE(reclaim_hooks),
-			     s->cfg.flavour, size_maps, &s->cfg, st);
+			     s->cfg.flavour, size_maps, s, st);
 	if (r < 0)
 		return r;
-	event_channel_add_source(&((struct reclaim_bpf *)s->bpf.skel)->bss->event_counters);
+	event_channel_add_source(s->ctx.events, &((struct reclaim_bpf *)s->bpf.skel)->bss->event_counters);
 	tracker_init(&s->procs, PROC_COUNTERS, PROC_DIRECT_NS, PROC_MEMCG_NS);
 	tracker_init(&s->cgroups, CG_COUNTERS, CG_NS, CG_COUNT);
 	s->hierarchy = cgroup_hierarchy_shared();
@@ -380,7 +385,7 @@ static void reclaim_stop(void *priv)
 	struct reclaim_state *s = priv;
 
 	if (s->bpf.skel)
-		event_channel_remove_source(&((struct reclaim_bpf *)s->bpf.skel)->bss->event_counters);
+		event_channel_remove_source(s->ctx.events, &((struct reclaim_bpf *)s->bpf.skel)->bss->event_counters);
 	bpf_attachment_destroy(&s->bpf);
 	cgroup_hierarchy_table_release(s->hierarchy, s->cgroup_table);
 	tracker_done(&s->procs);

@@ -428,17 +428,22 @@ static void sweep(void)
 
 /* ---- the daemon ---- */
 
-/* The text of a config: window, history and extra [daemon] keys; the memavail method (NULL: auto). */
+/* As the memavail method: the collector switched off. */
+#define MEMAVAIL_OFF "off"
+
+/* The text of a config: window, history and extra [daemon] keys; the memavail
+ * method (NULL: auto; MEMAVAIL_OFF: enabled = no). */
 static char *config_text(const char *window, int history, const char *daemon_extra, const char *memavail_method)
 {
+	bool off = memavail_method && strcmp(memavail_method, MEMAVAIL_OFF) == 0;
 	char *text;
 
 	ck_assert(asprintf(&text,
 			   "[daemon]\nwindow = %s\nsample_interval = 50ms\nhistory = %d\nlog_level = info\n%s\n%s"
-			   "[collector.memavail]\n%s%s\n",
+			   "[collector.memavail]\n%s%s%s\n",
 			   window, history, daemon_extra ? daemon_extra : "",
-			   channel_i ? "debug_perf_buffer = yes\n" : "", memavail_method ? "method = " : "",
-			   memavail_method ? memavail_method : "") > 0);
+			   channel_i ? "debug_perf_buffer = yes\n" : "", off ? "enabled = no" : "",
+			   memavail_method && !off ? "method = " : "", memavail_method && !off ? memavail_method : "") > 0);
 	return text;
 }
 
@@ -855,6 +860,9 @@ static unsigned long long prog_run_cnt(pid_t pid, const char *name)
 /* The program on vmscan:mm_vmscan_memcg_reclaim_begin: each of its runs is one
  * memcg reclaim pressure instant (tp_btf, the mode this host attaches). */
 #define MEMCG_BEGIN_PROG "memcg_begin_btf"
+/* The same for direct reclaim and OOM kills (oom:mark_victim). */
+#define DIRECT_BEGIN_PROG "direct_begin_btf"
+#define MARK_VICTIM_PROG "mark_victim_btf"
 
 /* ---- 1. memcg OOM kill ---- */
 
@@ -1350,6 +1358,103 @@ START_TEST(test_memavail_counters_refused)
 }
 END_TEST
 
+/* ---- 3b. pressure instants without memavail ---- */
+
+/* The pressure instants are the event channel's: with memavail switched off
+ * they are still exported for every kind, each the kernel's count of the runs
+ * of the program that reports it (bpf_stats), and events carry no figure of
+ * available memory. */
+START_TEST(test_pressure_without_memavail)
+{
+	static const struct {
+		const char *kind, *prog; /* prog NULL: no program reports it (alloc trace = no) */
+	} kinds[] = {
+		{ "direct_reclaim", DIRECT_BEGIN_PROG },
+		{ "memcg_reclaim", MEMCG_BEGIN_PROG },
+		{ "oom_kill", MARK_VICTIM_PROG },
+		{ "alloc_failure", NULL },
+	};
+	struct series settled[] = {
+		{ PRESSURE, "kind=\"direct_reclaim\"" }, { PRESSURE, K_MEMCG }, { PRESSURE, "kind=\"oom_kill\"" },
+		{ "memwatch_oom_kills_total", NULL },
+	};
+	char *conf = temp_config("event_gate = 1s\n", MEMAVAIL_OFF), *body, *out, matcher[64], pidstr[16], buf[64];
+	struct mw_daemon *d = start_or_fail(conf);
+	struct workload reader = { .kind = WL_READ, .passes = 4 }, hog = { .kind = WL_OOM, .comm = OOM_COMM };
+	unsigned long long runs0[4] = { 0 }, runs;
+	double press0[4], press, kills0 = NAN;
+	char state[64], mode[64], reason[256];
+	size_t k;
+	int stats_fd, st;
+	struct cg cg;
+	pid_t pid;
+
+	body = scrape_or_fail(d);
+	collector_info(body, "memavail", state, mode, reason, sizeof(state));
+	ck_assert_msg(strcmp(state, "disabled") == 0, "memavail with enabled = no: state %s", state);
+	ck_assert_msg(metric_or_fail(body, "memwatch_collector_up", "collector=\"memavail\"") == 0,
+		      "memavail switched off, yet up:\n%s", body);
+	free(body);
+
+	stats_fd = bpf_stats_on();
+	body = scrape_settled(d, settled, sizeof(settled) / sizeof(settled[0]));
+	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		snprintf(matcher, sizeof(matcher), "kind=\"%s\"", kinds[k].kind);
+		press0[k] = metric_or_fail(body, PRESSURE, matcher);
+		if (kinds[k].prog)
+			runs0[k] = prog_run_cnt(d->pid, kinds[k].prog);
+	}
+	kills0 = metric_or_fail(body, "memwatch_oom_kills_total", NULL);
+	free(body);
+
+	/* Memory cgroup reclaim, then one OOM kill, in a 64 MiB cgroup. */
+	cg_create(&cg, CG_LIMIT);
+	reader.file = sparse_file();
+	pid = spawn_workload(&cg, &reader);
+	st = wait_child(pid, "the reading workload");
+	assert_exited_ok(st, "the reading workload");
+	pid = spawn_workload(&cg, &hog);
+	st = wait_child(pid, "the OOM workload");
+	ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
+		      "the workload touching 200 MiB in a 64 MiB cgroup was not SIGKILLed: status 0x%x", st);
+	ck_assert_msg(mw_poll_metric(d->port, "memwatch_oom_kills_total", NULL, POLL_TIMEOUT_MS, mw_pred_gt, kills0,
+				     NULL),
+		      "memwatch_oom_kills_total stayed at %g after the kill", kills0);
+
+	body = scrape_settled(d, settled, sizeof(settled) / sizeof(settled[0]));
+	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		snprintf(matcher, sizeof(matcher), "kind=\"%s\"", kinds[k].kind);
+		press = metric_or_fail(body, PRESSURE, matcher) - press0[k];
+		runs = kinds[k].prog ? prog_run_cnt(d->pid, kinds[k].prog) - runs0[k] : 0;
+		fprintf(stderr, "without memavail: %s grew by %g, %s ran %llu times\n", kinds[k].kind, press,
+			kinds[k].prog ? kinds[k].prog : "no program", runs);
+		ck_assert_msg(press == (double)runs, "memavail off: " PRESSURE "{%s} grew by %g, the kernel ran %s %llu times",
+			      kinds[k].kind, press, kinds[k].prog ? kinds[k].prog : "no program", runs);
+	}
+	close(stats_fd);
+	ck_assert_msg(press0[1] + 1 <= metric_or_fail(body, PRESSURE, K_MEMCG),
+		      "no memcg reclaim instant in the storm: the test proves nothing");
+	ck_assert_msg(!mw_metric(body, "memwatch_memory_available_at_pressure_bytes", NULL, NULL, NULL, 0),
+		      "memavail off, yet memwatch_memory_available_at_pressure_bytes:\n%s", body);
+	free(body);
+
+	/* The kill's event is there, without a figure of available memory. */
+	snprintf(pidstr, sizeof(pidstr), "%d", (int)pid);
+	out = json_fields(d, "/api/v1/events", py_events, (const char *const[]){ "oom_kill", pidstr, NULL });
+	ck_assert_msg(field_int(out, "n") == 1, "want exactly one oom_kill event with pid %d:\n%s", (int)pid, out);
+	ck_assert(field(out, "source", buf, sizeof(buf)));
+	ck_assert_msg(strcmp(buf, "none") == 0, "memavail off: oom_kill available_source '%s', want none", buf);
+	ck_assert(field(out, "available", buf, sizeof(buf)));
+	ck_assert_msg(strcmp(buf, "null") == 0, "memavail off: oom_kill available_bytes %s, want null", buf);
+	free(out);
+
+	assert_promtool(d, "with memavail switched off");
+	cg_destroy(&cg);
+	mw_assert_clean_stop(d);
+	free(conf);
+}
+END_TEST
+
 /* ---- 4. the rate gate ---- */
 
 static void rate_gate_run(void)
@@ -1552,6 +1657,7 @@ static Suite *events_suite(void)
 	tcase_add_test(tc, test_memavail_methods);
 	tcase_add_test(tc, test_memavail_counters);
 	tcase_add_test(tc, test_memavail_counters_refused);
+	tcase_add_test(tc, test_pressure_without_memavail);
 	suite_add_tcase(s, tc);
 
 	tc = tcase("json");

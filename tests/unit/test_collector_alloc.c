@@ -158,7 +158,7 @@ static void run_start(struct run *run, const char *vmstat_name, const char *extr
 	run->probe_r = alloc_collector.probe(run->cfg, &run->st);
 	run->priv = calloc(1, alloc_collector.priv_size);
 	ck_assert_ptr_nonnull(run->priv);
-	run->start_r = alloc_collector.start(run->priv, run->cfg, &run->st);
+	run->start_r = alloc_collector.start(run->priv, run->cfg, &(struct collector_context){ 0 }, &run->st);
 }
 
 static void run_stop(struct run *run)
