@@ -312,6 +312,7 @@ START_TEST(test_vmstat_read_once_per_window)
 	struct collector_settings *settings;
 	struct vmstat_source *probe;
 	struct collector_status st_alloc = { 0 }, st_faults = { 0 };
+	const struct collector_context no_context = { 0 }; /* no event channel */
 	struct config_error err;
 	void *alloc_priv, *faults_priv;
 	struct snapshot *snap;
@@ -328,8 +329,8 @@ START_TEST(test_vmstat_read_once_per_window)
 	alloc_priv = calloc(1, alloc_collector.priv_size);
 	faults_priv = calloc(1, faults_collector.priv_size);
 	ck_assert(alloc_priv && faults_priv);
-	ck_assert_int_eq(alloc_collector.start(alloc_priv, settings[alloc_index()].cfg, &st_alloc), 0);
-	ck_assert_int_eq(faults_collector.start(faults_priv, settings[faults_index()].cfg, &st_faults), 0);
+	ck_assert_int_eq(alloc_collector.start(alloc_priv, settings[alloc_index()].cfg, &no_context, &st_alloc), 0);
+	ck_assert_int_eq(faults_collector.start(faults_priv, settings[faults_index()].cfg, &no_context, &st_faults), 0);
 	ck_assert_int_eq(vmstat_source_open(path, &probe), 0);
 	ck_assert_uint_eq(vmstat_source_reads(probe), 0); /* opening reads nothing */
 
