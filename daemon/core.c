@@ -412,6 +412,19 @@ static void add_meta(struct core *core, struct snapshot *snap, uint64_t now_real
 	event_channel_collect(core->events, snap);
 }
 
+/* Each family has one producer, the module the catalogue names as its owner:
+ * one written by another module is a bug, logged once per producer. */
+static void check_owners(const struct snapshot *snap, size_t mark, const char *producer, bool *logged)
+{
+	const struct metric_desc *d;
+
+	for (size_t i = mark; !*logged && (d = snapshot_family_desc(snap, i)); i++)
+		if (strcmp(d->owner, producer) != 0) {
+			*logged = true;
+			log_error("%s emitted %s, which the catalogue gives to %s", producer, d->name, d->owner);
+		}
+}
+
 void core_end_window(struct core *core, uint64_t now_mono, uint64_t now_real)
 {
 	struct snapshot_window w = {
@@ -422,7 +435,7 @@ void core_end_window(struct core *core, uint64_t now_mono, uint64_t now_real)
 		.end_real_usec = now_real,
 	};
 	struct snapshot *snap;
-	size_t i, dropped;
+	size_t i, dropped, health_mark;
 
 	vmstat_sources_next_window();
 	snap = snapshot_new(&w, core->config->daemon.max_series);
@@ -437,12 +450,15 @@ void core_end_window(struct core *core, uint64_t now_mono, uint64_t now_real)
 		if (collect_one(ci, snap) && ci->carry && carry_apply(ci->carry, snap, mark, now_mono) < 0)
 			log_warning("Collector %s: out of memory carrying its counters over the last restart",
 				    ci->ops->name);
+		check_owners(snap, mark, ci->ops->name, &ci->foreign_family_logged);
 		ci->series_dropped_total += snapshot_dropped_series(snap) - cut;
 	}
 	/* Our own series have a budget of their own: the cap never hides that it cuts. */
 	dropped = snapshot_dropped_series(snap);
 	snapshot_set_max_series(snap, snapshot_series(snap) + HEALTH_SERIES_BUDGET);
+	health_mark = snapshot_mark(snap);
 	add_meta(core, snap, now_real);
+	check_owners(snap, health_mark, "daemon", &core->foreign_family_logged);
 	if (snapshot_dropped_series(snap) > dropped && core->health_dropped_total++ == 0)
 		log_error("Window %" PRIu64 ": %zu of the daemon's own series did not fit in their budget of %zu",
 			  w.seq, snapshot_dropped_series(snap) - dropped, (size_t)HEALTH_SERIES_BUDGET);

@@ -30,6 +30,7 @@ struct collector_instance {
 	unsigned consecutive_failures;
 	unsigned skip_windows;   /* doubling back-off after failed collects */
 	uint64_t series_dropped_total; /* cut by max_series */
+	bool foreign_family_logged; /* emitted a family the catalogue gives to another module */
 	/* Counters carried over a restart (lib/carry.h); NULL until the first
 	 * restart, dropped when the collector is switched off. */
 	struct carry *carry;
@@ -44,6 +45,7 @@ struct core {
 	uint64_t window_start_mono_usec;
 	uint64_t window_start_real_usec;
 	uint64_t health_dropped_total; /* our own series cut: a bug in HEALTH_SERIES_BUDGET */
+	bool foreign_family_logged;
 	uint64_t reloads_total;
 	uint64_t reload_failures_total;
 	uint64_t start_real_usec;

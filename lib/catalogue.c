@@ -328,7 +328,7 @@ const struct metric_desc metric_catalogue[METRIC__COUNT] = {
 		.name = "memwatch_pressure_events_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
 		.help = "Pressure instants seen in the kernel, by kind (before the rate gate).",
 		.n_labels = 1, .labels = { "kind" },
-		.owner = "memavail", .source = "counters in the BPF programs, before the rate gate",
+		.owner = "daemon", .source = "counters in the BPF programs, before the rate gate",
 	},
 	[MW_MEMORY_AVAILABLE_KERNEL_BYTES] = {
 		.name = "memwatch_memory_available_kernel_bytes", .type = METRIC_GAUGE, .unit = METRIC_UNIT_BYTES,

@@ -584,6 +584,11 @@ size_t snapshot_mark(const struct snapshot *s)
 	return s->n_families;
 }
 
+const struct metric_desc *snapshot_family_desc(const struct snapshot *s, size_t i)
+{
+	return i < s->n_families ? s->families[i].desc : NULL;
+}
+
 void snapshot_foreach_cumulative(struct snapshot *s, size_t mark,
 				 void (*fn)(struct snapshot_cumulative *c, void *ud), void *ud)
 {

@@ -51,6 +51,9 @@ void snapshot_set_max_series(struct snapshot *s, size_t max_series);
 /* A position in a snapshot being built: families created after it are those
  * of the collectors that ran since (each family has one producer). */
 size_t snapshot_mark(const struct snapshot *s);
+/* The descriptor of family i (families are numbered in the order they were
+ * created, as snapshot_mark counts them); NULL past the last one. */
+const struct metric_desc *snapshot_family_desc(const struct snapshot *s, size_t i);
 
 /* One counter or histogram sample, writable before seal. */
 struct snapshot_cumulative {

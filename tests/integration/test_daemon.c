@@ -195,7 +195,7 @@ static void escaped_help(const char *help, char *buf, size_t len)
 START_TEST(test_metrics_match_catalogue)
 {
 	struct mw_daemon *d = start_or_fail(CONF_BASIC, false);
-	char *body, *line, *save = NULL;
+	char *body, *line, *save = NULL, *log;
 	size_t helps = 0, types = 0;
 
 	/* A few windows, so that every collector has collected once. */
@@ -235,6 +235,12 @@ START_TEST(test_metrics_match_catalogue)
 	/* every collector of basic.conf and the daemon's own: far more than a handful */
 	ck_assert_msg(types >= 60, "only %zu families served", types);
 	free(body);
+	/* Each family came from the module the catalogue names as its owner (the
+	 * core checks every window and logs the first stranger). */
+	log = mw_read_file(d->log_path, NULL);
+	ck_assert_ptr_nonnull(log);
+	ck_assert_msg(!strstr(log, "which the catalogue gives to"), "%s", log);
+	free(log);
 	mw_assert_clean_stop(d);
 }
 END_TEST
