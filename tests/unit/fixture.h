@@ -6,7 +6,9 @@
 #define MEMWATCHD_TESTS_UNIT_FIXTURE_H
 
 #include <check.h>
+#include <errno.h>
 #include <ftw.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +93,27 @@ static inline void fixture_tmpdir_make(char *dir, size_t size, const char *prefi
 		perror("mkdtemp");
 		abort();
 	}
+}
+
+/* dir/<printf>, in a static buffer (one of four, so a few can be live). */
+static inline __attribute__((format(printf, 2, 3))) const char *fixture_path(const char *dir, const char *fmt, ...)
+{
+	static char bufs[4][1024];
+	static unsigned next;
+	char *buf = bufs[next++ % 4];
+	va_list ap;
+	int n;
+
+	n = snprintf(buf, sizeof(bufs[0]), "%s/", dir);
+	va_start(ap, fmt);
+	vsnprintf(buf + n, sizeof(bufs[0]) - (size_t)n, fmt, ap);
+	va_end(ap);
+	return buf;
+}
+
+static inline void fixture_mkdir(const char *path)
+{
+	ck_assert_msg(mkdir(path, 0755) == 0, "mkdir %s: %s", path, strerror(errno));
 }
 
 /* Removes the tree made by fixture_tmpdir_make(), if any, and clears dir. */

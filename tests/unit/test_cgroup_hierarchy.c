@@ -27,25 +27,8 @@ static void tmpdir_teardown(void)
 	fixture_tmpdir_remove(tmpdir);
 }
 
-static _printf_(1, 2) const char *tpath(const char *fmt, ...)
-{
-	static char bufs[4][1024];
-	static unsigned next;
-	char *buf = bufs[next++ % 4];
-	va_list ap;
-	int n;
-
-	n = snprintf(buf, sizeof(bufs[0]), "%s/", tmpdir);
-	va_start(ap, fmt);
-	vsnprintf(buf + n, sizeof(bufs[0]) - (size_t)n, fmt, ap);
-	va_end(ap);
-	return buf;
-}
-
-static void mkdir_ok(const char *path)
-{
-	ck_assert_msg(mkdir(path, 0755) == 0, "mkdir %s: %s", path, strerror(errno));
-}
+#define tpath(...) fixture_path(tmpdir, __VA_ARGS__)
+#define mkdir_ok fixture_mkdir
 
 static uint64_t ino_of(const char *path)
 {
