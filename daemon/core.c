@@ -138,6 +138,9 @@ int core_init(struct core *core, struct config *config, struct collector_setting
 		return -ENOMEM;
 	/* Without it every window sets up its own compressor: slower, still correct. */
 	core->gzip = snapshot_gzip_new();
+	/* Without it no cgroup paths and no auto roots: the collectors that need
+	 * them degrade, the rest run. */
+	(void)cgroup_hierarchy_new("/proc/self/mountinfo", cgroup_v2_has_memory, &core->cgroups);
 	for (i = 0; i < n_all_collectors; i++) {
 		core->collectors[i].ops = all_collectors[i];
 		core->collectors[i].settings = settings[i];
@@ -166,7 +169,7 @@ void core_open_events(struct core *core)
 	struct event_settings es = event_settings_from(&core->config->daemon);
 
 	if (!core->events)
-		(void)event_channel_new(&es, &core->events); /* logs why not */
+		(void)event_channel_new(&es, core->cgroups, &core->events); /* logs why not */
 }
 
 int core_start_events(struct core *core)
@@ -176,7 +179,9 @@ int core_start_events(struct core *core)
 
 static struct collector_context collector_context(struct core *core)
 {
-	return (struct collector_context){ .events = core->events, .shared_maps = &core->shared_maps };
+	return (struct collector_context){
+		.events = core->events, .shared_maps = &core->shared_maps, .cgroups = core->cgroups
+	};
 }
 
 static void instance_stop(const struct collector_ops *ops, void *priv)
@@ -209,7 +214,7 @@ static int instance_start(const struct collector_ops *ops, const void *cfg, cons
 
 	*ret_priv = NULL;
 	*st = (struct collector_status){ .state = COLLECTOR_ACTIVE };
-	r = ops->probe ? ops->probe(cfg, st) : 0;
+	r = ops->probe ? ops->probe(cfg, ctx, st) : 0;
 	if (r < 0)
 		return r;
 	priv = calloc(1, ops->priv_size ? ops->priv_size : 1);
@@ -312,6 +317,8 @@ void core_done(struct core *core)
 	}
 	/* After the collectors: they are its sources and subscribers. */
 	event_channel_free(core->events);
+	/* After the channel and the collectors: each holds tables in it. */
+	cgroup_hierarchy_free(core->cgroups);
 	bpf_shared_maps_close(&core->shared_maps);
 	snapshot_ring_free(core->ring);
 	snapshot_gzip_free(core->gzip);
@@ -574,7 +581,8 @@ int core_reload(struct core *core, struct config *config, struct collector_setti
 		}
 	}
 	/* Once for every collector: a remount since start shows from here on. */
-	cgroup_hierarchy_shared_refresh();
+	if (core->cgroups)
+		(void)cgroup_hierarchy_refresh(core->cgroups);
 	{
 		struct event_settings es = event_settings_from(&config->daemon);
 

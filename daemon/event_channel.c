@@ -224,7 +224,8 @@ static size_t round_buffer(size_t bytes)
 	return n;
 }
 
-int event_channel_new(const struct event_settings *settings, struct event_channel **ret)
+int event_channel_new(const struct event_settings *settings, struct cgroup_hierarchy *cgroups,
+		      struct event_channel **ret)
 {
 	struct event_channel *ch;
 	int r;
@@ -257,7 +258,7 @@ int event_channel_new(const struct event_settings *settings, struct event_channe
 		log_warning_errno(r, "Event channel: cannot open the buffer: %m");
 		goto fail;
 	}
-	ch->cgroups = cgroup_hierarchy_shared();
+	ch->cgroups = cgroups;
 	if (ch->cgroups)
 		ch->cgroup_table = cgroup_hierarchy_table_acquire(ch->cgroups, NULL, 65536);
 	event_channel_apply(ch, settings);

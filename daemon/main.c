@@ -15,7 +15,6 @@
 #include <sys/timerfd.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
-#include "cgroup_hierarchy.h"
 #include "core.h"
 #include "http.h"
 #include "log.h"
@@ -581,6 +580,5 @@ out:
 		config_free(config);
 		collector_settings_free(settings);
 	}
-	cgroup_hierarchy_shared_free();
 	return ret;
 }
