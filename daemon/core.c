@@ -60,7 +60,7 @@ void collector_settings_free(struct collector_settings *s)
 int collector_settings_build(const struct config *c, struct collector_settings **ret,
 			     struct config_error *err)
 {
-	struct collector_settings *s;
+	_cleanup_(collector_settings_freep) struct collector_settings *s = NULL;
 	size_t i, idx = 0;
 	int r;
 
@@ -72,10 +72,8 @@ int collector_settings_build(const struct config *c, struct collector_settings *
 
 		s[i].enabled = ops->default_enabled;
 		s[i].cfg = calloc(1, ops->config_size ? ops->config_size : 1);
-		if (!s[i].cfg) {
-			r = -ENOMEM;
-			goto fail;
-		}
+		if (!s[i].cfg)
+			return -ENOMEM;
 		if (ops->config_defaults)
 			ops->config_defaults(s[i].cfg);
 	}
@@ -86,8 +84,7 @@ int collector_settings_build(const struct config *c, struct collector_settings *
 			snprintf(section, sizeof(section), "collector.%s", c->collectors[i]);
 			config_error_set(err, c->path, c->collector_lines[i], section, NULL,
 					 "unknown collector '%s'", c->collectors[i]);
-			r = -EINVAL;
-			goto fail;
+			return -EINVAL;
 		}
 	}
 	for (i = 0; i < c->n_entries; i++) {
@@ -100,29 +97,23 @@ int collector_settings_build(const struct config *c, struct collector_settings *
 			if (config_parse_bool(e->value, &s[idx].enabled) < 0) {
 				config_error_set(err, c->path, e->line, section, e->key,
 						 "'%s' is not a boolean (yes/no, true/false, on/off, 1/0)", e->value);
-				r = -EINVAL;
-				goto fail;
+				return -EINVAL;
 			}
 			continue;
 		}
 		r = ops->configure ? ops->configure(s[idx].cfg, e->key, e->value, msg, sizeof(msg)) : -ENOENT;
 		if (r == -ENOENT) {
 			config_error_set(err, c->path, e->line, section, e->key, "unknown key");
-			r = -EINVAL;
-			goto fail;
+			return -EINVAL;
 		}
 		if (r < 0) {
 			config_error_set(err, c->path, e->line, section, e->key, "%s",
 					 msg[0] ? msg : "invalid value");
-			r = -EINVAL;
-			goto fail;
+			return -EINVAL;
 		}
 	}
-	*ret = s;
+	*ret = TAKE_PTR(s);
 	return 0;
-fail:
-	collector_settings_free(s);
-	return r;
 }
 
 int core_init(struct core *core, struct config *config, struct collector_settings *settings)
@@ -428,14 +419,17 @@ void core_end_window(struct core *core, uint64_t now_mono, uint64_t now_real)
 		.start_real_usec = core->window_start_real_usec,
 		.end_real_usec = now_real,
 	};
-	struct snapshot *snap;
+	_cleanup_(snapshot_unrefp) struct snapshot *snap = NULL;
 	size_t i, dropped;
 
+	/* The next window starts here, whether this one is published or not. */
+	core->window_start_mono_usec = now_mono;
+	core->window_start_real_usec = now_real;
 	vmstat_sources_next_window();
 	snap = snapshot_new(&w, core->config->daemon.max_series);
 	if (!snap) {
 		log_error("Out of memory building window %" PRIu64 ", skipped", w.seq);
-		goto out;
+		return;
 	}
 	for (i = 0; i < n_all_collectors; i++) {
 		struct collector_instance *ci = &core->collectors[i];
@@ -455,13 +449,9 @@ void core_end_window(struct core *core, uint64_t now_mono, uint64_t now_real)
 			  w.seq, snapshot_dropped_series(snap) - dropped, (size_t)HEALTH_SERIES_BUDGET);
 	if (snapshot_seal_with(snap, core->gzip) < 0) {
 		log_error("Out of memory rendering window %" PRIu64 ", skipped", w.seq);
-		snapshot_unref(snap);
-		goto out;
+		return;
 	}
-	snapshot_ring_publish(core->ring, snap);
-out:
-	core->window_start_mono_usec = now_mono;
-	core->window_start_real_usec = now_real;
+	snapshot_ring_publish(core->ring, TAKE_PTR(snap));
 }
 
 static bool settings_equal(const struct collector_ops *ops, const struct collector_settings *a,

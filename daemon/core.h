@@ -61,6 +61,7 @@ uint64_t now_real_usec(void);
 int collector_settings_build(const struct config *c, struct collector_settings **ret,
 			     struct config_error *err);
 void collector_settings_free(struct collector_settings *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct collector_settings *, collector_settings_free)
 
 int core_init(struct core *core, struct config *config, struct collector_settings *settings);
 void core_done(struct core *core);
