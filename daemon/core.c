@@ -122,8 +122,16 @@ int core_init(struct core *core, struct config *config, struct collector_setting
 
 	*core = (struct core){ .config = config };
 	core->collectors = calloc(n_all_collectors, sizeof(*core->collectors));
-	if (!core->collectors)
+	if (!core->collectors) {
+		collector_settings_free(settings);
 		return -ENOMEM;
+	}
+	for (i = 0; i < n_all_collectors; i++) {
+		core->collectors[i].ops = all_collectors[i];
+		core->collectors[i].settings = settings[i];
+		settings[i].cfg = NULL;
+	}
+	free(settings);
 	core->ring = snapshot_ring_new(config->daemon.history);
 	if (!core->ring)
 		return -ENOMEM;
@@ -132,12 +140,6 @@ int core_init(struct core *core, struct config *config, struct collector_setting
 	/* Without it no cgroup paths and no auto roots: the collectors that need
 	 * them degrade, the rest run. */
 	(void)cgroup_hierarchy_new("/proc/self/mountinfo", cgroup_v2_has_memory, &core->cgroups);
-	for (i = 0; i < n_all_collectors; i++) {
-		core->collectors[i].ops = all_collectors[i];
-		core->collectors[i].settings = settings[i];
-		settings[i].cfg = NULL;
-	}
-	free(settings);
 	core->start_real_usec = now_real_usec();
 	core->window_start_mono_usec = now_mono_usec();
 	core->window_start_real_usec = core->start_real_usec;

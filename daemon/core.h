@@ -63,6 +63,8 @@ int collector_settings_build(const struct config *c, struct collector_settings *
 void collector_settings_free(struct collector_settings *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct collector_settings *, collector_settings_free)
 
+/* Takes config and settings, also when it fails; core_done then frees what
+ * it made (and is a no-op on a zeroed core). */
 int core_init(struct core *core, struct config *config, struct collector_settings *settings);
 void core_done(struct core *core);
 
