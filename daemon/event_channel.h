@@ -52,6 +52,7 @@ int event_channel_new(const struct event_settings *settings, struct cgroup_hiera
 int event_channel_start(struct event_channel *ch);
 /* Stops the consumer; every source and subscriber must be gone. */
 void event_channel_free(struct event_channel *ch);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct event_channel *, event_channel_free)
 /* Applies a reload: gate, history length and pause; the buffer size needs a restart. */
 void event_channel_apply(struct event_channel *ch, const struct event_settings *settings);
 
