@@ -165,16 +165,15 @@ static MHD_RESULT respond_strbuf(struct MHD_Connection *conn, struct strbuf *sb,
 	struct MHD_Response *resp;
 	MHD_RESULT ret;
 	size_t len;
-	char *body = strbuf_steal(sb, &len);
+	_cleanup_free_ char *body = strbuf_steal(sb, &len);
 
 	if (!body)
 		return respond_static(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8",
 				      "out of memory\n");
 	resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-	if (!resp) {
-		free(body);
+	if (!resp)
 		return MHD_NO;
-	}
+	TAKE_PTR(body); /* the response frees it */
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	ret = MHD_queue_response(conn, MHD_HTTP_OK, resp);
 	MHD_destroy_response(resp);
@@ -238,14 +237,16 @@ static MHD_RESULT serve_status(struct http_server *srv, struct MHD_Connection *c
 	return respond_strbuf(conn, &sb, "text/html; charset=utf-8");
 }
 
+DEFINE_TRIVIAL_CLEANUP_FUNC(char *, MHD_free)
+
 static bool authorized(struct http_server *srv, struct MHD_Connection *conn)
 {
-	char *password = NULL, *user = MHD_basic_auth_get_username_password(conn, &password);
+	_cleanup_(MHD_freep) char *password = NULL, *user = MHD_basic_auth_get_username_password(conn, &password);
 	bool ok = false;
 	size_t i;
 
 	if (!user)
-		goto out;
+		return false;
 	for (i = 0; i < srv->n_users && !ok; i++) {
 		struct http_user *u = &srv->users[i];
 		struct crypt_data *cd;
@@ -269,11 +270,6 @@ static bool authorized(struct http_server *srv, struct MHD_Connection *conn)
 		}
 		pthread_mutex_unlock(&srv->auth_lock);
 	}
-out:
-	if (user)
-		MHD_free(user);
-	if (password)
-		MHD_free(password);
 	return ok;
 }
 
