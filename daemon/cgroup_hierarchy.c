@@ -32,8 +32,6 @@ struct cgroup_hierarchy {
 	struct table tables[CGROUP_HIERARCHY_TABLES_MAX];
 };
 
-static struct cgroup_hierarchy *shared;
-
 static int read_roots(const char *mountinfo, bool (*v2_has_memory)(const char *), struct cgroup_hierarchy_roots *ret)
 {
 	_cleanup_free_ char *text = NULL;
@@ -251,23 +249,4 @@ int cgroup_hierarchy_lookup(struct cgroup_hierarchy *h, int table, uint64_t id, 
 		snprintf(buf, len, "%s", path);
 	pthread_mutex_unlock(&h->lock);
 	return path ? 0 : -ENOENT;
-}
-
-struct cgroup_hierarchy *cgroup_hierarchy_shared(void)
-{
-	if (!shared)
-		(void)cgroup_hierarchy_new("/proc/self/mountinfo", cgroup_v2_has_memory, &shared);
-	return shared;
-}
-
-void cgroup_hierarchy_shared_refresh(void)
-{
-	if (shared)
-		(void)cgroup_hierarchy_refresh(shared);
-}
-
-void cgroup_hierarchy_shared_free(void)
-{
-	cgroup_hierarchy_free(shared);
-	shared = NULL;
 }

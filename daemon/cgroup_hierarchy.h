@@ -15,7 +15,10 @@
  * user. Lookups come from the event consumer thread and the main thread: one
  * mutex guards the mounts and the tables, and a lookup copies the path out
  * before it lets go (a rescan on the other thread frees the old table). A
- * rescan, at most one a second per table, holds the mutex while it walks. */
+ * rescan, at most one a second per table, holds the mutex while it walks.
+ * The core makes the one instance before the event channel, hands it to the
+ * channel and to the collectors (collector_context), refreshes it on reload
+ * and frees it after the channel and the last collector. */
 struct cgroup_hierarchy;
 
 struct cgroup_hierarchy_roots {
@@ -49,13 +52,5 @@ void cgroup_hierarchy_table_release(struct cgroup_hierarchy *h, int table);
  * Returns 0, or -ENOENT (buf then holds ""). now_usec: CLOCK_MONOTONIC. */
 int cgroup_hierarchy_lookup(struct cgroup_hierarchy *h, int table, uint64_t id, uint64_t now_usec, char *buf,
 			    size_t len);
-
-/* The process's instance, made on first use (main thread only) and kept until
- * cgroup_hierarchy_shared_free(); NULL when it cannot be made. Until the
- * core hands services to the collectors, this is how they reach it. */
-struct cgroup_hierarchy *cgroup_hierarchy_shared(void);
-/* On reload: the shared instance, if there is one, reads mountinfo again. */
-void cgroup_hierarchy_shared_refresh(void);
-void cgroup_hierarchy_shared_free(void);
 
 #endif

@@ -38,9 +38,10 @@ void collector_status_note_bpf_error(struct collector_status *st, int r);
 
 struct event_channel;
 struct bpf_shared_maps;
+struct cgroup_hierarchy;
 
-/* What the core provides to every instance's start, for as long as the
- * instance runs (keep the pointers in priv). */
+/* What the core provides to every instance's probe and start, for as long as
+ * the instance runs (keep the pointers in priv). */
 struct collector_context {
 	/* The event channel (daemon/event_channel.h), NULL where none could be
 	 * opened (and under --check): a collector whose BPF objects report
@@ -49,6 +50,10 @@ struct collector_context {
 	struct event_channel *events;
 	/* BPF maps that outlive one collector instance (bpf_attach.h). */
 	struct bpf_shared_maps *shared_maps;
+	/* The daemon's one view of the cgroup hierarchies (cgroup_hierarchy.h),
+	 * NULL where it could not be made: mountinfo and the id -> path tables.
+	 * It outlives every instance and follows mountinfo on each reload. */
+	struct cgroup_hierarchy *cgroups;
 };
 
 /* The core owns both blobs: cfg (config_size bytes, filled by config_defaults
@@ -68,7 +73,7 @@ struct collector_ops {
 	size_t priv_size;
 	/* Optional, cheap and side-effect free: does this kernel offer what the
 	 * collector needs (a tracepoint, a /proc file)? Same return convention as start. */
-	int (*probe)(const void *cfg, struct collector_status *st);
+	int (*probe)(const void *cfg, const struct collector_context *ctx, struct collector_status *st);
 	/* Attach or open whatever it reads. Return -EOPNOTSUPP (or -ENOENT) with
 	 * st->reason set when the kernel lacks a feature: that is a graceful
 	 * degradation. Any other error is a failure. A collector that runs with

@@ -60,7 +60,7 @@ void collector_settings_free(struct collector_settings *s)
 int collector_settings_build(const struct config *c, struct collector_settings **ret,
 			     struct config_error *err)
 {
-	struct collector_settings *s;
+	_cleanup_(collector_settings_freep) struct collector_settings *s = NULL;
 	size_t i, idx = 0;
 	int r;
 
@@ -72,10 +72,8 @@ int collector_settings_build(const struct config *c, struct collector_settings *
 
 		s[i].enabled = ops->default_enabled;
 		s[i].cfg = calloc(1, ops->config_size ? ops->config_size : 1);
-		if (!s[i].cfg) {
-			r = -ENOMEM;
-			goto fail;
-		}
+		if (!s[i].cfg)
+			return -ENOMEM;
 		if (ops->config_defaults)
 			ops->config_defaults(s[i].cfg);
 	}
@@ -86,8 +84,7 @@ int collector_settings_build(const struct config *c, struct collector_settings *
 			snprintf(section, sizeof(section), "collector.%s", c->collectors[i]);
 			config_error_set(err, c->path, c->collector_lines[i], section, NULL,
 					 "unknown collector '%s'", c->collectors[i]);
-			r = -EINVAL;
-			goto fail;
+			return -EINVAL;
 		}
 	}
 	for (i = 0; i < c->n_entries; i++) {
@@ -100,29 +97,23 @@ int collector_settings_build(const struct config *c, struct collector_settings *
 			if (config_parse_bool(e->value, &s[idx].enabled) < 0) {
 				config_error_set(err, c->path, e->line, section, e->key,
 						 "'%s' is not a boolean (yes/no, true/false, on/off, 1/0)", e->value);
-				r = -EINVAL;
-				goto fail;
+				return -EINVAL;
 			}
 			continue;
 		}
 		r = ops->configure ? ops->configure(s[idx].cfg, e->key, e->value, msg, sizeof(msg)) : -ENOENT;
 		if (r == -ENOENT) {
 			config_error_set(err, c->path, e->line, section, e->key, "unknown key");
-			r = -EINVAL;
-			goto fail;
+			return -EINVAL;
 		}
 		if (r < 0) {
 			config_error_set(err, c->path, e->line, section, e->key, "%s",
 					 msg[0] ? msg : "invalid value");
-			r = -EINVAL;
-			goto fail;
+			return -EINVAL;
 		}
 	}
-	*ret = s;
+	*ret = TAKE_PTR(s);
 	return 0;
-fail:
-	collector_settings_free(s);
-	return r;
 }
 
 int core_init(struct core *core, struct config *config, struct collector_settings *settings)
@@ -131,19 +122,24 @@ int core_init(struct core *core, struct config *config, struct collector_setting
 
 	*core = (struct core){ .config = config };
 	core->collectors = calloc(n_all_collectors, sizeof(*core->collectors));
-	if (!core->collectors)
+	if (!core->collectors) {
+		collector_settings_free(settings);
 		return -ENOMEM;
-	core->ring = snapshot_ring_new(config->daemon.history);
-	if (!core->ring)
-		return -ENOMEM;
-	/* Without it every window sets up its own compressor: slower, still correct. */
-	core->gzip = snapshot_gzip_new();
+	}
 	for (i = 0; i < n_all_collectors; i++) {
 		core->collectors[i].ops = all_collectors[i];
 		core->collectors[i].settings = settings[i];
 		settings[i].cfg = NULL;
 	}
 	free(settings);
+	core->ring = snapshot_ring_new(config->daemon.history);
+	if (!core->ring)
+		return -ENOMEM;
+	/* Without it every window sets up its own compressor: slower, still correct. */
+	core->gzip = snapshot_gzip_new();
+	/* Without it no cgroup paths and no auto roots: the collectors that need
+	 * them degrade, the rest run. */
+	(void)cgroup_hierarchy_new("/proc/self/mountinfo", cgroup_v2_has_memory, &core->cgroups);
 	core->start_real_usec = now_real_usec();
 	core->window_start_mono_usec = now_mono_usec();
 	core->window_start_real_usec = core->start_real_usec;
@@ -166,7 +162,7 @@ void core_open_events(struct core *core)
 	struct event_settings es = event_settings_from(&core->config->daemon);
 
 	if (!core->events)
-		(void)event_channel_new(&es, &core->events); /* logs why not */
+		(void)event_channel_new(&es, core->cgroups, &core->events); /* logs why not */
 }
 
 int core_start_events(struct core *core)
@@ -176,7 +172,9 @@ int core_start_events(struct core *core)
 
 static struct collector_context collector_context(struct core *core)
 {
-	return (struct collector_context){ .events = core->events, .shared_maps = &core->shared_maps };
+	return (struct collector_context){
+		.events = core->events, .shared_maps = &core->shared_maps, .cgroups = core->cgroups
+	};
 }
 
 static void instance_stop(const struct collector_ops *ops, void *priv)
@@ -209,7 +207,7 @@ static int instance_start(const struct collector_ops *ops, const void *cfg, cons
 
 	*ret_priv = NULL;
 	*st = (struct collector_status){ .state = COLLECTOR_ACTIVE };
-	r = ops->probe ? ops->probe(cfg, st) : 0;
+	r = ops->probe ? ops->probe(cfg, ctx, st) : 0;
 	if (r < 0)
 		return r;
 	priv = calloc(1, ops->priv_size ? ops->priv_size : 1);
@@ -312,6 +310,8 @@ void core_done(struct core *core)
 	}
 	/* After the collectors: they are its sources and subscribers. */
 	event_channel_free(core->events);
+	/* After the channel and the collectors: each holds tables in it. */
+	cgroup_hierarchy_free(core->cgroups);
 	bpf_shared_maps_close(&core->shared_maps);
 	snapshot_ring_free(core->ring);
 	snapshot_gzip_free(core->gzip);
@@ -434,14 +434,17 @@ void core_end_window(struct core *core, uint64_t now_mono, uint64_t now_real)
 		.start_real_usec = core->window_start_real_usec,
 		.end_real_usec = now_real,
 	};
-	struct snapshot *snap;
+	_cleanup_(snapshot_unrefp) struct snapshot *snap = NULL;
 	size_t i, dropped, health_mark;
 
+	/* The next window starts here, whether this one is published or not. */
+	core->window_start_mono_usec = now_mono;
+	core->window_start_real_usec = now_real;
 	vmstat_sources_next_window();
 	snap = snapshot_new(&w, core->config->daemon.max_series);
 	if (!snap) {
 		log_error("Out of memory building window %" PRIu64 ", skipped", w.seq);
-		goto out;
+		return;
 	}
 	for (i = 0; i < n_all_collectors; i++) {
 		struct collector_instance *ci = &core->collectors[i];
@@ -464,13 +467,9 @@ void core_end_window(struct core *core, uint64_t now_mono, uint64_t now_real)
 			  w.seq, snapshot_dropped_series(snap) - dropped, (size_t)HEALTH_SERIES_BUDGET);
 	if (snapshot_seal_with(snap, core->gzip) < 0) {
 		log_error("Out of memory rendering window %" PRIu64 ", skipped", w.seq);
-		snapshot_unref(snap);
-		goto out;
+		return;
 	}
-	snapshot_ring_publish(core->ring, snap);
-out:
-	core->window_start_mono_usec = now_mono;
-	core->window_start_real_usec = now_real;
+	snapshot_ring_publish(core->ring, TAKE_PTR(snap));
 }
 
 static bool settings_equal(const struct collector_ops *ops, const struct collector_settings *a,
@@ -590,7 +589,8 @@ int core_reload(struct core *core, struct config *config, struct collector_setti
 		}
 	}
 	/* Once for every collector: a remount since start shows from here on. */
-	cgroup_hierarchy_shared_refresh();
+	if (core->cgroups)
+		(void)cgroup_hierarchy_refresh(core->cgroups);
 	{
 		struct event_settings es = event_settings_from(&config->daemon);
 

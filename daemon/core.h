@@ -49,9 +49,10 @@ struct core {
 	uint64_t reloads_total;
 	uint64_t reload_failures_total;
 	uint64_t start_real_usec;
-	/* Handed to every collector's start (collector_context); both outlive
-	 * every collector instance. */
-	struct event_channel *events; /* NULL until core_open_events, or when it failed */
+	/* Handed to every collector's probe and start (collector_context); all
+	 * three outlive every collector instance. */
+	struct cgroup_hierarchy *cgroups; /* made by core_init; NULL when it could not be */
+	struct event_channel *events;     /* NULL until core_open_events, or when it failed */
 	struct bpf_shared_maps shared_maps;
 };
 
@@ -62,7 +63,10 @@ uint64_t now_real_usec(void);
 int collector_settings_build(const struct config *c, struct collector_settings **ret,
 			     struct config_error *err);
 void collector_settings_free(struct collector_settings *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct collector_settings *, collector_settings_free)
 
+/* Takes config and settings, also when it fails; core_done then frees what
+ * it made (and is a no-op on a zeroed core). */
 int core_init(struct core *core, struct config *config, struct collector_settings *settings);
 void core_done(struct core *core);
 

@@ -224,9 +224,10 @@ static size_t round_buffer(size_t bytes)
 	return n;
 }
 
-int event_channel_new(const struct event_settings *settings, struct event_channel **ret)
+int event_channel_new(const struct event_settings *settings, struct cgroup_hierarchy *cgroups,
+		      struct event_channel **ret)
 {
-	struct event_channel *ch;
+	_cleanup_(event_channel_freep) struct event_channel *ch = NULL;
 	int r;
 
 	*ret = NULL;
@@ -241,12 +242,12 @@ int event_channel_new(const struct event_settings *settings, struct event_channe
 	if (ch->wake_fd < 0) {
 		r = -errno;
 		log_warning_errno(r, "Event channel unavailable (no eventfd for its consumer): %m");
-		goto fail;
+		return r;
 	}
 	r = create_buffer(ch, round_buffer(settings->buffer_bytes), settings->perf_buffer);
 	if (r < 0) {
 		log_warning_errno(r, "Event channel unavailable (no ring buffer or perf buffer): %m");
-		goto fail;
+		return r;
 	}
 	if (ch->ringbuf)
 		ch->rb = ring_buffer__new(ch->fd, handle_event, ch, NULL);
@@ -255,19 +256,16 @@ int event_channel_new(const struct event_settings *settings, struct event_channe
 	if (!ch->rb && !ch->pb) {
 		r = -errno;
 		log_warning_errno(r, "Event channel: cannot open the buffer: %m");
-		goto fail;
+		return r;
 	}
-	ch->cgroups = cgroup_hierarchy_shared();
+	ch->cgroups = cgroups;
 	if (ch->cgroups)
 		ch->cgroup_table = cgroup_hierarchy_table_acquire(ch->cgroups, NULL, 65536);
 	event_channel_apply(ch, settings);
 	log_info("Event channel: %s, %zu bytes", ch->ringbuf ? "ring buffer" : "perf buffer",
 		 round_buffer(settings->buffer_bytes));
-	*ret = ch;
+	*ret = TAKE_PTR(ch);
 	return 0;
-fail:
-	event_channel_free(ch);
-	return r;
 }
 
 int event_channel_start(struct event_channel *ch)

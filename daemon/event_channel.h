@@ -20,6 +20,7 @@
  * Every function accepts a NULL channel (none could be opened, or --check):
  * events then go nowhere. */
 struct event_channel;
+struct cgroup_hierarchy;
 
 const char *event_kind_name(unsigned kind);
 
@@ -43,11 +44,15 @@ struct event_settings {
 	bool perf_buffer;     /* debug hook: the pre-5.8 perf buffer even where a ring buffer works (tests) */
 };
 
-int event_channel_new(const struct event_settings *settings, struct event_channel **ret);
+/* cgroups: where event cgroup ids become paths (NULL: none do); it must
+ * outlive the channel. */
+int event_channel_new(const struct event_settings *settings, struct cgroup_hierarchy *cgroups,
+		      struct event_channel **ret);
 /* Starts the consumer thread (after privileges are dropped: capabilities are per thread). */
 int event_channel_start(struct event_channel *ch);
 /* Stops the consumer; every source and subscriber must be gone. */
 void event_channel_free(struct event_channel *ch);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct event_channel *, event_channel_free)
 /* Applies a reload: gate, history length and pause; the buffer size needs a restart. */
 void event_channel_apply(struct event_channel *ch, const struct event_settings *settings);
 

@@ -165,16 +165,15 @@ static MHD_RESULT respond_strbuf(struct MHD_Connection *conn, struct strbuf *sb,
 	struct MHD_Response *resp;
 	MHD_RESULT ret;
 	size_t len;
-	char *body = strbuf_steal(sb, &len);
+	_cleanup_free_ char *body = strbuf_steal(sb, &len);
 
 	if (!body)
 		return respond_static(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8",
 				      "out of memory\n");
 	resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-	if (!resp) {
-		free(body);
+	if (!resp)
 		return MHD_NO;
-	}
+	TAKE_PTR(body); /* the response frees it */
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	ret = MHD_queue_response(conn, MHD_HTTP_OK, resp);
 	MHD_destroy_response(resp);
@@ -238,14 +237,16 @@ static MHD_RESULT serve_status(struct http_server *srv, struct MHD_Connection *c
 	return respond_strbuf(conn, &sb, "text/html; charset=utf-8");
 }
 
+DEFINE_TRIVIAL_CLEANUP_FUNC(char *, MHD_free)
+
 static bool authorized(struct http_server *srv, struct MHD_Connection *conn)
 {
-	char *password = NULL, *user = MHD_basic_auth_get_username_password(conn, &password);
+	_cleanup_(MHD_freep) char *password = NULL, *user = MHD_basic_auth_get_username_password(conn, &password);
 	bool ok = false;
 	size_t i;
 
 	if (!user)
-		goto out;
+		return false;
 	for (i = 0; i < srv->n_users && !ok; i++) {
 		struct http_user *u = &srv->users[i];
 		struct crypt_data *cd;
@@ -269,11 +270,6 @@ static bool authorized(struct http_server *srv, struct MHD_Connection *conn)
 		}
 		pthread_mutex_unlock(&srv->auth_lock);
 	}
-out:
-	if (user)
-		MHD_free(user);
-	if (password)
-		MHD_free(password);
 	return ok;
 }
 
@@ -395,6 +391,17 @@ static void free_security(struct http_server *srv)
 	srv->tls_cert = srv->tls_key = NULL;
 }
 
+/* A server http_server_start() gave up on before MHD ran. */
+static void server_unstarted_free(struct http_server *srv)
+{
+	if (!srv)
+		return;
+	free_security(srv);
+	free(srv);
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct http_server *, server_unstarted_free);
+
 static int load_security(struct http_server *srv, const struct http_security *sec)
 {
 	size_t i;
@@ -420,7 +427,7 @@ int http_server_start(struct http_server **ret, const struct listen_addr *addr, 
 		      int listen_fd, unsigned max_connections, struct snapshot_ring *ring,
 		      struct event_channel *events, uint32_t window_msec, const struct http_security *sec)
 {
-	struct http_server *srv;
+	_cleanup_(server_unstarted_freep) struct http_server *srv = NULL;
 	unsigned per_ip = max_connections > 4 ? max_connections / 2 : max_connections;
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
 	int r;
@@ -430,23 +437,16 @@ int http_server_start(struct http_server **ret, const struct listen_addr *addr, 
 		return log_error_errno(ENOMEM, "Out of memory");
 	pthread_mutex_init(&srv->auth_lock, NULL);
 	r = load_security(srv, sec);
-	if (r < 0) {
-		free_security(srv);
-		free(srv);
+	if (r < 0)
 		return r;
-	}
 	if (srv->tls_cert)
 		flags |= MHD_USE_TLS;
 	srv->ring = ring;
 	srv->events = events;
 	atomic_init(&srv->window_msec, window_msec);
 	srv->fd = listen_fd >= 0 ? listen_fd : http_bind_listen(addr, addr_text);
-	if (srv->fd < 0) {
-		r = srv->fd;
-		free_security(srv);
-		free(srv);
-		return r;
-	}
+	if (srv->fd < 0)
+		return srv->fd;
 	srv->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv,
 				    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
 				    /* Ignored without MHD_USE_TLS; NULL ends the list early otherwise. */
@@ -459,18 +459,14 @@ int http_server_start(struct http_server **ret, const struct listen_addr *addr, 
 				    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY_LIMIT,
 				    MHD_OPTION_END);
 	if (!srv->mhd) {
-		bool tls = srv->tls_cert != NULL;
-
 		close(srv->fd);
-		free_security(srv);
-		free(srv);
-		if (tls)
+		if (srv->tls_cert)
 			return log_error_errno(EINVAL, "Failed to start the HTTPS server on %s: the TLS certificate "
 					       "or key was rejected (tls_cert_file %s, tls_key_file %s)",
 					       addr_text, sec->tls_cert_file, sec->tls_key_file);
 		return log_error_errno(EIO, "Failed to start the HTTP server on %s", addr_text);
 	}
-	*ret = srv;
+	*ret = TAKE_PTR(srv);
 	return 0;
 }
 

@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 #include "config.h"
+#include "macro.h"
 #include "netaddr.h"
 #include "ring.h"
 
@@ -26,5 +27,6 @@ int http_server_start(struct http_server **ret, const struct listen_addr *addr, 
 int http_bind_listen(const struct listen_addr *addr, const char *text);
 void http_server_set_window(struct http_server *srv, uint32_t window_msec);
 void http_server_stop(struct http_server *srv);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct http_server *, http_server_stop)
 
 #endif

@@ -15,7 +15,6 @@
 #include <sys/timerfd.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
-#include "cgroup_hierarchy.h"
 #include "core.h"
 #include "http.h"
 #include "log.h"
@@ -477,13 +476,15 @@ static int main_loop(struct core *core, const struct options *o, struct http_ser
 int main(int argc, char *argv[])
 {
 	struct options o;
-	struct config *config = NULL;
-	struct collector_settings *settings = NULL;
+	_cleanup_(config_freep) struct config *config = NULL;
+	_cleanup_(collector_settings_freep) struct collector_settings *settings = NULL;
 	struct config_error err = { 0 };
-	struct http_server *srv = NULL;
-	struct core core = { 0 };
+	/* Declared in the order they are torn down last to first: the server
+	 * stops before the core, which stops the collectors. */
 	_cleanup_close_ int sfd = -1;
-	int listen_fd = -1, r, ret = EXIT_FAILURE;
+	_cleanup_(core_done) struct core core = { 0 };
+	_cleanup_(http_server_stopp) struct http_server *srv = NULL;
+	int listen_fd = -1, r;
 	bool socket_activated = false;
 	sigset_t mask;
 
@@ -512,15 +513,13 @@ int main(int argc, char *argv[])
 		return EXIT_USAGE;
 	}
 	log_set_max_level(config->daemon.log_level);
-	r = core_init(&core, config, settings);
+	r = core_init(&core, TAKE_PTR(config), TAKE_PTR(settings));
 	if (r < 0) {
 		log_error_errno(r, "Failed to initialise: %m");
-		goto out;
+		return EXIT_FAILURE;
 	}
-	if (o.check) {
-		ret = run_check(&core);
-		goto out;
-	}
+	if (o.check)
+		return run_check(&core);
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGHUP);
@@ -530,7 +529,7 @@ int main(int argc, char *argv[])
 	if (pthread_sigmask(SIG_BLOCK, &mask, NULL) != 0 ||
 	    (sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
 		log_error_errno(errno, "Failed to set up signal handling: %m");
-		goto out;
+		return EXIT_FAILURE;
 	}
 	signal(SIGPIPE, SIG_IGN);
 
@@ -538,7 +537,7 @@ int main(int argc, char *argv[])
 	r = sd_listen_fds(true);
 	if (r > 1) {
 		log_error("Got %d sockets from systemd, expected one", r);
-		goto out;
+		return EXIT_FAILURE;
 	}
 	socket_activated = r == 1;
 	if (socket_activated) {
@@ -549,7 +548,7 @@ int main(int argc, char *argv[])
 		/* Bound now, while we may still bind a port below 1024. */
 		if (listen_addr_parse(core.config->daemon.listen, &addr) < 0 ||
 		    (listen_fd = http_bind_listen(&addr, core.config->daemon.listen)) < 0)
-			goto out;
+			return EXIT_FAILURE;
 	}
 	core_open_events(&core);
 	core_start_collectors(&core);
@@ -563,7 +562,7 @@ int main(int argc, char *argv[])
 	core_sample(&core, now_mono_usec());
 	core_end_window(&core, now_mono_usec(), now_real_usec());
 	if (start_http(&core, &srv, listen_fd) < 0)
-		goto out;
+		return EXIT_FAILURE;
 	/* Loading BPF objects parses the kernel's BTF (megabytes, freed again):
 	 * hand that heap back, and the pages only start-up used. */
 	release_startup_memory();
@@ -572,15 +571,5 @@ int main(int argc, char *argv[])
 	notify_status(&core, "READY=1\n");
 	r = main_loop(&core, &o, &srv, sfd, socket_activated);
 	sd_notify(false, "STOPPING=1\nSTATUS=Stopping");
-	ret = r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
-out:
-	http_server_stop(srv);
-	if (core.collectors)
-		core_done(&core);
-	else {
-		config_free(config);
-		collector_settings_free(settings);
-	}
-	cgroup_hierarchy_shared_free();
-	return ret;
+	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -382,25 +382,29 @@ static const char style[] =
 	"td,th{border:1px solid #ddd;padding:2px 8px;text-align:left}caption{font-weight:bold;text-align:left}"
 	"tr.degraded{background:#fff3cd}tr.failed{background:#f8d7da}";
 
+/* The references snapshot_ring_recent() handed out; the rest are NULL. */
+static void snapshots_unref(struct snapshot *(*snaps)[HISTORY_MAX])
+{
+	for (size_t i = 0; i < HISTORY_MAX; i++)
+		snapshot_unref((*snaps)[i]);
+}
+
 int status_page_render(struct strbuf *sb, struct snapshot_ring *ring, struct event_channel *events)
 {
-	struct snapshot *snaps[HISTORY_MAX];
+	_cleanup_(snapshots_unref) struct snapshot *snaps[HISTORY_MAX] = { NULL };
 	size_t n = snapshot_ring_recent(ring, snaps, ARRAY_SIZE(snaps)), i;
-	double *t = calloc(n + 1, sizeof(double)), *avail = calloc(n + 1, sizeof(double));
-	double *amin = calloc(n + 1, sizeof(double)), *amax = calloc(n + 1, sizeof(double));
-	double *direct = calloc(n + 1, sizeof(double)), *memcg = calloc(n + 1, sizeof(double));
-	double *allocr = calloc(n + 1, sizeof(double)), *some = calloc(n + 1, sizeof(double));
-	double *full = calloc(n + 1, sizeof(double));
+	_cleanup_free_ double *t = calloc(n + 1, sizeof(double)), *avail = calloc(n + 1, sizeof(double));
+	_cleanup_free_ double *amin = calloc(n + 1, sizeof(double)), *amax = calloc(n + 1, sizeof(double));
+	_cleanup_free_ double *direct = calloc(n + 1, sizeof(double)), *memcg = calloc(n + 1, sizeof(double));
+	_cleanup_free_ double *allocr = calloc(n + 1, sizeof(double)), *some = calloc(n + 1, sizeof(double));
+	_cleanup_free_ double *full = calloc(n + 1, sizeof(double));
 	struct mark marks[MAX_MARKS];
 	struct marks_ctx mctx = { marks, 0, 0 };
 	const struct snapshot *last = n ? snaps[n - 1] : NULL, *prev = n > 1 ? snaps[n - 2] : NULL;
 	double window = last ? snapshot_value(last, METRIC_NAME(MW_WINDOW_SECONDS), NULL) : NAN;
-	int r = 0;
 
-	if (!t || !avail || !amin || !amax || !direct || !memcg || !allocr || !some || !full) {
-		r = -1;
-		goto out;
-	}
+	if (!t || !avail || !amin || !amax || !direct || !memcg || !allocr || !some || !full)
+		return -1;
 	for (i = 0; i < n; i++) {
 		const struct snapshot *s = snaps[i], *p = i ? snaps[i - 1] : NULL;
 
@@ -484,19 +488,5 @@ int status_page_render(struct strbuf *sb, struct snapshot_ring *ring, struct eve
 	if (last)
 		snapshot_foreach(last, METRIC_NAME(MW_COLLECTOR_INFO), collector_row, sb);
 	strbuf_puts(sb, "</table>\n</body></html>\n");
-	if (strbuf_failed(sb))
-		r = -1;
-out:
-	for (i = 0; i < n; i++)
-		snapshot_unref(snaps[i]);
-	free(t);
-	free(avail);
-	free(amin);
-	free(amax);
-	free(direct);
-	free(memcg);
-	free(allocr);
-	free(some);
-	free(full);
-	return r;
+	return strbuf_failed(sb) ? -1 : 0;
 }

@@ -75,6 +75,8 @@ static void entry_free(struct carry_entry *e)
 	free(e);
 }
 
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct carry_entry *, entry_free)
+
 struct carry *carry_new(void)
 {
 	return calloc(1, sizeof(struct carry));
@@ -163,7 +165,7 @@ static int insert(struct carry *c, struct carry_entry *e)
 
 static struct carry_entry *entry_new(const struct metric_desc *desc, const char *const *labels, size_t n)
 {
-	struct carry_entry *e = calloc(1, sizeof(*e));
+	_cleanup_(entry_freep) struct carry_entry *e = calloc(1, sizeof(*e));
 
 	if (!e)
 		return NULL;
@@ -171,19 +173,16 @@ static struct carry_entry *entry_new(const struct metric_desc *desc, const char 
 	e->n = n;
 	e->key = make_key(desc, labels, &e->key_len);
 	if (!e->key)
-		goto fail;
+		return NULL;
 	e->hash = hash_bytes(e->key, e->key_len);
 	if (n != NO_HISTOGRAM) {
 		e->bounds = calloc(n ? n : 1, sizeof(*e->bounds));
 		e->cumulative = calloc(n + 1, sizeof(*e->cumulative));
 		e->off_cumulative = calloc(n + 1, sizeof(*e->off_cumulative));
 		if (!e->bounds || !e->cumulative || !e->off_cumulative)
-			goto fail;
+			return NULL;
 	}
-	return e;
-fail:
-	entry_free(e);
-	return NULL;
+	return TAKE_PTR(e);
 }
 
 struct record_ctx {
@@ -195,7 +194,7 @@ struct record_ctx {
 static void record_one(struct snapshot_cumulative *s, void *ud)
 {
 	struct record_ctx *ctx = ud;
-	struct carry_entry *e;
+	_cleanup_(entry_freep) struct carry_entry *e = NULL;
 	int r;
 
 	if (ctx->r < 0)
@@ -213,15 +212,14 @@ static void record_one(struct snapshot_cumulative *s, void *ud)
 		memcpy(e->cumulative, s->cumulative, (s->n + 1) * sizeof(uint64_t));
 		e->value = *s->sum;
 	}
-	if (find(ctx->c, e->key, e->key_len, e->hash)) {
-		entry_free(e); /* a family repeated: the first sample wins */
-		return;
-	}
+	if (find(ctx->c, e->key, e->key_len, e->hash))
+		return; /* a family repeated: the first sample wins */
 	r = insert(ctx->c, e);
 	if (r < 0) {
-		entry_free(e);
 		ctx->r = r;
+		return;
 	}
+	TAKE_PTR(e); /* the table has it */
 }
 
 int carry_record(struct carry *c, struct snapshot *snap, size_t mark, uint64_t hold_until_usec)
@@ -234,7 +232,7 @@ int carry_record(struct carry *c, struct snapshot *snap, size_t mark, uint64_t h
 
 static struct carry_entry *entry_copy(const struct carry_entry *o)
 {
-	struct carry_entry *e = calloc(1, sizeof(*e));
+	_cleanup_(entry_freep) struct carry_entry *e = calloc(1, sizeof(*e));
 
 	if (!e)
 		return NULL;
@@ -243,21 +241,18 @@ static struct carry_entry *entry_copy(const struct carry_entry *o)
 	e->cumulative = e->off_cumulative = NULL;
 	e->key = malloc(o->key_len);
 	if (!e->key)
-		goto fail;
+		return NULL;
 	memcpy(e->key, o->key, o->key_len);
 	if (o->n != NO_HISTOGRAM) {
 		e->bounds = malloc((o->n ? o->n : 1) * sizeof(double));
 		e->cumulative = malloc((o->n + 1) * sizeof(uint64_t));
 		e->off_cumulative = calloc(o->n + 1, sizeof(uint64_t));
 		if (!e->bounds || !e->cumulative || !e->off_cumulative)
-			goto fail;
+			return NULL;
 		memcpy(e->bounds, o->bounds, o->n * sizeof(double));
 		memcpy(e->cumulative, o->cumulative, (o->n + 1) * sizeof(uint64_t));
 	}
-	return e;
-fail:
-	entry_free(e);
-	return NULL;
+	return TAKE_PTR(e);
 }
 
 int carry_keep_held(struct carry *c, const struct carry *prev, uint64_t now_usec)

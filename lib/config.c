@@ -458,17 +458,15 @@ static int on_ini_key(void *user, const char *section, const char *key, const ch
 
 struct config *config_new_defaults(void)
 {
-	struct config *c = calloc(1, sizeof(*c));
+	_cleanup_(config_freep) struct config *c = calloc(1, sizeof(*c));
 
 	if (!c)
 		return NULL;
 	daemon_config_defaults(&c->daemon);
 	c->path = strdup("(built-in defaults)");
-	if (!c->path) {
-		free(c);
+	if (!c->path)
 		return NULL;
-	}
-	return c;
+	return TAKE_PTR(c);
 }
 
 void config_free(struct config *c)
@@ -626,17 +624,15 @@ static int finish(struct parse_state *st, int ini_r, struct config **ret)
 
 static struct config *config_new_named(const char *name)
 {
-	struct config *c = config_new_defaults();
+	_cleanup_(config_freep) struct config *c = config_new_defaults();
 
 	if (!c)
 		return NULL;
 	free(c->path);
 	c->path = strdup(name);
-	if (!c->path) {
-		free(c);
+	if (!c->path)
 		return NULL;
-	}
-	return c;
+	return TAKE_PTR(c);
 }
 
 int config_load(const char *path, bool missing_ok, struct config **ret, struct config_error *err)

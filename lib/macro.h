@@ -36,6 +36,23 @@ static inline void fclosep(FILE **f)
 		fclose(*f);
 }
 
+/* Hands an owned pointer (or fd) on: the value, leaving NULL (or -1) behind so
+ * the variable's cleanup does nothing. */
+#define TAKE_PTR(p)                                          \
+	({                                                   \
+		__typeof__(p) *_take_pp_ = &(p);             \
+		__typeof__(p) _take_p_ = *_take_pp_;         \
+		*_take_pp_ = NULL;                           \
+		_take_p_;                                    \
+	})
+#define TAKE_FD(fd)                                          \
+	({                                                   \
+		int *_take_pfd_ = &(fd);                     \
+		int _take_fd_ = *_take_pfd_;                 \
+		*_take_pfd_ = -1;                            \
+		_take_fd_;                                   \
+	})
+
 #define _cleanup_free_ _cleanup_(freep)
 #define _cleanup_close_ _cleanup_(closep)
 #define _cleanup_fclose_ _cleanup_(fclosep)

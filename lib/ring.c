@@ -14,21 +14,19 @@ struct snapshot_ring {
 
 struct snapshot_ring *snapshot_ring_new(size_t capacity)
 {
-	struct snapshot_ring *ring;
+	_cleanup_(snapshot_ring_freep) struct snapshot_ring *ring = NULL;
 
 	if (capacity == 0)
 		return NULL;
 	ring = calloc(1, sizeof(*ring));
 	if (!ring)
 		return NULL;
-	ring->slots = calloc(capacity, sizeof(*ring->slots));
-	if (!ring->slots) {
-		free(ring);
-		return NULL;
-	}
-	ring->capacity = capacity;
 	pthread_mutex_init(&ring->lock, NULL);
-	return ring;
+	ring->slots = calloc(capacity, sizeof(*ring->slots));
+	if (!ring->slots)
+		return NULL;
+	ring->capacity = capacity;
+	return TAKE_PTR(ring);
 }
 
 void snapshot_ring_free(struct snapshot_ring *ring)

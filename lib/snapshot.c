@@ -249,6 +249,12 @@ struct intern {
 	size_t mask;
 };
 
+static void intern_done(struct intern *t)
+{
+	free(t->keys);
+	free(t->copies);
+}
+
 static size_t intern_slot(const struct intern *t, const char *str)
 {
 	uint64_t h = 14695981039346656037ULL; /* FNV-1a */
@@ -338,7 +344,7 @@ static void compact_into(const struct snapshot *s, struct intern *t, char *block
 /* Best effort: on failure the build-time data stays, which is just as good. */
 static void snapshot_compact(struct snapshot *s)
 {
-	struct intern t = { 0 };
+	_cleanup_(intern_done) struct intern t = { 0 };
 	size_t size, strings = 0, n_values = 0, cap = 16, i, j;
 	struct arena_block *b, *next;
 	char *block;
@@ -372,7 +378,7 @@ static void snapshot_compact(struct snapshot *s)
 	t.copies = calloc(cap, sizeof(*t.copies));
 	t.mask = cap - 1;
 	if (!t.keys || !t.copies)
-		goto out;
+		return;
 	for (i = 0; i < s->n_families; i++)
 		for (j = 0; j < s->families[i].n; j++)
 			for (k = 0; k < s->families[i].desc->n_labels; k++) {
@@ -386,7 +392,7 @@ static void snapshot_compact(struct snapshot *s)
 			}
 	block = malloc(size + strings);
 	if (!block)
-		goto out;
+		return;
 	compact_into(s, &t, block, size);
 	for (i = 0; i < s->n_families; i++)
 		free(s->families[i].samples);
@@ -399,9 +405,6 @@ static void snapshot_compact(struct snapshot *s)
 	s->families = (struct family *)block;
 	s->cap_families = s->n_families;
 	s->compacted = true;
-out:
-	free(t.keys);
-	free(t.copies);
 }
 
 static void render_family(struct strbuf *sb, const struct family *f)

@@ -23,6 +23,13 @@ void strbuf_reset(struct strbuf *sb)
 		sb->data[0] = '\0';
 }
 
+/* Sticky: every later append is a no-op, and strbuf_failed() says so. */
+static bool mark_failed(struct strbuf *sb)
+{
+	sb->failed = true;
+	return false;
+}
+
 bool strbuf_reserve(struct strbuf *sb, size_t extra)
 {
 	size_t need, cap;
@@ -31,27 +38,24 @@ bool strbuf_reserve(struct strbuf *sb, size_t extra)
 	if (sb->failed)
 		return false;
 	if (extra > SIZE_MAX - sb->len - 1)
-		goto fail;
+		return mark_failed(sb);
 	need = sb->len + extra + 1;
 	if (need <= sb->cap)
 		return true;
 	cap = sb->cap ? sb->cap : 256;
 	while (cap < need) {
 		if (cap > SIZE_MAX / 2)
-			goto fail;
+			return mark_failed(sb);
 		cap *= 2;
 	}
 	p = realloc(sb->data, cap);
 	if (!p)
-		goto fail;
+		return mark_failed(sb);
 	/* A fresh allocation holds garbage; keep data NUL-terminated. */
 	p[sb->len] = '\0';
 	sb->data = p;
 	sb->cap = cap;
 	return true;
-fail:
-	sb->failed = true;
-	return false;
 }
 
 void strbuf_append(struct strbuf *sb, const char *s, size_t n)

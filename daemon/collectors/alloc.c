@@ -73,7 +73,7 @@ static int alloc_configure(void *cfg, const char *key, const char *value, char *
 	return config_key_apply(alloc_keys, ARRAY_SIZE(alloc_keys), cfg, key, value, errmsg, errlen);
 }
 
-static int alloc_probe(const void *cfg, struct collector_status *st)
+static int alloc_probe(const void *cfg, const struct collector_context *ctx, struct collector_status *st)
 {
 	const struct alloc_config *c = cfg;
 

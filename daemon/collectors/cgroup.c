@@ -91,7 +91,7 @@ static int cgroup_configure(void *cfg, const char *key, const char *value, char 
 	return -ENOENT;
 }
 
-static int cgroup_probe(const void *cfg, struct collector_status *st)
+static int cgroup_probe(const void *cfg, const struct collector_context *ctx, struct collector_status *st)
 {
 	_cleanup_free_ char *buf = malloc(CGROUP_READ_BUF_SIZE);
 	struct roots r;
@@ -100,7 +100,7 @@ static int cgroup_probe(const void *cfg, struct collector_status *st)
 	snprintf(st->mode, sizeof(st->mode), "cgroupfs");
 	if (!buf)
 		return -ENOMEM;
-	k = cgroup_roots_resolve(cfg, buf, &r, st);
+	k = cgroup_roots_resolve(cfg, ctx->cgroups, buf, &r, st);
 	if (k < 0)
 		return k;
 	cgroup_roots_close(&r);
@@ -225,7 +225,7 @@ static int apply_config(struct cgroup_state *s, const struct cgroup_config *c, s
 	struct roots r;
 	int k;
 
-	k = cgroup_roots_resolve(c, s->buf, &r, st);
+	k = cgroup_roots_resolve(c, s->hierarchy, s->buf, &r, st);
 	if (k < 0)
 		return k;
 	k = cgroup_globs_parse(c->include, &inc);
@@ -258,6 +258,7 @@ static int cgroup_start(void *priv, const void *cfg, const struct collector_cont
 	struct cgroup_state *s = priv;
 	size_t k;
 
+	s->hierarchy = ctx->cgroups;
 	s->roots = (struct roots){ .v1_fd = -1, .v2_fd = -1 };
 	strbuf_init(&s->paths);
 	for (k = 0; k < N_TRACKERS; k++)

@@ -30,6 +30,8 @@ struct cgroup_config {
 	uint64_t stat_interval; /* windows between memory.stat reads of a cgroup not exported */
 };
 
+struct cgroup_hierarchy;
+
 struct roots {
 	int v1_fd, v2_fd;   /* -1 when absent */
 	bool v2_memory;     /* the cgroup2 tree has the memory controller */
@@ -57,6 +59,7 @@ struct cached {
 struct cgroup_state {
 	bool initialized;
 	struct cgroup_config cfg;
+	struct cgroup_hierarchy *hierarchy; /* the core's (collector_context), for the roots */
 	struct roots roots;
 	struct cgroup_globs include, exclude;
 	char *buf; /* CGROUP_READ_BUF_SIZE */
@@ -81,7 +84,9 @@ struct cgroup_state {
 };
 
 /* cgroup_roots.c: the trees to walk. */
-int cgroup_roots_resolve(const struct cgroup_config *c, char *buf, struct roots *ret, struct collector_status *st);
+/* hierarchy: where "auto" roots come from (NULL: -ENOMEM for them). */
+int cgroup_roots_resolve(const struct cgroup_config *c, struct cgroup_hierarchy *hierarchy, char *buf,
+			 struct roots *ret, struct collector_status *st);
 void cgroup_roots_close(struct roots *r);
 
 /* cgroup_files.c: files kept open between windows, by key. */

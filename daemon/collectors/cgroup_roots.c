@@ -28,13 +28,14 @@ static int open_root(const char *path)
  * hierarchy service found it in mountinfo; on a hybrid host also the cgroup2
  * mount, for pressure. Otherwise each root as given, "auto" meaning none: a
  * configured root never mixes with the host's. */
-int cgroup_roots_resolve(const struct cgroup_config *c, char *buf, struct roots *ret, struct collector_status *st)
+int cgroup_roots_resolve(const struct cgroup_config *c, struct cgroup_hierarchy *hierarchy, char *buf,
+			 struct roots *ret, struct collector_status *st)
 {
 	struct roots r = { .v1_fd = -1, .v2_fd = -1 };
 	struct cgroup_mem probe = { .v1 = false };
 
 	if (strcmp(c->v1_root, "auto") == 0 && strcmp(c->v2_root, "auto") == 0) {
-		struct cgroup_hierarchy *h = cgroup_hierarchy_shared();
+		struct cgroup_hierarchy *h = hierarchy;
 		struct cgroup_hierarchy_roots found;
 
 		if (!h)

@@ -43,7 +43,7 @@ static int kswapd_configure(void *cfg, const char *key, const char *value, char 
 	return config_key_apply(kswapd_keys, ARRAY_SIZE(kswapd_keys), cfg, key, value, errmsg, errlen);
 }
 
-static int kswapd_probe(const void *cfg, struct collector_status *st)
+static int kswapd_probe(const void *cfg, const struct collector_context *ctx, struct collector_status *st)
 {
 	return bpf_hooks_probe(kswapd_hooks, ARRAY_SIZE(kswapd_hooks), st);
 }

@@ -54,7 +54,7 @@ static int meminfo_configure(void *cfg, const char *key, const char *value, char
 	return config_key_apply(meminfo_keys, ARRAY_SIZE(meminfo_keys), cfg, key, value, errmsg, errlen);
 }
 
-static int meminfo_probe(const void *cfg, struct collector_status *st)
+static int meminfo_probe(const void *cfg, const struct collector_context *ctx, struct collector_status *st)
 {
 	const struct meminfo_config *c = cfg;
 	struct meminfo_state s = { 0 };

@@ -142,7 +142,7 @@ static int oom_configure(void *cfg, const char *key, const char *value, char *er
 	return config_key_apply(oom_keys, ARRAY_SIZE(oom_keys), cfg, key, value, errmsg, errlen);
 }
 
-static int oom_probe(const void *cfg, struct collector_status *st)
+static int oom_probe(const void *cfg, const struct collector_context *ctx, struct collector_status *st)
 {
 	return bpf_hooks_probe(oom_hooks, ARRAY_SIZE(oom_hooks), st);
 }

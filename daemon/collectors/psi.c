@@ -84,7 +84,7 @@ static int psi_open(struct psi_state *s, const char *path, struct collector_stat
 	return 0;
 }
 
-static int psi_probe(const void *cfg, struct collector_status *st)
+static int psi_probe(const void *cfg, const struct collector_context *ctx, struct collector_status *st)
 {
 	const struct psi_config *c = cfg;
 	struct psi_state s;

@@ -107,7 +107,7 @@ static int reclaim_configure(void *cfg, const char *key, const char *value, char
 	return config_key_apply(reclaim_keys, ARRAY_SIZE(reclaim_keys), cfg, key, value, errmsg, errlen);
 }
 
-static int reclaim_probe(const void *cfg, struct collector_status *st)
+static int reclaim_probe(const void *cfg, const struct collector_context *ctx, struct collector_status *st)
 {
 	return bpf_hooks_probe(reclaim_hooks, ARRAY_SIZE(reclaim_hooks), st);
 }
@@ -159,7 +159,7 @@ static int reclaim_start(void *priv, const void *cfg, const struct collector_con
 	event_channel_add_source(s->ctx.events, &((struct reclaim_bpf *)s->bpf.skel)->bss->event_counters);
 	tracker_init(&s->procs, PROC_COUNTERS, PROC_DIRECT_NS, PROC_MEMCG_NS);
 	tracker_init(&s->cgroups, CG_COUNTERS, CG_NS, CG_COUNT);
-	s->hierarchy = cgroup_hierarchy_shared();
+	s->hierarchy = ctx->cgroups;
 	s->cgroup_table = open_cgroup_table(s->hierarchy, &s->cfg);
 	if (s->cgroup_table < 0) {
 		st->state = COLLECTOR_DEGRADED;

@@ -89,14 +89,16 @@ static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, cur
 	return c->interrupted && *c->interrupted;
 }
 
+DEFINE_TRIVIAL_CLEANUP_FUNC(char *, curl_free);
+#define _cleanup_curl_free_ _cleanup_(curl_freep)
+
 /* The URL's parts; everything but scheme, host, port and path is refused. */
 static int check_url(struct top_client *c, const char *text, char *err, size_t errlen)
 {
 	_cleanup_free_ char *with_scheme = NULL;
-	char *scheme = NULL, *host = NULL, *port = NULL, *path = NULL, *part = NULL;
+	_cleanup_curl_free_ char *scheme = NULL, *host = NULL, *port = NULL, *path = NULL, *part = NULL;
 	CURLUcode rc;
 	size_t n;
-	int r = -EINVAL;
 
 	if (!*text) {
 		snprintf(err, errlen, "--url: '' is not http[s]://HOST[:PORT]");
@@ -115,36 +117,31 @@ static int check_url(struct top_client *c, const char *text, char *err, size_t e
 	if (curl_url_get(c->url, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
 	    (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0)) {
 		snprintf(err, errlen, "--url: '%s' is not http[s]://HOST[:PORT]", text);
-		goto out;
+		return -EINVAL;
 	}
 	if (curl_url_get(c->url, CURLUPART_USER, &part, 0) == CURLUE_OK) {
 		snprintf(err, errlen, "--url: '%s' has a user name in it; use --user and --password-file", text);
-		goto out;
+		return -EINVAL;
 	}
 	if (curl_url_get(c->url, CURLUPART_QUERY, &part, 0) == CURLUE_OK ||
 	    curl_url_get(c->url, CURLUPART_FRAGMENT, &part, 0) == CURLUE_OK) {
 		snprintf(err, errlen, "--url: '%s' has a query or fragment; give the daemon's base URL", text);
-		goto out;
+		return -EINVAL;
 	}
 	if (curl_url_get(c->url, CURLUPART_HOST, &host, 0) != CURLUE_OK || !*host) {
 		snprintf(err, errlen, "--url: '%s' is not http[s]://HOST[:PORT]", text);
-		goto out;
+		return -EINVAL;
 	}
-	if (curl_url_get(c->url, CURLUPART_PORT, &port, 0) == CURLUE_NO_PORT) {
-		if (curl_url_set(c->url, CURLUPART_PORT, DEFAULT_PORT, 0) != CURLUE_OK ||
-		    curl_url_get(c->url, CURLUPART_PORT, &port, 0) != CURLUE_OK) {
-			r = -ENOMEM;
-			goto out;
-		}
-	}
+	if (curl_url_get(c->url, CURLUPART_PORT, &port, 0) == CURLUE_NO_PORT &&
+	    (curl_url_set(c->url, CURLUPART_PORT, DEFAULT_PORT, 0) != CURLUE_OK ||
+	     curl_url_get(c->url, CURLUPART_PORT, &port, 0) != CURLUE_OK))
+		return -ENOMEM;
 	if (!port) {
 		snprintf(err, errlen, "--url: '%s' has no valid port", text);
-		goto out;
+		return -EINVAL;
 	}
-	if (curl_url_get(c->url, CURLUPART_PATH, &path, 0) != CURLUE_OK) {
-		r = -ENOMEM;
-		goto out;
-	}
+	if (curl_url_get(c->url, CURLUPART_PATH, &path, 0) != CURLUE_OK)
+		return -ENOMEM;
 	n = strlen(path);
 	while (n > 0 && path[n - 1] == '/')
 		n--;
@@ -152,17 +149,9 @@ static int check_url(struct top_client *c, const char *text, char *err, size_t e
 	snprintf(c->host_port, sizeof(c->host_port), "%s:%s", host, port);
 	if (!c->prefix || asprintf(&c->display, "%s://%s%s", scheme, c->host_port, c->prefix) < 0) {
 		c->display = NULL;
-		r = -ENOMEM;
-		goto out;
+		return -ENOMEM;
 	}
-	r = 0;
-out:
-	curl_free(scheme);
-	curl_free(host);
-	curl_free(port);
-	curl_free(path);
-	curl_free(part);
-	return r;
+	return 0;
 }
 
 int top_client_new(struct top_client **ret, const struct top_client_options *o, char *err, size_t errlen)
@@ -200,8 +189,7 @@ int top_client_new(struct top_client **ret, const struct top_client_options *o, 
 	}
 	if (c->cacert)
 		curl_easy_setopt(c->curl, CURLOPT_CAINFO, c->cacert);
-	*ret = c;
-	c = NULL;
+	*ret = TAKE_PTR(c);
 	return 0;
 }
 
@@ -250,8 +238,8 @@ enum top_failure top_client_get_json(struct top_client *c, const char *path_quer
 				     size_t errlen)
 {
 	_cleanup_free_ char *path = NULL;
+	_cleanup_curl_free_ char *full = NULL;
 	const char *q = strchr(path_query, '?');
-	char *full = NULL;
 	json_error_t jerr;
 	long status = 0;
 	CURLcode rc;
@@ -269,8 +257,8 @@ enum top_failure top_client_get_json(struct top_client *c, const char *path_quer
 		snprintf(err, errlen, "cannot make a URL of %s", path_query);
 		return TOP_BAD_ANSWER;
 	}
+	/* libcurl copies the string. */
 	curl_easy_setopt(c->curl, CURLOPT_URL, full);
-	curl_free(full);
 	c->len = 0;
 	c->too_big = false;
 	c->errbuf[0] = '\0';

@@ -131,11 +131,23 @@ static int parse_argv(int argc, char *argv[], struct options *o)
 	return 1;
 }
 
+/* Returns NULL, for p = erase_and_free(p). */
+static char *erase_and_free(char *secret)
+{
+	if (secret) {
+		explicit_bzero(secret, strlen(secret));
+		free(secret);
+	}
+	return NULL;
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(char *, erase_and_free);
+
 /* The first line of path, without its line end. */
 static int read_password(const char *path, char **ret)
 {
 	_cleanup_fclose_ FILE *f = fopen(path, "re");
-	char *line;
+	_cleanup_(erase_and_freep) char *line = NULL;
 	size_t n;
 
 	if (!f) {
@@ -151,18 +163,15 @@ static int read_password(const char *path, char **ret)
 	if (n > PASSWORD_MAX) {
 		fprintf(stderr, "memwatch-top: --password-file: %s: first line longer than %d bytes\n", path,
 			PASSWORD_MAX);
-		explicit_bzero(line, PASSWORD_MAX + 2);
-		free(line);
 		return -EINVAL;
 	}
 	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
 		line[--n] = '\0';
 	if (n == 0) {
 		fprintf(stderr, "memwatch-top: --password-file: %s: no password on its first line\n", path);
-		free(line);
 		return -EINVAL;
 	}
-	*ret = line;
+	*ret = TAKE_PTR(line);
 	return 0;
 }
 
@@ -327,7 +336,8 @@ int main(int argc, char *argv[])
 {
 	struct state s = { 0 };
 	struct options o;
-	char *password = NULL, err[600] = "";
+	_cleanup_(erase_and_freep) char *password = NULL;
+	char err[600] = "";
 	int r, ret;
 
 	r = parse_argv(argc, argv, &o);
@@ -337,7 +347,6 @@ int main(int argc, char *argv[])
 		return EXIT_USAGE;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		fprintf(stderr, "memwatch-top: libcurl failed to initialise\n");
-		free(password);
 		return EXIT_FAILURE;
 	}
 	r = top_client_new(&s.client,
@@ -347,10 +356,8 @@ int main(int argc, char *argv[])
 							 .cacert = o.cacert,
 							 .interrupted = &interrupted },
 			   err, sizeof(err));
-	if (password) {
-		explicit_bzero(password, strlen(password));
-		free(password);
-	}
+	/* Not kept for the whole run: the client has its own copy. */
+	password = erase_and_free(password);
 	if (r < 0) {
 		fprintf(stderr, "memwatch-top: %s\n", err[0] ? err : strerror(-r));
 		curl_global_cleanup();

@@ -155,7 +155,7 @@ static void run_start(struct run *run, const char *vmstat_name, const char *extr
 	memset(run, 0, sizeof(*run));
 	run->cfg = alloc_cfg(text);
 	run->st.state = COLLECTOR_ACTIVE;
-	run->probe_r = alloc_collector.probe(run->cfg, &run->st);
+	run->probe_r = alloc_collector.probe(run->cfg, &(struct collector_context){ 0 }, &run->st);
 	run->priv = calloc(1, alloc_collector.priv_size);
 	ck_assert_ptr_nonnull(run->priv);
 	run->start_r = alloc_collector.start(run->priv, run->cfg, &(struct collector_context){ 0 }, &run->st);
@@ -244,7 +244,7 @@ START_TEST(test_vmstat_probe_needs_no_tracepoint)
 	struct collector_status st = { .state = COLLECTOR_ACTIVE };
 	void *cfg = alloc_cfg("[collector.alloc]\ntrace = no\n");
 
-	ck_assert_int_eq(alloc_collector.probe(cfg, &st), 0);
+	ck_assert_int_eq(alloc_collector.probe(cfg, &(struct collector_context){ 0 }, &st), 0);
 	ck_assert_int_eq(st.state, COLLECTOR_ACTIVE);
 	ck_assert_str_eq(st.reason, "");
 	free(cfg);
