@@ -95,6 +95,18 @@ static inline void fixture_tmpdir_make(char *dir, size_t size, const char *prefi
 	}
 }
 
+/* Runs the suite; the exit status says whether every test passed. */
+static inline int fixture_run_suite(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
 /* dir/<printf>, in a static buffer (one of four, so a few can be live). */
 static inline __attribute__((format(printf, 2, 3))) const char *fixture_path(const char *dir, const char *fmt, ...)
 {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "accept_encoding.h"
+#include "fixture.h"
 
 static bool gzip_for(const char *value)
 {
@@ -113,16 +114,10 @@ int main(void)
 {
 	Suite *s = suite_create("accept_encoding");
 	TCase *tc = tcase_create("parse");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_cases);
 	tcase_add_test(tc, test_several_fields);
 	tcase_add_test(tc, test_long_value);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return fixture_run_suite(s);
 }

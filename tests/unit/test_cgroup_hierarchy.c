@@ -326,8 +326,6 @@ int main(void)
 {
 	Suite *s = suite_create("cgroup_hierarchy");
 	TCase *tc = tcase_create("hierarchy");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, tmpdir_setup, tmpdir_teardown);
 	tcase_add_test(tc, test_v2_shared_table);
@@ -337,9 +335,5 @@ int main(void)
 	tcase_add_test(tc, test_tables_bounded);
 	tcase_add_test(tc, test_two_threads);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return fixture_run_suite(s);
 }

@@ -7,6 +7,7 @@
 
 #include "cgroup_mounts.h"
 #include "fileio.h"
+#include "fixture.h"
 #include "strbuf.h"
 
 static char *load_fixture(const char *name)
@@ -203,8 +204,6 @@ int main(void)
 {
 	Suite *s = suite_create("cgroup_mounts");
 	TCase *tc = tcase_create("parse");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_hybrid);
 	tcase_add_test(tc, test_v2_and_v1_only);
@@ -214,9 +213,5 @@ int main(void)
 	tcase_add_test(tc, test_escaped);
 	tcase_add_test(tc, test_bounded);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return fixture_run_suite(s);
 }

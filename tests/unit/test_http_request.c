@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixture.h"
 #include "http_request.h"
 
 START_TEST(test_endpoints)
@@ -71,16 +72,10 @@ int main(void)
 {
 	Suite *s = suite_create("http_request");
 	TCase *tc = tcase_create("parse");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_endpoints);
 	tcase_add_test(tc, test_windows);
 	tcase_add_test(tc, test_equal);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return fixture_run_suite(s);
 }
