@@ -15,9 +15,11 @@ For --duration seconds, against one daemon:
 Pass: every counter and histogram sample of each /metrics answer is >= its
 value in the same client's previous answer; every OOM kill (the kernel's own
 count, memory.oom_control oom_kill) is in /api/v1/events (by victim pid) and
-in memwatch_oom_kills_total; RSS, open fds and threads at the end (median of the
-last 30 s) within 10 % of their values after the warm-up (median of 30 s); nothing logged at err but the broken
-files' reload errors; the daemon exits 0 with no sanitizer report.
+in memwatch_oom_kills_total; RSS, open fds (but the cgroupfs files the cgroup
+collector keeps open, whose number follows the churn) and threads at the end
+(median of the last 30 s) within 10 % of their values after the warm-up (median
+of 30 s); once the churn stopped, no open file of a removed cgroup; nothing
+logged at err but the broken files' reload errors; the daemon exits 0 with no sanitizer report.
 
 Needs root, BPF and a v1 memory hierarchy at /sys/fs/cgroup/memory (else
 exit 77). Run it under the host test lock:
@@ -195,8 +197,41 @@ class Soak:
         status = open("/proc/%d/status" % pid).read()
         rss = int(re.search(r"^VmRSS:\s+(\d+)", status, re.M).group(1))
         threads = int(re.search(r"^Threads:\s+(\d+)", status, re.M).group(1))
+        cgroup_files = len(self.cgroup_fd_targets())
         fds = len(os.listdir("/proc/%d/fd" % pid))
-        return {"rss_kib": rss, "fds": fds, "threads": threads}
+        return {"rss_kib": rss, "fds_but_cgroup_files": fds - cgroup_files, "cgroup_files": cgroup_files,
+                "threads": threads}
+
+    def cgroup_fd_targets(self):
+        """The cgroupfs files the daemon holds open. The cgroup collector keeps
+        each tracked cgroup's files open (within a budget), so their number
+        follows how many cgroups the churn has at the last scan; what a leak
+        would be is a file whose cgroup is gone."""
+        fd_dir = "/proc/%d/fd" % self.proc.pid
+        out = []
+        for fd in os.listdir(fd_dir):
+            try:
+                target = os.readlink(os.path.join(fd_dir, fd))
+            except OSError:
+                continue
+            if target.startswith("/sys/fs/cgroup/"):
+                out.append(target)
+        return out
+
+    def fd_kinds(self):
+        """The daemon's open fds by what they point at (a cgroupfs file, a
+        socket, a bpf-map...), to tell which kind an fd drift is made of."""
+        kinds = collections.Counter()
+        fd_dir = "/proc/%d/fd" % self.proc.pid
+        for fd in os.listdir(fd_dir):
+            try:
+                target = os.readlink(os.path.join(fd_dir, fd))
+            except OSError:
+                continue
+            if target.startswith(MEMCG):
+                target = "memcg:" + os.path.basename(target)
+            kinds[re.sub(r"[:\[]\d+\]?$", "", target)] += 1
+        return dict(kinds)
 
     def mapping_rss(self):
         """Resident KiB of each mapping that holds more than 64 KiB: the file's
@@ -457,6 +492,7 @@ class Soak:
         # 30 s of samples: just after the warm-up, and the last 30 s.
         trace = []
         mappings = []
+        fd_trace = []
         allocator = {}
         next_t = RELOAD_PERIOD / 2
         while next_t < self.args.duration:
@@ -466,6 +502,7 @@ class Soak:
             trace.append((t, self.resources()))
             if self.args.trace_memory:
                 mappings.append((t, self.mapping_rss()))
+                fd_trace.append((t, self.fd_kinds()))
                 for point, at in (("after_warmup", self.args.warmup + 15),
                                   ("midway", (self.args.warmup + self.args.duration) / 2),
                                   ("at_end", self.args.duration - 5)):
@@ -512,7 +549,12 @@ class Soak:
         if failed_reloads != self.broken_reloads:
             self.fail("memwatch_config_reloads_total{result=\"failure\"} is %r; %d broken files were sent"
                       % (failed_reloads, self.broken_reloads))
-        for k in ("rss_kib", "fds", "threads"):
+        # Two windows after the churn stopped, no file of a removed cgroup is
+        # still open.
+        gone = [t for t in self.cgroup_fd_targets() if not os.path.isdir(os.path.dirname(t))]
+        if gone:
+            self.fail("%d open cgroupfs files of removed cgroups, e.g. %s" % (len(gone), gone[:3]))
+        for k in ("rss_kib", "fds_but_cgroup_files", "threads"):
             if abs(end[k] - warm[k]) > TOLERANCE * warm[k]:
                 self.fail("%s went from %d after the warm-up to %d at the end (more than %d %%)"
                           % (k, warm[k], end[k], TOLERANCE * 100))
@@ -551,10 +593,12 @@ class Soak:
                 "processes": round(self.stats["processes"] / elapsed, 1),
             },
             "oom_kills_counted": (oom1 - oom0) if oom0 is not None and oom1 is not None else None,
-            "loads": loads, "after_warmup": warm, "at_end": end, "rss_kib_every_5s": rss_trace, "exit_status": rc, "failures": self.stats["failures"],
+            "loads": loads, "after_warmup": warm, "at_end": end, "rss_kib_every_5s": rss_trace,
+            "fds_every_5s": [(t, r["fds_but_cgroup_files"], r["cgroup_files"]) for t, r in trace], "exit_status": rc, "failures": self.stats["failures"],
         }
         if self.args.trace_memory:
             report["allocator"] = allocator
+            report["fds_by_kind_every_5s"] = fd_trace
             first = allocator.get("after_warmup", {}).get("series", {})
             last = allocator.get("at_end", {}).get("series", {})
             report["series_after_warmup"] = sum(first.values())
