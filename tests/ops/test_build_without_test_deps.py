@@ -34,12 +34,21 @@ def test_packages(src):
 
 
 def owned_pc_files(pkgs):
+    """The .pc files of every installed instance of the packages: with a
+    foreign architecture added (the arm64 cross build), `check` may be
+    installed as check:amd64 and check:arm64, and dpkg-query -L refuses the
+    bare name as ambiguous."""
     owned = set()
     for pkg in pkgs:
-        out = subprocess.run(["dpkg-query", "-L", pkg], capture_output=True, text=True)
-        if out.returncode != 0:
-            continue  # not installed: nothing of it to hide
-        owned.update(line for line in out.stdout.splitlines() if line.endswith(".pc"))
+        listed = subprocess.run(["dpkg-query", "-W", "-f", "${db:Status-Abbrev} ${binary:Package}\n", pkg],
+                                capture_output=True, text=True)
+        instances = [line.split()[1] for line in listed.stdout.splitlines()
+                     if line.startswith("ii") and len(line.split()) == 2]
+        for instance in instances:
+            out = subprocess.run(["dpkg-query", "-L", instance], capture_output=True, text=True)
+            if out.returncode != 0:
+                opslib.fail("dpkg-query -L %s: %s" % (instance, out.stderr.strip()))
+            owned.update(line for line in out.stdout.splitlines() if line.endswith(".pc"))
     return owned
 
 
