@@ -20,6 +20,7 @@
 #include "core.h"
 #include "log.h"
 #include "events.h"
+#include "label_base.h"
 #include "reclaim.h"
 #include "reclaim.skel.h"
 #include "tracker.h"
@@ -32,6 +33,9 @@ DEFINE_BPF_SKEL_OPS(reclaim_bpf);
 _Static_assert(RECLAIM_SLOTS - FIRST_EXPORTED_SLOT == RECLAIM_SECONDS_BOUNDS + 1,
 	       "the catalogue's reclaim buckets are the exported slots but the last");
 #define SWEEP_EVERY_WINDOWS 30
+/* How long a removed cgroup's totals stay the base of its path's next cgroup
+ * while that one is not exported, beyond series_ttl. */
+#define RECREATED_KEEP_USEC (60 * USEC_PER_SEC)
 
 struct reclaim_config {
 	int flavour;
@@ -50,6 +54,7 @@ struct reclaim_state {
 	struct collector_context ctx;
 	struct reclaim_config cfg;
 	struct tracker procs, cgroups;
+	struct label_bases recreated; /* totals of removed cgroups whose path a new one took */
 	struct cgroup_hierarchy *hierarchy;
 	int cgroup_table; /* -1: no cgroup paths, no per-cgroup series */
 	uint64_t windows;
@@ -159,6 +164,7 @@ static int reclaim_start(void *priv, const void *cfg, const struct collector_con
 	event_channel_add_source(s->ctx.events, &((struct reclaim_bpf *)s->bpf.skel)->bss->event_counters);
 	tracker_init(&s->procs, PROC_COUNTERS, PROC_DIRECT_NS, PROC_MEMCG_NS);
 	tracker_init(&s->cgroups, CG_COUNTERS, CG_NS, CG_COUNT);
+	label_bases_init(&s->recreated, s->cfg.max_cgroups);
 	s->hierarchy = ctx->cgroups;
 	s->cgroup_table = open_cgroup_table(s->hierarchy, &s->cfg);
 	if (s->cgroup_table < 0) {
@@ -270,6 +276,53 @@ static void collect_processes(struct reclaim_state *s, struct snapshot *snap, ui
 	put_process(snap, "other", "", s->procs.other);
 }
 
+static int cmp_label_then_key(const void *a, const void *b)
+{
+	const struct tracked_row *x = *(const struct tracked_row *const *)a, *y = *(const struct tracked_row *const *)b;
+	int c = strcmp(tracker_row_label(x), tracker_row_label(y));
+
+	return c ? c : (x->key > y->key) - (x->key < y->key);
+}
+
+/* A removed cgroup whose path a newer cgroup took (ids only grow) would be a
+ * second series of the same labels for series_ttl, and the newer one's
+ * smaller count would follow it. Its totals are retired under the path
+ * instead, the newer one is exported on top of them, and its map entry goes. */
+static void retire_recreated(struct reclaim_state *s, int fd, uint64_t now)
+{
+	_cleanup_free_ struct tracked_row **named = NULL;
+	size_t i, n = 0;
+	bool any_removed = false;
+
+	for (i = 0; i < s->cgroups.n_rows && !any_removed; i++)
+		any_removed = tracker_row_label(&s->cgroups.rows[i])[0] &&
+			      cgroup_hierarchy_lookup(s->hierarchy, s->cgroup_table, s->cgroups.rows[i].key, now,
+						      NULL, 0) < 0;
+	if (!any_removed)
+		return;
+	named = calloc(s->cgroups.n_rows, sizeof(*named));
+	if (!named)
+		return;
+	for (i = 0; i < s->cgroups.n_rows; i++)
+		if (tracker_row_label(&s->cgroups.rows[i])[0])
+			named[n++] = &s->cgroups.rows[i];
+	qsort(named, n, sizeof(*named), cmp_label_then_key);
+	for (i = 0; i + 1 < n; i++) {
+		struct tracked_row *old = named[i];
+
+		if (strcmp(tracker_row_label(old), tracker_row_label(named[i + 1])) != 0 ||
+		    cgroup_hierarchy_lookup(s->hierarchy, s->cgroup_table, old->key, now, NULL, 0) == 0)
+			continue;
+		if (label_bases_retire(&s->recreated, old->key, tracker_row_label(old), old->total, CG_COUNTERS,
+				       now) < 0)
+			continue;
+		(void)bpf_map_delete_elem(fd, &old->key);
+		/* Neither exported nor folded into "other": its totals are the base now. */
+		memset(old->delta, 0, sizeof(old->delta));
+		old->last_change_usec = 0;
+	}
+}
+
 static void collect_cgroups(struct reclaim_state *s, struct snapshot *snap, uint64_t now)
 {
 	int fd = bpf_map__fd(((struct reclaim_bpf *)s->bpf.skel)->maps.cgroups);
@@ -288,6 +341,9 @@ static void collect_cgroups(struct reclaim_state *s, struct snapshot *snap, uint
 		if (cgroup_hierarchy_lookup(s->hierarchy, s->cgroup_table, rows[i].key, now, path, sizeof(path)) == 0)
 			(void)tracker_row_set_label(&rows[i], path, SIZE_MAX); /* without memory: none, as if removed */
 	tracker_update(&s->cgroups, rows, n, now);
+	if (s->cgroup_table >= 0)
+		retire_recreated(s, fd, now);
+	label_bases_expire(&s->recreated, now > ttl + RECREATED_KEEP_USEC ? now - ttl - RECREATED_KEEP_USEC : 0);
 	for (i = 0; i < s->cgroups.n_rows && s->cgroup_table >= 0; i++) {
 		const struct tracked_row *r = &s->cgroups.rows[i];
 
@@ -301,6 +357,7 @@ static void collect_cgroups(struct reclaim_state *s, struct snapshot *snap, uint
 	n = tracker_select(&s->cgroups, s->cfg.top_k, ttl, now, top);
 	for (i = 0; i < n; i++) {
 		const char *label = tracker_row_label(top[i]);
+		uint64_t total[CG_COUNTERS];
 
 		if (!label[0]) {
 			/* Never resolved (removed before we saw it): fold it in. */
@@ -308,9 +365,11 @@ static void collect_cgroups(struct reclaim_state *s, struct snapshot *snap, uint
 			s->cgroups.other[CG_NS] += top[i]->delta[CG_NS];
 			continue;
 		}
-		snapshot_add(snap, METRIC(MW_CGROUP_RECLAIMS_TOTAL), (const char *const[]){ label }, (double)top[i]->total[CG_COUNT]);
+		memcpy(total, top[i]->total, sizeof(total));
+		(void)label_bases_add(&s->recreated, label, top[i]->key, total, CG_COUNTERS, now);
+		snapshot_add(snap, METRIC(MW_CGROUP_RECLAIMS_TOTAL), (const char *const[]){ label }, (double)total[CG_COUNT]);
 		snapshot_add(snap, METRIC(MW_CGROUP_RECLAIM_SECONDS_TOTAL), (const char *const[]){ label },
-			     (double)top[i]->total[CG_NS] / 1e9);
+			     (double)total[CG_NS] / 1e9);
 	}
 	snapshot_add(snap, METRIC(MW_CGROUP_RECLAIMS_TOTAL), (const char *const[]){ "other" }, (double)s->cgroups.other[CG_COUNT]);
 	snapshot_add(snap, METRIC(MW_CGROUP_RECLAIM_SECONDS_TOTAL), (const char *const[]){ "other" },
@@ -390,6 +449,7 @@ static void reclaim_stop(void *priv)
 	cgroup_hierarchy_table_release(s->hierarchy, s->cgroup_table);
 	tracker_done(&s->procs);
 	tracker_done(&s->cgroups);
+	label_bases_done(&s->recreated);
 }
 
 const struct collector_ops reclaim_collector = {

@@ -984,6 +984,86 @@ START_TEST(test_memcg_reclaim)
 }
 END_TEST
 
+/* dd reads a sparse file of `size` through cgroup cg; returns how many memcg
+ * reclaims perf counted for that dd. */
+static unsigned long long dd_memcg_reclaims(const char *cg, const char *tag, unsigned long long size)
+{
+	char sparse[512], perf_out[512], log[512], script[2048], pid_filter[64];
+	unsigned long long perf[1];
+	struct workload w;
+	int st, wst;
+
+	sparse_create(sparse, sizeof(sparse), tag, size);
+	snprintf(perf_out, sizeof(perf_out), "%s/perf-%s.txt", mw_tmp_root(), tag);
+	snprintf(log, sizeof(log), "%s/dd-%s.log", mw_tmp_root(), tag);
+	snprintf(script, sizeof(script), "echo $$ > '%s/cgroup.procs' && exec dd if='%s' of=/dev/null bs=1M", cg,
+		 sparse);
+	w = workload_spawn((const char *const[]){ "/bin/sh", "-c", script, NULL }, log);
+	snprintf(pid_filter, sizeof(pid_filter), "common_pid == %d", (int)w.pid);
+	st = perf_around((const char *const[]){ "-e", "vmscan:mm_vmscan_memcg_reclaim_begin", "--filter", pid_filter,
+					       NULL },
+			 &w, perf_out, WORKLOAD_TIMEOUT_MS, &wst);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "perf stat ended with status 0x%x", st);
+	ck_assert_msg(WIFEXITED(wst) && WEXITSTATUS(wst) == 0, "sh -c \"%s\" ended with status 0x%x", script, wst);
+	perf_counts(perf_out, perf, 1);
+	drop_file(sparse);
+	ck_assert_msg(perf[0] > 0, "perf counted no memcg reclaim of dd in %s", cg);
+	return perf[0];
+}
+
+/* A cgroup removed and made again under the same path (a restarted service)
+ * is a new cgroup id: within series_ttl the removed one is still exported.
+ * The path must stay one series, continuing from the removed cgroup's count:
+ * never two series of the same labels, never going back. */
+START_TEST(test_cgroup_recreated_same_path)
+{
+	char cg[256], label[128], matcher[160], prefix[192];
+	unsigned long long first, second;
+	double v, last = 0;
+	struct mw_daemon *d;
+	int64_t deadline;
+	bool done = false;
+
+	memcg_path(cg, sizeof(cg), "-again");
+	snprintf(label, sizeof(label), "/memwatch-itest-%d-again", (int)getpid());
+	snprintf(matcher, sizeof(matcher), "cgroup=\"%s\"", label);
+	snprintf(prefix, sizeof(prefix), "memwatch_cgroup_reclaims_total{%s}", matcher);
+	memcg_create(cg, 64 * MiB);
+	d = start_with_config("[daemon]\nwindow = 200ms\nsample_interval = 50ms\n[collector.reclaim]\ntop_k = 100\n"
+			      "series_ttl = 300s\n");
+	first = dd_memcg_reclaims(cg, "again-1", 256 * MiB);
+	ck_assert_msg(mw_poll_metric(d->port, "memwatch_cgroup_reclaims_total", matcher, WINDOW_TIMEOUT_MS, mw_pred_eq,
+				     (double)first, &v),
+		      "memwatch_cgroup_reclaims_total{%s} is %g, perf counted %llu", matcher, v, first);
+	memcg_remove(cg);
+	memcg_create(cg, 64 * MiB);
+	second = dd_memcg_reclaims(cg, "again-2", 256 * MiB);
+
+	deadline = mw_mono_ms() + WINDOW_TIMEOUT_MS;
+	while (!done) {
+		char *body = next_window(d);
+
+		ck_assert_msg(count_series(body, prefix) <= 1, "%zu series of %s in one answer", count_series(body, prefix),
+			      prefix);
+		if (mw_metric(body, "memwatch_cgroup_reclaims_total", matcher, &v, NULL, 0)) {
+			ck_assert_msg(v >= last, "memwatch_cgroup_reclaims_total{%s} went back from %g to %g", matcher,
+				      last, v);
+			last = v;
+		}
+		free(body);
+		done = last == (double)(first + second);
+		ck_assert_msg(done || mw_mono_ms() < deadline,
+			      "memwatch_cgroup_reclaims_total{%s} is %g; perf counted %llu in the removed cgroup and "
+			      "%llu in the new one of the same path",
+			      matcher, last, first, second);
+	}
+	note("cgroup made again under its path: %llu + %llu memcg reclaims (perf), exported %.0f", first, second,
+	     last);
+	memcg_remove(cg);
+	mw_assert_clean_stop(d);
+}
+END_TEST
+
 /* ---- 1b. top_k and "other" for reclaiming processes ---- */
 
 struct reader_args {
@@ -1019,6 +1099,45 @@ static void reader_child(const void *arg, int cmd, int rep)
 			_exit(6);
 	}
 	_exit(0);
+}
+
+/* The largest value a series of `family` with the label pair `key`="value"
+ * had in the windows the ring keeps (/api/v1/windows) that ended after
+ * `after` (seconds since the epoch). A window published between two scrapes
+ * of /metrics (on a busy host its collectors can finish after the scraper's
+ * clock passed its end) is read here too, so a series exported in one window
+ * only is never missed. NAN when no such window had it. */
+static double ring_max(struct mw_daemon *d, const char *family, const char *key, const char *value, double after)
+{
+	struct mw_http_response resp;
+	char array[128], pair[128];
+	double max = NAN;
+	const char *w;
+
+	ck_assert_int_eq(mw_http_get(d->port, "/api/v1/windows", &resp), 0);
+	ck_assert_msg(resp.status == 200, "GET /api/v1/windows: status %d", resp.status);
+	snprintf(array, sizeof(array), "\"%s\":[", family);
+	snprintf(pair, sizeof(pair), "\"%s\":\"%s\"", key, value);
+	for (w = strstr(resp.body, "{\"seq\":"); w; w = strstr(w + 1, "{\"seq\":")) {
+		const char *next = strstr(w + 1, "{\"seq\":"), *end = strstr(w, "\"end\":"), *a, *a_end, *m;
+
+		ck_assert_msg(end, "a window without its end in /api/v1/windows");
+		if (strtod(end + 6, NULL) <= after)
+			continue;
+		a = strstr(w, array);
+		if (!a || (next && a > next))
+			continue;
+		a_end = strstr(a, "}]");
+		ck_assert_msg(a_end, "%s: no end of its array in /api/v1/windows", family);
+		for (m = strstr(a, pair); m && m < a_end; m = strstr(m + 1, pair)) {
+			const char *v = strstr(m, "\"value\":");
+
+			ck_assert_msg(v && v < a_end, "%s{%s}: no value in /api/v1/windows", family, pair);
+			max = isnan(max) ? strtod(v + 8, NULL) : fmax(max, strtod(v + 8, NULL));
+		}
+	}
+	mw_http_response_free(&resp);
+	return max;
 }
 
 static bool child_answered(int fd)
@@ -1062,7 +1181,7 @@ START_TEST(test_reclaim_top_k_other)
 	for (phase = 0; phase < 2; phase++) {
 		int lead = phase, tail = 1 - phase;
 		bool lead_done = false, tail_done = false, tail_started = false, tail_seen = false;
-		double other0, other1, lead_max = 0, v;
+		double other0, other1, lead_max = 0, v, phase_start;
 		int64_t t0, deadline;
 		char *body;
 
@@ -1073,6 +1192,7 @@ START_TEST(test_reclaim_top_k_other)
 				  perf_out);
 		body = next_window(d);
 		other0 = metric_or_fail(body, "memwatch_process_memcg_reclaims_total", "pid=\"other\"");
+		ck_assert(mw_metric(body, "memwatch_window_end_timestamp_seconds", NULL, &phase_start, NULL, 0));
 		free(body);
 
 		write_byte(cmd[lead], 'l');
@@ -1112,6 +1232,13 @@ START_TEST(test_reclaim_top_k_other)
 		body = next_window(d);
 		other1 = metric_or_fail(body, "memwatch_process_memcg_reclaims_total", "pid=\"other\"");
 		free(body);
+		snprintf(matcher, sizeof(matcher), "%d", (int)child[lead]);
+		v = ring_max(d, "memwatch_process_memcg_reclaims_total", "pid", matcher, phase_start);
+		if (!isnan(v))
+			lead_max = fmax(lead_max, v);
+		snprintf(matcher, sizeof(matcher), "%d", (int)child[tail]);
+		tail_seen = tail_seen ||
+			    !isnan(ring_max(d, "memwatch_process_memcg_reclaims_total", "pid", matcher, phase_start));
 		perf_stop(perf);
 		perf_counts(perf_out, counts, 3);
 		total[lead] += counts[0];
@@ -2208,6 +2335,7 @@ static Suite *collectors_suite(void)
 	Suite *s = suite_create("collectors");
 
 	add_test(s, "memcg_reclaim", test_memcg_reclaim, 120);
+	add_test(s, "cgroup_recreated_same_path", test_cgroup_recreated_same_path, 120);
 	add_test(s, "reclaim_top_k_other", test_reclaim_top_k_other, 180);
 	add_test(s, "direct_reclaim", test_direct_reclaim, 300);
 	add_test(s, "allocs_and_faults", test_allocs_and_faults, 120);
