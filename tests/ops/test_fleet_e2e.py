@@ -10,7 +10,9 @@ Everything on loopback with temporary directories:
   - a Prometheus in agent mode (--enable-feature=agent) scraping both every
     second, job "memwatchd"; `node` is a target label (node-a, node-b), as the
     relabelling of the node name does in Kubernetes, and `cluster` an external
-    label of the agent (docs/deployment.md says why);
+    label of the agent (docs/deployment.md says why); its remote write has the
+    write_relabel_configs of packaging/kubernetes/prometheus-scrape.yml, which
+    keep the fleet rules' inputs and leave the per-process series behind;
   - a central Prometheus with --web.enable-remote-write-receiver and the fleet
     rules, evaluated every second.
 
@@ -19,11 +21,12 @@ On the central server:
     cluster="fleet-test";
   - every fleet recording rule healthy; the per-node rules and the top-nodes
     rule return both nodes; the ETA < 10 min rule returns exactly the nodes
-    whose raw memwatch_memory_exhaustion_eta_seconds is below 600 at the same
-    evaluation time, and the count rule their number;
+    whose per-node ETA, recorded by the same evaluation, is below 600, and the
+    count rule their number;
   - memwatch_oom_kills_total of each node equals what that daemon serves on
     its own /metrics (no OOM kill is expected meanwhile; the comparison is
-    retried once if one happens).
+    retried once if one happens);
+  - the filter worked: no series with a pid label on the central server.
 
 usage: test_fleet_e2e.py SOURCE_ROOT MEMWATCHD PROMETHEUS
 """
@@ -58,6 +61,10 @@ def main():
     fleet_rules = os.path.abspath(os.path.join(source_root, "packaging", "prometheus", "memwatchd-fleet-rules.yml"))
     with open(fleet_rules, encoding="utf-8") as f:
         records = [r["record"] for g in yaml.safe_load(f)["groups"] for r in g["rules"]]
+    # The remote-write filter of the shipped example: it must let through what
+    # the fleet rules and this test need.
+    with open(os.path.join(source_root, "packaging", "kubernetes", "prometheus-scrape.yml"), encoding="utf-8") as f:
+        write_relabel = yaml.safe_load(f)["remote_write"][0]["write_relabel_configs"]
 
     tmp = opslib.tempdir("mw-fleet-e2e-")
     procs, logs, ports = [], [], {}
@@ -89,15 +96,15 @@ def main():
             fail("the central Prometheus did not become ready")
         procs.append(central)
 
-        targets = "".join("      - targets: ['127.0.0.1:%d']\n        labels: {node: %s}\n" % (ports[n], n)
-                          for n in NODES)
-        agent, aport, alog, _ = opslib.start_prometheus(prometheus, tmp, "agent", (
-            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
-            "  external_labels: {cluster: %s}\n"
-            "scrape_configs:\n  - job_name: memwatchd\n    static_configs:\n%s"
-            "remote_write:\n  - url: http://127.0.0.1:%d/api/v1/write\n"
-            "    queue_config: {batch_send_deadline: 1s}\n") % (CLUSTER, targets, cport),
-            ["--enable-feature=agent"])
+        agent_conf = {
+            "global": {"scrape_interval": "1s", "scrape_timeout": "1s", "external_labels": {"cluster": CLUSTER}},
+            "scrape_configs": [{"job_name": "memwatchd", "static_configs": [
+                {"targets": ["127.0.0.1:%d" % ports[n]], "labels": {"node": n}} for n in NODES]}],
+            "remote_write": [{"url": "http://127.0.0.1:%d/api/v1/write" % cport,
+                              "queue_config": {"batch_send_deadline": "1s"},
+                              "write_relabel_configs": write_relabel}]}
+        agent, aport, alog, _ = opslib.start_prometheus(prometheus, tmp, "agent", yaml.safe_dump(agent_conf),
+                                                        ["--enable-feature=agent"])
         logs.append(alog)
         if agent is None:
             fail("the Prometheus agent did not become ready")
@@ -139,21 +146,28 @@ def main():
                   "node:memwatch_memory_exhaustion_eta_seconds:min"):
             print("%s: %s" % (q, {n: r["value"][1] for n, r in sorted(by_node(opslib.prom_query(cport, q)).items())}))
 
-        # ETA under 10 minutes: the rule's nodes against the raw series, at one instant.
-        at = "%.3f" % (time.time() - 2)
-        raw = opslib.prom_api(cport, "/api/v1/query", query="memwatch_memory_exhaustion_eta_seconds", time=at) or {}
-        want = sorted({r["metric"].get("node") for r in raw.get("result", []) if float(r["value"][1]) < 600})
-        got = opslib.prom_api(cport, "/api/v1/query", query="fleet:memwatch_memory_exhaustion_eta_seconds:lt600",
-                              time=at) or {}
-        got_nodes = sorted(r["metric"].get("node") for r in got.get("result", []))
-        count = opslib.prom_api(cport, "/api/v1/query", query="fleet:memwatch_nodes_exhausting_within_10m:count",
-                                time=at) or {}
-        count = [float(r["value"][1]) for r in count.get("result", [])]
-        print("ETA < 600 s: raw series say %s, the fleet rule %s, count %s" % (want, got_nodes, count))
-        if len(raw.get("result", [])) != len(NODES):
-            problems.append("raw memwatch_memory_exhaustion_eta_seconds at %s: %s" % (at, raw))
+        # ETA under 10 minutes: the rule's nodes against the per-node ETA
+        # recorded by the same evaluation (the rules of a group run in order at
+        # one timestamp). Not against the raw series: remote write delivers
+        # samples after the evaluation that would have seen them, so raw data
+        # at an evaluation's timestamp can be newer than what it read.
+        # An instant after the rules had both nodes (the ETA needs a few
+        # windows of samples first) and before which an evaluation completed.
+        time.sleep(2)
+        at = "%.3f" % (time.time() - 1)
+
+        def at_time(q):
+            return (opslib.prom_api(cport, "/api/v1/query", query=q, time=at) or {}).get("result", [])
+        recorded = by_node(at_time("node:memwatch_memory_exhaustion_eta_seconds:min"))
+        want = sorted(n for n, r in recorded.items() if float(r["value"][1]) < 600)
+        got_nodes = sorted(r["metric"].get("node") for r in at_time("fleet:memwatch_memory_exhaustion_eta_seconds:lt600"))
+        count = [float(r["value"][1]) for r in at_time("fleet:memwatch_nodes_exhausting_within_10m:count")]
+        print("ETA < 600 s: per-node ETA %s gives %s, the fleet rule %s, count %s"
+              % ({n: r["value"][1] for n, r in sorted(recorded.items())}, want, got_nodes, count))
+        if set(recorded) != set(NODES):
+            problems.append("node:memwatch_memory_exhaustion_eta_seconds:min at %s: %s" % (at, sorted(recorded)))
         if got_nodes != want or count != [float(len(want))]:
-            problems.append("fleet ETA rules at %s: nodes %s count %s, the raw series give %s" % (at, got_nodes, count, want))
+            problems.append("fleet ETA rules at %s: nodes %s count %s, the per-node ETA gives %s" % (at, got_nodes, count, want))
 
         # Counters as the daemons serve them.
         for attempt in range(2):
@@ -167,6 +181,10 @@ def main():
         print("memwatch_oom_kills_total: daemons %s, central %s" % (served, central_v))
         if central_v != served:
             problems.append("memwatch_oom_kills_total on the central server %s, the daemons serve %s" % (central_v, served))
+
+        r = opslib.prom_query(cport, 'count({job="memwatchd", pid!=""})')
+        if r:
+            problems.append("series with a pid label passed the remote-write filter: %s" % r)
 
         if problems:
             fail("\n  ".join(["fleet end to end:"] + problems))
