@@ -21,7 +21,11 @@ SKIP = 77
 
 # Metric names the Prometheus rules and the Grafana dashboard may use although
 # neither docs/metrics.md nor the daemon's sources have them yet. Keep short.
-UPCOMING_METRICS = set()
+UPCOMING_METRICS = {
+    # The cgroup -> Kubernetes namespace/pod mapping (issue 21's dashboard
+    # variables); the dashboard works without it.
+    "memwatch_cgroup_info",
+}
 
 
 def skip(why):
@@ -200,3 +204,163 @@ def tempdir(prefix):
 
 def rmtree(path):
     shutil.rmtree(path, ignore_errors=True)
+
+
+# ---- processes the end-to-end tests start: memwatchd, Prometheus, Alertmanager ----
+
+def daemon_env():
+    """The environment of a daemon the test starts: not the test runner's
+    systemd notification socket or socket activation."""
+    env = dict(os.environ)
+    for k in ("NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "WATCHDOG_USEC"):
+        env.pop(k, None)
+    return env
+
+
+def start_logged(argv, log_path, cwd=None):
+    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=open(log_path, "w"),
+                            stderr=subprocess.STDOUT, env=daemon_env(), cwd=cwd)
+
+
+def wait_http_ok(proc, url, timeout):
+    """True once url answers 200 while proc is still running."""
+    ok = wait_for(lambda: proc.poll() is not None or http_get(url)[0] == 200, timeout)
+    return bool(ok) and proc.poll() is None
+
+
+def start_memwatchd(exe, directory, name, extra_conf=""):
+    """memwatchd on 127.0.0.1:<free port> with 1 s windows and its own pid
+    file; returns (process, port, log path) once /metrics answers, or
+    (None, port, log path)."""
+    port = free_port()
+    conf = os.path.join(directory, name + ".conf")
+    log = os.path.join(directory, name + ".log")
+    with open(conf, "w") as f:
+        f.write("[daemon]\nlisten = 127.0.0.1:%d\nwindow = 1s\nlog_level = info\n%s" % (port, extra_conf))
+    proc = start_logged([exe, "--config", conf], log)
+    if not wait_http_ok(proc, "http://127.0.0.1:%d/metrics" % port, 30):
+        stop_pid(proc)
+        return None, port, log
+    return proc, port, log
+
+
+def start_prometheus(prometheus, directory, name, config_text, extra_args=()):
+    """Prometheus on 127.0.0.1:<free port>, TSDB (or WAL) in directory/name;
+    returns (process, port, log path, config path), process None when it did
+    not become ready."""
+    port = free_port()
+    conf = os.path.join(directory, name + ".yml")
+    log = os.path.join(directory, name + ".log")
+    with open(conf, "w") as f:
+        f.write(config_text)
+    storage = "--storage.agent.path=" if "--enable-feature=agent" in extra_args else "--storage.tsdb.path="
+    proc = start_logged([prometheus, "--config.file=" + conf, storage + os.path.join(directory, name + "-data"),
+                         "--web.listen-address=127.0.0.1:%d" % port, "--log.level=info"] + list(extra_args),
+                        log, cwd=directory)
+    if not wait_http_ok(proc, "http://127.0.0.1:%d/-/ready" % port, 30):
+        stop_pid(proc)
+        return None, port, log, conf
+    return proc, port, log, conf
+
+
+def prom_api(port, path, **params):
+    """data of a Prometheus (or Alertmanager v1-style) API answer, None on error."""
+    import json
+    import urllib.parse
+    url = "http://127.0.0.1:%d%s" % (port, path)
+    if params:
+        url += "?" + urllib.parse.urlencode(params)
+    status, body = http_get(url)
+    if status != 200:
+        return None
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        return None
+    return doc.get("data") if doc.get("status") == "success" else None
+
+
+def prom_query(port, q):
+    data = prom_api(port, "/api/v1/query", query=q)
+    return data.get("result", []) if data else []
+
+
+def log_tails(paths, chars=2500):
+    out = []
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                out.append("---- %s (tail) ----\n%s" % (os.path.basename(path), f.read()[-chars:]))
+        except OSError:
+            pass
+    return "\n".join(out)
+
+
+class MemoryCgroup:
+    """A memory cgroup of the test's own, directly below the memory tree's
+    root (v1 memory hierarchy, or cgroup2 with the memory controller), with a
+    hard limit and no swap. label is the cgroup label memwatchd gives it."""
+
+    def __init__(self, name, limit_bytes):
+        v1 = "/sys/fs/cgroup/memory"
+        if os.path.exists(os.path.join(v1, "memory.limit_in_bytes")):
+            self.path = os.path.join(v1, name)
+            os.mkdir(self.path)
+            self._write("memory.limit_in_bytes", limit_bytes)
+            if os.path.exists(os.path.join(self.path, "memory.memsw.limit_in_bytes")):
+                self._write("memory.memsw.limit_in_bytes", limit_bytes)
+        else:
+            root = "/sys/fs/cgroup"
+            with open(os.path.join(root, "cgroup.controllers")) as f:
+                if "memory" not in f.read().split():
+                    raise OSError("no memory controller in cgroup v1 or v2")
+            self.path = os.path.join(root, name)
+            os.mkdir(self.path)
+            self._write("memory.max", limit_bytes)
+            if os.path.exists(os.path.join(self.path, "memory.swap.max")):
+                self._write("memory.swap.max", 0)
+        self.label = "/" + name
+
+    def _write(self, file, value):
+        with open(os.path.join(self.path, file), "w") as f:
+            f.write("%s\n" % value)
+
+    def remove(self):
+        """rmdir, after SIGKILLing what is left in it (only the test's own
+        workloads can be), bounded."""
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                os.rmdir(self.path)
+                return True
+            except FileNotFoundError:
+                return True
+            except OSError:
+                if time.monotonic() > deadline:
+                    return False
+            try:
+                with open(os.path.join(self.path, "cgroup.procs")) as f:
+                    for pid in f.read().split():
+                        if int(pid) > 1:
+                            os.kill(int(pid), signal.SIGKILL)
+            except OSError:
+                pass
+            time.sleep(0.05)
+
+
+def oom_kill_in(cgroup, touch_bytes):
+    """Runs a process in cgroup that touches touch_bytes of anonymous memory,
+    more than the cgroup's limit; returns (its exit status, time.time() when it
+    was reaped). The kernel's memcg OOM killer must SIGKILL it."""
+    # The shell moves itself into the cgroup and becomes the workload (no
+    # preexec_fn: the tests run threads, a webhook receiver for one).
+    code = "b = bytearray(b'\\x01') * %d" % touch_bytes
+    script = 'echo $$ > "$1/cgroup.procs" && exec "$2" -c "$3"'
+    proc = subprocess.Popen(["/bin/sh", "-c", script, "sh", cgroup.path, sys.executable, code],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        rc = proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.kill(proc.pid, signal.SIGKILL)
+        rc = proc.wait()
+    return rc, time.time()

@@ -16,7 +16,15 @@ matches the DaemonSet.
   built without Kubernetes discovery, so kubernetes_sd_configs is swapped for a
   static target in a copy; rule_files point at packaging/prometheus), its job
   is "memwatchd" as the rules expect, and its relabelling keeps the pods of
-  the DaemonSet by their label and port name.
+  the DaemonSet by their label and port name, sets node and instance from the
+  pod's node name, and sets no namespace or pod target label (they would name
+  memwatchd's own pod and collide with the workloads' labels it exports);
+- memwatchd-podmonitor.yml and memwatchd-servicemonitor.yml (Prometheus
+  Operator): the required fields of the CRDs, selectors that match the
+  DaemonSet's pods and its Service, the metrics port, job "memwatchd" through
+  jobLabel, node from the node name, the operator's namespace/pod labels
+  dropped; their relabelings, turned into relabel_configs of the operator's
+  scrape job, pass `promtool check config` too.
 
 usage: test_kubernetes.py SOURCE_ROOT PROMTOOL MEMWATCHD
 """
@@ -30,6 +38,92 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import expectations  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import opslib  # noqa: E402
+
+
+def check_node_labels(where, relabel_configs):
+    """node and instance from the pod's node name; no namespace or pod target label."""
+    problems = []
+    set_from = {r.get("target_label"): tuple(r.get("source_labels", [])) for r in relabel_configs
+                if r.get("action", "replace") == "replace"}
+    for label in ("node", "instance"):
+        if set_from.get(label) != ("__meta_kubernetes_pod_node_name",):
+            problems.append("%s: %s is not set from __meta_kubernetes_pod_node_name" % (where, label))
+    for label in ("namespace", "pod"):
+        if label in set_from:
+            problems.append("%s sets a %s target label: it names memwatchd's pod and collides with the workloads' %s"
+                            % (where, label, label))
+    return problems
+
+
+# The Prometheus Operator's RelabelConfig fields and their relabel_configs names.
+OPERATOR_RELABEL = {"sourceLabels": "source_labels", "separator": "separator", "targetLabel": "target_label",
+                    "regex": "regex", "modulus": "modulus", "replacement": "replacement", "action": "action"}
+
+
+def check_operator(kdir, by_kind, pod_labels, prom):
+    """The PodMonitor and ServiceMonitor examples; appends the scrape jobs they
+    stand for to prom (checked by promtool with the rest)."""
+    import yaml
+    problems = []
+    ds = by_kind["DaemonSet"][0]
+    services = by_kind.get("Service", [])
+    for fname, kind, endpoints_key in (("memwatchd-podmonitor.yml", "PodMonitor", "podMetricsEndpoints"),
+                                       ("memwatchd-servicemonitor.yml", "ServiceMonitor", "endpoints")):
+        with open(os.path.join(kdir, fname), encoding="utf-8") as f:
+            docs = [d for d in yaml.safe_load_all(f) if d]
+        if len(docs) != 1 or docs[0].get("kind") != kind:
+            problems.append("%s: want one %s, has %s" % (fname, kind, [d.get("kind") for d in docs]))
+            continue
+        m = docs[0]
+        spec = m.get("spec") or {}
+        if m.get("apiVersion") != "monitoring.coreos.com/v1":
+            problems.append("%s: apiVersion %s, want monitoring.coreos.com/v1" % (fname, m.get("apiVersion")))
+        meta = m.get("metadata") or {}
+        if not meta.get("name") or not meta.get("namespace"):
+            problems.append("%s: metadata has no name or namespace" % fname)
+        # What the selector must match: the DaemonSet's pods, or its Service.
+        if kind == "PodMonitor":
+            targets = [(ds["metadata"]["namespace"], pod_labels)]
+        else:
+            targets = [(s["metadata"]["namespace"], s["metadata"].get("labels", {})) for s in services]
+            if not targets:
+                problems.append("%s: memwatchd-daemonset.yml has no Service to select" % fname)
+        want = (spec.get("selector") or {}).get("matchLabels") or {}
+        if not want:
+            problems.append("%s: spec.selector.matchLabels is empty (it would select everything)" % fname)
+        for ns, labels in targets:
+            if any(labels.get(k) != v for k, v in want.items()):
+                problems.append("%s: the selector %s does not match %s" % (fname, want, labels))
+            if ns not in (spec.get("namespaceSelector") or {}).get("matchNames", []):
+                problems.append("%s: namespaceSelector does not name %s" % (fname, ns))
+            if labels.get(spec.get("jobLabel")) != "memwatchd":
+                problems.append("%s: jobLabel %r does not give job=\"memwatchd\"" % (fname, spec.get("jobLabel")))
+        eps = spec.get(endpoints_key) or []
+        if len(eps) != 1:
+            problems.append("%s: want one entry in spec.%s, has %d" % (fname, endpoints_key, len(eps)))
+            continue
+        ep = eps[0]
+        if ep.get("port") != "metrics" or ep.get("path", "/metrics") != "/metrics":
+            problems.append("%s: the endpoint is not port metrics, path /metrics: %s" % (fname, ep))
+        bad = [k for r in ep.get("relabelings", []) for k in r if k not in OPERATOR_RELABEL]
+        if bad:
+            problems.append("%s: relabelings have fields the operator does not know: %s" % (fname, bad))
+        relabel = [{OPERATOR_RELABEL[k]: v for k, v in r.items() if k in OPERATOR_RELABEL}
+                   for r in ep.get("relabelings", [])]
+        problems += check_node_labels(fname, relabel)
+        # What the operator puts first (namespace, pod, container, job), then
+        # ours: the namespace and pod labels must not survive.
+        drops = [r for r in relabel if r.get("action") == "labeldrop"]
+        for label in ("namespace", "pod", "container"):
+            if not any(re.fullmatch(r.get("regex", ""), label) for r in drops):
+                problems.append("%s: the operator's %s target label is not dropped" % (fname, label))
+        prom.setdefault("scrape_configs", []).append({
+            "job_name": "operator-" + kind.lower(),
+            "scrape_interval": ep.get("interval", "30s"),
+            "scrape_timeout": ep.get("scrapeTimeout", "10s"),
+            "static_configs": [{"targets": ["127.0.0.1:9577"]}],
+            "relabel_configs": relabel})
+    return problems
 
 
 def main():
@@ -168,6 +262,8 @@ def main():
             port = keeps.get(("__meta_kubernetes_pod_container_port_name",))
             if port is None or not re.fullmatch(port, "metrics"):
                 problems.append("the relabelling does not keep the container port named metrics")
+            problems += check_node_labels("prometheus-scrape.yml", job.get("relabel_configs", []))
+        problems += check_operator(kdir, by_kind, pod_labels, prom)
         for j in prom.get("scrape_configs", []):
             if "kubernetes_sd_configs" in j:
                 del j["kubernetes_sd_configs"]

@@ -10,6 +10,8 @@ cover every alert.
   description; recording rules are named level:metric:operations;
 - every metric the rules select is documented in docs/metrics.md or written
   by the daemon (a typo would make an alert that can never fire);
+- the same for the fleet rules, memwatchd-fleet-rules.yml and its tests,
+  where every recording rule is queried by a promql_expr_test;
 - `amtool check-config alertmanager.yml` when amtool is installed.
 
 usage: test_prometheus_rules.py SOURCE_ROOT PROMTOOL [AMTOOL]
@@ -51,6 +53,10 @@ def main():
         problems.append("promtool check rules failed")
     if run([promtool, "test", "rules", "memwatchd-rules.test.yml"], cwd=d) != 0:
         problems.append("promtool test rules failed")
+    if run([promtool, "check", "rules", "memwatchd-fleet-rules.yml"], cwd=d) != 0:
+        problems.append("promtool check rules failed on the fleet rules")
+    if run([promtool, "test", "rules", "memwatchd-fleet-rules.test.yml"], cwd=d) != 0:
+        problems.append("promtool test rules failed on the fleet rules")
     if amtool and os.access(amtool, os.X_OK):
         if run([amtool, "check-config", "alertmanager.yml"], cwd=d) != 0:
             problems.append("amtool check-config alertmanager.yml failed")
@@ -66,9 +72,22 @@ def main():
     with open(os.path.join(d, "memwatchd-rules.test.yml"), encoding="utf-8") as f:
         tests = yaml.safe_load(f)
 
+    with open(os.path.join(d, "memwatchd-fleet-rules.yml"), encoding="utf-8") as f:
+        fleet = yaml.safe_load(f)
+    with open(os.path.join(d, "memwatchd-fleet-rules.test.yml"), encoding="utf-8") as f:
+        fleet_tests = yaml.safe_load(f)
+    fleet_records = [r["record"] for g in fleet["groups"] for r in g["rules"]]
+    if [r for g in fleet["groups"] for r in g["rules"] if "record" not in r]:
+        problems.append("memwatchd-fleet-rules.yml has alerts; they belong in memwatchd-rules.yml")
+    queried = " ".join(t["expr"] for case in fleet_tests["tests"] for t in case.get("promql_expr_test", []))
+    for name in fleet_records:
+        if not re.search(r'(?<![:\w])%s(?![:\w])' % re.escape(name), queried):
+            problems.append("no promql_expr_test in memwatchd-fleet-rules.test.yml queries %s" % name)
+    print("%d fleet recording rules, all queried by their tests" % len(fleet_records))
+
     known = opslib.known_metric_names(source_root)
     alerts = set()
-    for group in rules["groups"]:
+    for group in rules["groups"] + fleet["groups"]:
         for rule in group["rules"]:
             expr = rule["expr"]
             for name in opslib.metric_names_in_expr(expr):
