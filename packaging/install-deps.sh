@@ -1,15 +1,37 @@
 #!/bin/sh
-# Installs what building memwatchd needs (and, with --test, running its tests)
-# from Debian's archive. Does nothing when everything is already there.
+# Installs what building memwatchd needs from Debian's archive; with --arm64
+# also what cross-building it for arm64 and booting Debian's arm64 kernels in
+# qemu need, and with --test what running its tests needs (--arm64 included:
+# the arm64 suite is part of the default test run). Does nothing when
+# everything is already there.
 set -eu
 
 build_pkgs="meson ninja-build gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
 libmicrohttpd-dev libsystemd-dev libinih-dev libcurl4-openssl-dev libjansson-dev libncurses-dev"
 test_pkgs="locales check libclang-rt-14-dev prometheus prometheus-alertmanager python3 python3-yaml linux-perf chromium tmux qemu-system-x86 busybox-static openssl curl systemd man-db strace dpkg-dev debhelper build-essential mmdebstrap"
 
+# The cross compiler, the arm64 -dev packages of every library the daemon and
+# memwatch-top link (Multi-Arch: same, so they install beside the amd64 ones),
+# pkgconf:arm64 for aarch64-linux-gnu-pkg-config, and qemu-system-aarch64. The
+# arm64 guests' busybox and kernels are fetched by apt-get download into
+# tests/vm's cache instead: busybox-static:arm64 would replace the amd64 one.
+arm64_pkgs="gcc-aarch64-linux-gnu pkgconf:arm64 libc6-dev:arm64 libbpf-dev:arm64 libelf-dev:arm64
+zlib1g-dev:arm64 libmicrohttpd-dev:arm64 libsystemd-dev:arm64 libinih-dev:arm64 libcrypt-dev:arm64
+libcurl4-openssl-dev:arm64 libjansson-dev:arm64 libncurses-dev:arm64 qemu-system-arm"
+
+arm64=no
 pkgs=$build_pkgs
-if [ "${1:-}" = "--test" ]; then
+case "${1:-}" in
+--test)
 	pkgs="$pkgs $test_pkgs"
+	arm64=yes
+	;;
+--arm64)
+	arm64=yes
+	;;
+esac
+if [ $arm64 = yes ]; then
+	pkgs="$pkgs $arm64_pkgs"
 fi
 
 missing=""
@@ -31,10 +53,19 @@ comma_locale() {
 	localedef -i de_DE -c -f UTF-8 de_DE.UTF-8
 }
 
+add_arch=no
+if [ $arm64 = yes ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+	add_arch=yes
+fi
+
 if [ -n "$missing" ]; then
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "install-deps: missing packages:$missing (run as root to install them)" >&2
 		exit 1
+	fi
+	if [ $add_arch = yes ]; then
+		echo "install-deps: adding the arm64 architecture to dpkg" >&2
+		dpkg --add-architecture arm64
 	fi
 	echo "install-deps: installing$missing" >&2
 	export DEBIAN_FRONTEND=noninteractive

@@ -13,17 +13,27 @@ the unit tests run in this suite already), then inspects it with dpkg-deb:
     dependencies filled in; maintainer scripts that enable the service and
     leave the socket disabled.
 
-usage: test_deb.py SOURCE_ROOT
+With --arch ARCH (arm64) the package is cross-built (build-deb.sh -a ARCH)
+and, since its binaries cannot run here, checked instead for: Architecture
+ARCH; both binaries ELF for that machine; the six BPF objects embedded in
+memwatchd (the skeletons), those with a kprobe built for that target (their
+BTF names its pt_regs type); the same Depends (the ARCH packages of the
+libraries, as dpkg-shlibdeps found them).
+
+usage: test_deb.py SOURCE_ROOT [--arch ARCH]
 """
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import opslib  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "packaging", "cross"))
+import kernel_packages  # noqa: E402
 
 EXPECTED_FILES = [
     "./usr/sbin/memwatchd",
@@ -37,17 +47,73 @@ EXPECTED_FILES = [
 ]
 
 
+# Per foreign architecture: the ELF e_machine of its binaries, and a type
+# name only that target's kprobe context (bpf_tracing.h's PT_REGS_*) uses.
+FOREIGN = {
+    "arm64": {"e_machine": 183, "machine_name": "AArch64", "regs_type": b"user_pt_regs"},
+}
+EM_BPF = 247
+BPF_OBJECTS = 6  # bpf/meson.build's bpf_programs
+
+
 def run(argv, **kw):
     return subprocess.run(argv, capture_output=True, text=True, **kw)
 
 
+def embedded_bpf_objects(data):
+    """The little-endian 64-bit relocatable EM_BPF ELF objects inside a binary
+    (what bpftool's skeletons embed), each as bytes up to its section table's end."""
+    objects = []
+    i = data.find(b"\x7fELF\x02\x01", 1)
+    while i >= 0:
+        if i + 64 <= len(data) and struct.unpack_from("<HH", data, i + 16) == (1, EM_BPF):
+            shoff, = struct.unpack_from("<Q", data, i + 40)
+            shentsize, shnum = struct.unpack_from("<HH", data, i + 58)
+            objects.append(data[i:i + shoff + shentsize * shnum])
+        i = data.find(b"\x7fELF\x02\x01", i + 1)
+    return objects
+
+
+def check_foreign_binaries(root, arch, problems):
+    want = FOREIGN[arch]
+    for binary in ("usr/sbin/memwatchd", "usr/bin/memwatch-top"):
+        with open(os.path.join(root, binary), "rb") as f:
+            data = f.read()
+        machine, = struct.unpack_from("<H", data, 18)
+        if data[:4] != b"\x7fELF" or machine != want["e_machine"]:
+            problems.append("/%s: ELF machine %d, want %d (%s)" % (binary, machine, want["e_machine"],
+                                                                   want["machine_name"]))
+        else:
+            print("/%s: ELF machine %s" % (binary, want["machine_name"]))
+        if binary != "usr/sbin/memwatchd":
+            continue
+        objects = embedded_bpf_objects(data)
+        kprobes = [o for o in objects if b"kretprobe/" in o or b"kprobe/" in o]
+        print("/%s: %d embedded BPF objects, %d with kprobe programs" % (binary, len(objects), len(kprobes)))
+        if len(objects) != BPF_OBJECTS:
+            problems.append("/%s embeds %d BPF objects, want %d" % (binary, len(objects), BPF_OBJECTS))
+        if not kprobes:
+            problems.append("/%s: no embedded BPF object has a kprobe program" % binary)
+        for o in kprobes:
+            if want["regs_type"] not in o:
+                problems.append("/%s: a kprobe BPF object does not name %s: not built for __TARGET_ARCH_%s"
+                                % (binary, want["regs_type"].decode(), arch))
+
+
 def main():
-    if len(sys.argv) != 2:
+    args = sys.argv[1:]
+    arch = None
+    if len(args) == 3 and args[1] == "--arch" and args[2] in FOREIGN:
+        arch = args[2]
+        args = args[:1]
+    if len(args) != 1:
         opslib.fail(__doc__)
-    source_root = os.path.abspath(sys.argv[1])
+    source_root = os.path.abspath(args[0])
     for tool in ("dpkg-buildpackage", "dpkg-deb", "dh"):
         if not shutil.which(tool):
             opslib.skip("%s not found (packages dpkg-dev and debhelper)" % tool)
+    if arch and kernel_packages.missing_cross_tools(arch):
+        sys.exit(kernel_packages.cross_missing_exit(arch, "deb-" + arch))
     with open(os.path.join(source_root, "meson.build"), encoding="utf-8") as f:
         version = re.search(r"version\s*:\s*'([^']+)'", f.read()).group(1)
 
@@ -61,7 +127,8 @@ def main():
     try:
         out = os.path.join(tmp, "out")
         env = dict(os.environ, DEB_BUILD_OPTIONS="nocheck")
-        build = run([os.path.join(source_root, "packaging", "build-deb.sh"), out], env=env, timeout=1500)
+        build_argv = [os.path.join(source_root, "packaging", "build-deb.sh")] + (["-a", arch] if arch else [])
+        build = run(build_argv + [out], env=env, timeout=1500)
         if build.returncode != 0:
             opslib.fail("packaging/build-deb.sh failed (%d):\n%s\n%s" % (build.returncode, build.stdout[-6000:],
                                                                          build.stderr[-6000:]))
@@ -93,6 +160,9 @@ def main():
             problems.append("Package: %s" % field("Package"))
         if not field("Version").startswith(version):
             problems.append("Version %s does not start with meson.build's %s" % (field("Version"), version))
+        want_arch = arch or run(["dpkg", "--print-architecture"]).stdout.strip()
+        if field("Architecture") != want_arch:
+            problems.append("Architecture: %s, want %s" % (field("Architecture"), want_arch))
         for lib in ("libbpf", "libmicrohttpd", "libsystemd", "libinih", "libcrypt",
                     "libcurl", "libjansson", "libncursesw"):
             if lib not in field("Depends"):
@@ -124,6 +194,9 @@ def main():
                 a = os.path.join(root, packaged)
                 if os.path.exists(a) and open(a, "rb").read() != sources[source]:
                     problems.append("/%s differs from %s" % (packaged, source))
+        if x.returncode == 0 and arch:
+            check_foreign_binaries(root, arch, problems)
+        elif x.returncode == 0:
             v = run([os.path.join(root, "usr/sbin/memwatchd"), "--version"])
             if v.returncode != 0 or v.stdout.strip() != "memwatchd " + version:
                 problems.append("the packaged memwatchd --version says %r (exit %d)" % (v.stdout.strip(), v.returncode))

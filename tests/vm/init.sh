@@ -152,6 +152,14 @@ rc=$?
 mark "BEGIN check-kprobe"
 cat /tmp/check.out /tmp/check.err
 mark "END check-kprobe rc=$rc"
+# And fexit forced: where the running daemon falls back to the kretprobe
+# (arm64 6.1), its reason says why fexit does not attach.
+sed 's/^method = kprobe$/method = fexit/' /tmp/memavail-kprobe.conf >/tmp/memavail-fexit.conf
+memwatchd --check -c /tmp/memavail-fexit.conf >/tmp/check.out 2>/tmp/check.err
+rc=$?
+mark "BEGIN check-fexit"
+cat /tmp/check.out /tmp/check.err
+mark "END check-fexit rc=$rc"
 
 # Scenario 6: a second daemon with memavail forced to the counters method
 # (available memory computed in BPF from zone and node counters), next to the
