@@ -14,7 +14,7 @@ struct pod_entry {
 	char uid[CGROUP_POD_UID_MAX];
 	char namespace_[K8S_LABEL_NAME_MAX];
 	char pod[K8S_NAME_MAX];
-	uint64_t gone_since_usec; /* 0: in the last listing */
+	uint64_t gone_since_usec; /* when a listing first lacked it; 0: in the last listing */
 };
 
 struct container_entry {
@@ -190,11 +190,11 @@ static int list_containers(const char *dir, size_t max, struct table *ret)
 	return 0;
 }
 
-/* Entries of old that the new listing lacks stay, marked gone, until they
- * have been gone for CGROUP_NAMES_KEEP_USEC or there is no room. fresh has
- * room for max entries; both are sorted by key (compare), fresh is sorted
- * again after. */
-static void keep_gone(struct table *fresh, const struct table *old, size_t size, size_t max,
+/* Entries of old that the new listing lacks stay, marked gone (the uint64_t
+ * at gone_offset), until they have been gone for CGROUP_NAMES_KEEP_USEC or
+ * there is no room. fresh has room for max entries; both are sorted by key
+ * (compare), and fresh is sorted again after. */
+static void keep_gone(struct table *fresh, const struct table *old, size_t size, size_t gone_offset, size_t max,
 		      int (*compare)(const void *, const void *), uint64_t now_usec)
 {
 	size_t n_fresh = fresh->n;
@@ -202,29 +202,23 @@ static void keep_gone(struct table *fresh, const struct table *old, size_t size,
 	const char *from = old->entries;
 
 	for (size_t i = 0; i < old->n && fresh->n < max; i++) {
-		const void *e = from + i * size;
+		const char *e = from + i * size;
+		char *kept = to + fresh->n * size;
 		uint64_t gone;
 
 		if (n_fresh && bsearch(e, to, n_fresh, size, compare))
 			continue;
-		/* gone_since_usec is the last field of both entry types. */
-		memcpy(&gone, (const char *)e + size - sizeof(uint64_t), sizeof(gone));
+		memcpy(&gone, e + gone_offset, sizeof(gone));
 		if (!gone)
-			gone = now_usec ? now_usec : 1;
+			gone = now_usec;
 		if (now_usec - gone >= CGROUP_NAMES_KEEP_USEC)
 			continue;
-		memcpy(to + fresh->n * size, e, size);
-		memcpy(to + fresh->n * size + size - sizeof(uint64_t), &gone, sizeof(gone));
+		memcpy(kept, e, size);
+		memcpy(kept + gone_offset, &gone, sizeof(gone));
 		fresh->n++;
 	}
 	qsort(fresh->entries, fresh->n, size, compare);
 }
-
-_Static_assert(offsetof(struct pod_entry, gone_since_usec) + sizeof(uint64_t) == sizeof(struct pod_entry),
-	       "gone_since_usec ends the entry");
-_Static_assert(offsetof(struct container_entry, gone_since_usec) + sizeof(uint64_t) ==
-		       sizeof(struct container_entry),
-	       "gone_since_usec ends the entry");
 
 /* A directory that cannot be listed (no kubelet here) leaves what was known. */
 static void rescan_locked(struct cgroup_names *n, uint64_t now_usec)
@@ -236,13 +230,15 @@ static void rescan_locked(struct cgroup_names *n, uint64_t now_usec)
 	n->scans++;
 	if (list_pods(n->pods_dir, CGROUP_NAMES_MAX_PODS, &t) == 0) {
 		qsort(t.entries, t.n, sizeof(struct pod_entry), compare_pods);
-		keep_gone(&t, &n->pods, sizeof(struct pod_entry), CGROUP_NAMES_MAX_PODS, compare_pods, now_usec);
+		keep_gone(&t, &n->pods, sizeof(struct pod_entry), offsetof(struct pod_entry, gone_since_usec),
+			  CGROUP_NAMES_MAX_PODS, compare_pods, now_usec);
 		table_clear(&n->pods);
 		n->pods = t;
 	}
 	if (list_containers(n->containers_dir, CGROUP_NAMES_MAX_CONTAINERS, &t) == 0) {
 		qsort(t.entries, t.n, sizeof(struct container_entry), compare_containers);
-		keep_gone(&t, &n->containers, sizeof(struct container_entry), CGROUP_NAMES_MAX_CONTAINERS,
+		keep_gone(&t, &n->containers, sizeof(struct container_entry),
+			  offsetof(struct container_entry, gone_since_usec), CGROUP_NAMES_MAX_CONTAINERS,
 			  compare_containers, now_usec);
 		table_clear(&n->containers);
 		n->containers = t;
