@@ -39,6 +39,7 @@ void collector_status_note_bpf_error(struct collector_status *st, int r);
 struct event_channel;
 struct bpf_shared_maps;
 struct cgroup_hierarchy;
+struct cgroup_names;
 
 /* What the core provides to every instance's probe and start, for as long as
  * the instance runs (keep the pointers in priv). */
@@ -54,6 +55,10 @@ struct collector_context {
 	 * NULL where it could not be made: mountinfo and the id -> path tables.
 	 * It outlives every instance and follows mountinfo on each reload. */
 	struct cgroup_hierarchy *cgroups;
+	/* Cgroup paths to the workloads' names (lib/cgroup_names.h), NULL where
+	 * it could not be made: the per-cgroup families then carry what the
+	 * path alone says. The cgroup collector sets its kubelet directories. */
+	struct cgroup_names *names;
 };
 
 /* The core owns both blobs: cfg (config_size bytes, filled by config_defaults

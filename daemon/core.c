@@ -7,6 +7,7 @@
 #include "bpf_attach.h"
 #include "carry.h"
 #include "cgroup_hierarchy.h"
+#include "cgroup_names.h"
 #include "core.h"
 #include "log.h"
 #include "vmstat_source.h"
@@ -140,6 +141,7 @@ int core_init(struct core *core, struct config *config, struct collector_setting
 	/* Without it no cgroup paths and no auto roots: the collectors that need
 	 * them degrade, the rest run. */
 	(void)cgroup_hierarchy_new("/proc/self/mountinfo", cgroup_v2_has_memory, &core->cgroups);
+	(void)cgroup_names_new(&core->names);
 	core->start_real_usec = now_real_usec();
 	core->window_start_mono_usec = now_mono_usec();
 	core->window_start_real_usec = core->start_real_usec;
@@ -173,7 +175,8 @@ int core_start_events(struct core *core)
 static struct collector_context collector_context(struct core *core)
 {
 	return (struct collector_context){
-		.events = core->events, .shared_maps = &core->shared_maps, .cgroups = core->cgroups
+		.events = core->events, .shared_maps = &core->shared_maps, .cgroups = core->cgroups,
+		.names = core->names,
 	};
 }
 
@@ -312,6 +315,7 @@ void core_done(struct core *core)
 	event_channel_free(core->events);
 	/* After the channel and the collectors: each holds tables in it. */
 	cgroup_hierarchy_free(core->cgroups);
+	cgroup_names_free(core->names);
 	bpf_shared_maps_close(&core->shared_maps);
 	snapshot_ring_free(core->ring);
 	snapshot_gzip_free(core->gzip);

@@ -50,8 +50,9 @@ struct core {
 	uint64_t reload_failures_total;
 	uint64_t start_real_usec;
 	/* Handed to every collector's probe and start (collector_context); all
-	 * three outlive every collector instance. */
+	 * four outlive every collector instance. */
 	struct cgroup_hierarchy *cgroups; /* made by core_init; NULL when it could not be */
+	struct cgroup_names *names;       /* made by core_init; NULL when it could not be */
 	struct event_channel *events;     /* NULL until core_open_events, or when it failed */
 	struct bpf_shared_maps shared_maps;
 };

@@ -19,6 +19,10 @@ static const double reclaim_seconds_bounds[] = { RECLAIM_SECONDS_BOUND_LIST(BOUN
 static const char *const reclaim_seconds_le[] = { RECLAIM_SECONDS_BOUND_LIST(BOUND_TEXT) };
 _Static_assert(ARRAY_SIZE(reclaim_seconds_bounds) == RECLAIM_SECONDS_BOUNDS, "bucket count");
 
+/* Every per-cgroup family's labels: the path, then the workload's names
+ * (lib/cgroup_names.h), in the order cgroup_labels_values() gives them. */
+#define CGROUP_IDENTITY_LABELS "cgroup", "unit", "namespace", "pod", "container", "container_id"
+
 #define RECLAIM_SECONDS_HISTOGRAM \
 	.n_bounds = RECLAIM_SECONDS_BOUNDS, .bounds = reclaim_seconds_bounds, .le = reclaim_seconds_le
 
@@ -245,13 +249,13 @@ const struct metric_desc metric_catalogue[METRIC__COUNT] = {
 	[MW_CGROUP_RECLAIM_SECONDS_TOTAL] = {
 		.name = "memwatch_cgroup_reclaim_seconds_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_SECONDS,
 		.help = "Time tasks of the memory cgroup spent stalled in direct or memcg reclaim.",
-		.n_labels = 1, .labels = { "cgroup" },
+		.n_labels = 6, .labels = { CGROUP_IDENTITY_LABELS },
 		.owner = "reclaim", .source = "BPF on `vmscan:mm_vmscan_*_reclaim_{begin,end}`",
 	},
 	[MW_CGROUP_RECLAIMS_TOTAL] = {
 		.name = "memwatch_cgroup_reclaims_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
 		.help = "Direct and memcg reclaim stalls of tasks in the memory cgroup.",
-		.n_labels = 1, .labels = { "cgroup" },
+		.n_labels = 6, .labels = { CGROUP_IDENTITY_LABELS },
 		.owner = "reclaim", .source = "BPF on `vmscan:mm_vmscan_*_reclaim_{begin,end}`",
 	},
 	[MW_RECLAIM_UNMATCHED_ENDS_TOTAL] = {
@@ -365,7 +369,7 @@ const struct metric_desc metric_catalogue[METRIC__COUNT] = {
 	[MW_CGROUP_OOM_KILLS_TOTAL] = {
 		.name = "memwatch_cgroup_oom_kills_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
 		.help = "OOM kills by the victim's memory cgroup (path below the hierarchy root).",
-		.n_labels = 1, .labels = { "cgroup" },
+		.n_labels = 6, .labels = { CGROUP_IDENTITY_LABELS },
 		.owner = "oom", .source = "BPF on `oom:mark_victim`",
 	},
 	[MW_LAST_OOM_KILL_TIMESTAMP_SECONDS] = {
@@ -378,55 +382,55 @@ const struct metric_desc metric_catalogue[METRIC__COUNT] = {
 	[MW_CGROUP_MEMORY_USAGE_BYTES] = {
 		.name = "memwatch_cgroup_memory_usage_bytes", .type = METRIC_GAUGE, .unit = METRIC_UNIT_BYTES,
 		.help = "Memory charged to the cgroup and its descendants (memory.current, v1 memory.usage_in_bytes).",
-		.n_labels = 1, .labels = { "cgroup" },
+		.n_labels = 6, .labels = { CGROUP_IDENTITY_LABELS },
 		.owner = "cgroup", .source = "`memory.current` / `memory.usage_in_bytes`",
 	},
 	[MW_CGROUP_MEMORY_LIMIT_BYTES] = {
 		.name = "memwatch_cgroup_memory_limit_bytes", .type = METRIC_GAUGE, .unit = METRIC_UNIT_BYTES,
 		.help = "Hard memory limit (memory.max, v1 memory.limit_in_bytes); absent when unlimited.",
-		.n_labels = 1, .labels = { "cgroup" },
+		.n_labels = 6, .labels = { CGROUP_IDENTITY_LABELS },
 		.owner = "cgroup", .source = "`memory.max` / `memory.limit_in_bytes`",
 	},
 	[MW_CGROUP_MEMORY_USAGE_RATIO] = {
 		.name = "memwatch_cgroup_memory_usage_ratio", .type = METRIC_GAUGE, .unit = METRIC_UNIT_RATIO,
 		.help = "Usage / limit; absent when unlimited.",
-		.n_labels = 1, .labels = { "cgroup" },
+		.n_labels = 6, .labels = { CGROUP_IDENTITY_LABELS },
 		.owner = "cgroup", .source = "usage / limit",
 	},
 	[MW_CGROUP_MEMORY_HIGH_BYTES] = {
 		.name = "memwatch_cgroup_memory_high_bytes", .type = METRIC_GAUGE, .unit = METRIC_UNIT_BYTES,
 		.help = "Throttling threshold memory.high (v2); absent when max.",
-		.n_labels = 1, .labels = { "cgroup" },
+		.n_labels = 6, .labels = { CGROUP_IDENTITY_LABELS },
 		.owner = "cgroup", .source = "`memory.high` / —",
 	},
 	[MW_CGROUP_MEMORY_WORKING_SET_BYTES] = {
 		.name = "memwatch_cgroup_memory_working_set_bytes", .type = METRIC_GAUGE, .unit = METRIC_UNIT_BYTES,
 		.help = "Usage minus inactive file pages, clamped at 0 (as cAdvisor computes it).",
-		.n_labels = 1, .labels = { "cgroup" },
+		.n_labels = 6, .labels = { CGROUP_IDENTITY_LABELS },
 		.owner = "cgroup", .source = "usage and `memory.stat`",
 	},
 	[MW_CGROUP_MEMORY_EVENTS_TOTAL] = {
 		.name = "memwatch_cgroup_memory_events_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
 		.help = "Memory events of the cgroup (v2 memory.events; v1 memory.failcnt as failcnt, memory.oom_control oom_kill).",
-		.n_labels = 2, .labels = { "cgroup", "event" },
+		.n_labels = 7, .labels = { CGROUP_IDENTITY_LABELS, "event" },
 		.owner = "cgroup", .source = "`memory.events` / `memory.failcnt`, `memory.oom_control`",
 	},
 	[MW_CGROUP_MEMORY_UNDER_OOM] = {
 		.name = "memwatch_cgroup_memory_under_oom", .type = METRIC_GAUGE, .unit = METRIC_UNIT_NONE,
 		.help = "1 while the cgroup is under OOM (v1 memory.oom_control under_oom).",
-		.n_labels = 1, .labels = { "cgroup" },
+		.n_labels = 6, .labels = { CGROUP_IDENTITY_LABELS },
 		.owner = "cgroup", .source = "— / `memory.oom_control` `under_oom`",
 	},
 	[MW_CGROUP_PRESSURE_MEMORY_SOME_SECONDS_TOTAL] = {
 		.name = "memwatch_cgroup_pressure_memory_some_seconds_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_SECONDS,
 		.help = "Time in which at least one task of the cgroup stalled on memory (memory.pressure some).",
-		.n_labels = 1, .labels = { "cgroup" },
+		.n_labels = 6, .labels = { CGROUP_IDENTITY_LABELS },
 		.owner = "cgroup", .source = "`memory.pressure` `some total=` (µs)",
 	},
 	[MW_CGROUP_PRESSURE_MEMORY_FULL_SECONDS_TOTAL] = {
 		.name = "memwatch_cgroup_pressure_memory_full_seconds_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_SECONDS,
 		.help = "Time in which all non-idle tasks of the cgroup stalled on memory at once (memory.pressure full).",
-		.n_labels = 1, .labels = { "cgroup" },
+		.n_labels = 6, .labels = { CGROUP_IDENTITY_LABELS },
 		.owner = "cgroup", .source = "`memory.pressure` `full total=`",
 	},
 	[MW_CGROUPS_DISCOVERED] = {
@@ -458,6 +462,12 @@ const struct metric_desc metric_catalogue[METRIC__COUNT] = {
 		.name = "memwatch_cgroup_open_files", .type = METRIC_GAUGE, .unit = METRIC_UNIT_NONE,
 		.help = "cgroup files the collector keeps open between windows.",
 		.owner = "cgroup", .source = "the walk",
+	},
+	[MW_CGROUP_INFO] = {
+		.name = "memwatch_cgroup_info", .type = METRIC_GAUGE, .unit = METRIC_UNIT_NONE,
+		.help = "1 for every cgroup exported, with the names of the workload in it, for joins.",
+		.n_labels = 6, .labels = { CGROUP_IDENTITY_LABELS },
+		.owner = "cgroup", .source = "the path; `kubelet_pods_dir`, `kubelet_containers_dir`",
 	},
 
 	/* --- daemon --- */

@@ -8,7 +8,7 @@
 #include "strbuf.h"
 
 #define EXPO_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
-#define METRIC_MAX_LABELS 4
+#define METRIC_MAX_LABELS 8
 #define EXPO_NUMBER_MAX 32
 
 enum metric_type {

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include "cgroup_internal.h"
+#include "cgroup_names.h"
 #include "config.h"
 #include "core.h"
 #include "log.h"
@@ -24,7 +25,14 @@ static void cgroup_config_defaults(void *cfg)
 	c->max_cgroups = 10000;
 	c->top_k = 50;
 	c->stat_interval = 10;
+	snprintf(c->kubelet_pods_dir, sizeof(c->kubelet_pods_dir), "/var/log/pods");
+	snprintf(c->kubelet_containers_dir, sizeof(c->kubelet_containers_dir), "/var/log/containers");
 }
+
+static const struct config_key cgroup_keys[] = {
+	CONFIG_KEY_PATH("kubelet_pods_dir", struct cgroup_config, kubelet_pods_dir),
+	CONFIG_KEY_PATH("kubelet_containers_dir", struct cgroup_config, kubelet_containers_dir),
+};
 
 static int parse_root(const char *value, char *dst, size_t len, char *errmsg, size_t errlen)
 {
@@ -71,7 +79,11 @@ static int parse_bounded(const char *value, uint64_t min, uint64_t max, uint64_t
 static int cgroup_configure(void *cfg, const char *key, const char *value, char *errmsg, size_t errlen)
 {
 	struct cgroup_config *c = cfg;
+	int r;
 
+	r = config_key_apply(cgroup_keys, ARRAY_SIZE(cgroup_keys), cfg, key, value, errmsg, errlen);
+	if (r != -ENOENT)
+		return r;
 	if (strcmp(key, "v1_root") == 0)
 		return parse_root(value, c->v1_root, sizeof(c->v1_root), errmsg, errlen);
 	if (strcmp(key, "v2_root") == 0)
@@ -109,21 +121,27 @@ static int cgroup_probe(const void *cfg, const struct collector_context *ctx, st
 
 /* ---- output ---- */
 
-static void put_counter(struct snapshot *snap, const char *path, unsigned c, double v)
+/* labels: CGROUP_LABELS_N values (cgroup_labels_values), the path first. */
+static void put_counter(struct snapshot *snap, const char *const *labels, unsigned c, double v)
 {
-	if (c == C_SOME)
-		snapshot_add(snap, METRIC(MW_CGROUP_PRESSURE_MEMORY_SOME_SECONDS_TOTAL), (const char *const[]){ path }, v / 1e6);
-	else if (c == C_FULL)
-		snapshot_add(snap, METRIC(MW_CGROUP_PRESSURE_MEMORY_FULL_SECONDS_TOTAL), (const char *const[]){ path }, v / 1e6);
-	else
-		snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_EVENTS_TOTAL), (const char *const[]){ path, cgroup_event_name(c - C_EVENT0) }, v);
+	const char *with_event[CGROUP_LABELS_N + 1];
+
+	if (c == C_SOME) {
+		snapshot_add(snap, METRIC(MW_CGROUP_PRESSURE_MEMORY_SOME_SECONDS_TOTAL), labels, v / 1e6);
+	} else if (c == C_FULL) {
+		snapshot_add(snap, METRIC(MW_CGROUP_PRESSURE_MEMORY_FULL_SECONDS_TOTAL), labels, v / 1e6);
+	} else {
+		memcpy(with_event, labels, CGROUP_LABELS_N * sizeof(*labels));
+		with_event[CGROUP_LABELS_N] = cgroup_event_name(c - C_EVENT0);
+		snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_EVENTS_TOTAL), with_event, v);
+	}
 }
 
-static void put_cgroup(struct snapshot *snap, const char *path, const struct cgroup_mem *m)
+static void put_cgroup(struct snapshot *snap, const char *const *labels, const struct cgroup_mem *m)
 {
-	const char *const labels[] = { path };
 	unsigned c;
 
+	snapshot_add(snap, METRIC(MW_CGROUP_INFO), labels, 1);
 	snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_USAGE_BYTES), labels, (double)m->usage);
 	if (m->has_limit) {
 		snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_LIMIT_BYTES), labels, (double)m->limit);
@@ -141,14 +159,16 @@ static void put_cgroup(struct snapshot *snap, const char *path, const struct cgr
 		uint64_t v = cgroup_counter_value(m, c, &present);
 
 		if (present)
-			put_counter(snap, path, c, (double)v);
+			put_counter(snap, labels, c, (double)v);
 	}
 }
 
-static int emit(struct cgroup_state *s, struct snapshot *snap)
+static int emit(struct cgroup_state *s, struct snapshot *snap, uint64_t now)
 {
 	_cleanup_free_ struct cgroup_rank *rank = cgroup_rank_entries(s);
 	uint64_t other_usage = 0, other_ws = 0;
+	const char *labels[CGROUP_LABELS_N];
+	struct cgroup_labels names;
 	size_t i, keep;
 	unsigned c;
 
@@ -162,7 +182,9 @@ static int emit(struct cgroup_state *s, struct snapshot *snap)
 		if (cached)
 			cached->exported = i < keep;
 		if (i < keep) {
-			put_cgroup(snap, rank[i].path, &e->mem);
+			cgroup_names_resolve(s->names, rank[i].path, now, &names);
+			cgroup_labels_values(rank[i].path, &names, labels);
+			put_cgroup(snap, labels, &e->mem);
 			continue;
 		}
 		other_usage += e->mem.usage;
@@ -171,11 +193,12 @@ static int emit(struct cgroup_state *s, struct snapshot *snap)
 		for (c = 0; c < N_COUNTERS; c++)
 			s->trackers[c / TRACKER_MAX_COUNTERS].other[c % TRACKER_MAX_COUNTERS] += cgroup_row_delta(s, e->key, c);
 	}
-	snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_USAGE_BYTES), (const char *const[]){ "other" }, (double)other_usage);
-	snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_WORKING_SET_BYTES), (const char *const[]){ "other" }, (double)other_ws);
+	cgroup_labels_values("other", NULL, labels);
+	snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_USAGE_BYTES), labels, (double)other_usage);
+	snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_WORKING_SET_BYTES), labels, (double)other_ws);
 	for (c = 0; c < N_COUNTERS; c++)
 		if (s->seen & (1u << c))
-			put_counter(snap, "other", c,
+			put_counter(snap, labels, c,
 				    (double)s->trackers[c / TRACKER_MAX_COUNTERS].other[c % TRACKER_MAX_COUNTERS]);
 	return 0;
 }
@@ -205,7 +228,7 @@ static int cgroup_collect(void *priv, struct snapshot *snap)
 	r = cgroup_trackers_update(s, now);
 	if (r < 0)
 		return r;
-	r = emit(s, snap);
+	r = emit(s, snap, now);
 	if (r < 0)
 		return r;
 	snapshot_add(snap, METRIC(MW_CGROUPS_DISCOVERED), NULL, (double)s->n_entries);
@@ -239,6 +262,11 @@ static int apply_config(struct cgroup_state *s, const struct cgroup_config *c, s
 	cgroup_roots_close(&s->roots);
 	cgroup_globs_free(&s->include);
 	cgroup_globs_free(&s->exclude);
+	if (s->names) {
+		k = cgroup_names_set_dirs(s->names, c->kubelet_pods_dir, c->kubelet_containers_dir);
+		if (k < 0)
+			log_warning("Collector cgroup: the kubelet directories are not used: %s", strerror(-k));
+	}
 	s->roots = r;
 	s->include = inc;
 	s->exclude = exc;
@@ -259,6 +287,7 @@ static int cgroup_start(void *priv, const void *cfg, const struct collector_cont
 	size_t k;
 
 	s->hierarchy = ctx->cgroups;
+	s->names = ctx->names;
 	s->roots = (struct roots){ .v1_fd = -1, .v2_fd = -1 };
 	strbuf_init(&s->paths);
 	for (k = 0; k < N_TRACKERS; k++)

@@ -28,6 +28,8 @@ struct cgroup_config {
 	uint64_t max_cgroups;
 	uint64_t top_k;
 	uint64_t stat_interval; /* windows between memory.stat reads of a cgroup not exported */
+	char kubelet_pods_dir[256];       /* <namespace>_<pod>_<uid>/: pod names */
+	char kubelet_containers_dir[256]; /* <pod>_<namespace>_<container>-<id>.log: container names */
 };
 
 struct cgroup_hierarchy;
@@ -60,6 +62,7 @@ struct cgroup_state {
 	bool initialized;
 	struct cgroup_config cfg;
 	struct cgroup_hierarchy *hierarchy; /* the core's (collector_context), for the roots */
+	struct cgroup_names *names;         /* the core's: the identity labels; NULL: the path's only */
 	struct roots roots;
 	struct cgroup_globs include, exclude;
 	char *buf; /* CGROUP_READ_BUF_SIZE */

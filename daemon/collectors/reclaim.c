@@ -14,6 +14,7 @@
 #include <string.h>
 #include "bpf_attach.h"
 #include "cgroup_hierarchy.h"
+#include "cgroup_names.h"
 #include "collector.h"
 #include "config.h"
 #include "event_channel.h"
@@ -331,6 +332,8 @@ static void collect_cgroups(struct reclaim_state *s, struct snapshot *snap, uint
 	struct reclaim_cgroup value;
 	struct tracked_row *rows;
 	char path[PATH_MAX];
+	const char *labels[CGROUP_LABELS_N];
+	struct cgroup_labels names;
 	size_t n, i;
 
 	n = read_map(fd, 8, &value, s->cfg.max_cgroups, &s->cgroups, &rows, fill_cgroup);
@@ -365,15 +368,18 @@ static void collect_cgroups(struct reclaim_state *s, struct snapshot *snap, uint
 			s->cgroups.other[CG_NS] += top[i]->delta[CG_NS];
 			continue;
 		}
+		/* A removed cgroup keeps its path (the row's label) and its names
+		 * (cgroup_names keeps those of pods gone) while it is exported. */
+		cgroup_names_resolve(s->ctx.names, label, now, &names);
+		cgroup_labels_values(label, &names, labels);
 		memcpy(total, top[i]->total, sizeof(total));
 		(void)label_bases_add(&s->recreated, label, top[i]->key, total, CG_COUNTERS, now);
-		snapshot_add(snap, METRIC(MW_CGROUP_RECLAIMS_TOTAL), (const char *const[]){ label }, (double)total[CG_COUNT]);
-		snapshot_add(snap, METRIC(MW_CGROUP_RECLAIM_SECONDS_TOTAL), (const char *const[]){ label },
-			     (double)total[CG_NS] / 1e9);
+		snapshot_add(snap, METRIC(MW_CGROUP_RECLAIMS_TOTAL), labels, (double)total[CG_COUNT]);
+		snapshot_add(snap, METRIC(MW_CGROUP_RECLAIM_SECONDS_TOTAL), labels, (double)total[CG_NS] / 1e9);
 	}
-	snapshot_add(snap, METRIC(MW_CGROUP_RECLAIMS_TOTAL), (const char *const[]){ "other" }, (double)s->cgroups.other[CG_COUNT]);
-	snapshot_add(snap, METRIC(MW_CGROUP_RECLAIM_SECONDS_TOTAL), (const char *const[]){ "other" },
-		     (double)s->cgroups.other[CG_NS] / 1e9);
+	cgroup_labels_values("other", NULL, labels);
+	snapshot_add(snap, METRIC(MW_CGROUP_RECLAIMS_TOTAL), labels, (double)s->cgroups.other[CG_COUNT]);
+	snapshot_add(snap, METRIC(MW_CGROUP_RECLAIM_SECONDS_TOTAL), labels, (double)s->cgroups.other[CG_NS] / 1e9);
 }
 
 static int reclaim_collect(void *priv, struct snapshot *snap)

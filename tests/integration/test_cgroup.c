@@ -198,7 +198,7 @@ START_TEST(test_fixture_v1)
 	expect(body, "memwatch_cgroup_memory_usage_bytes", "cgroup=\"other\"", 0);
 	expect(body, "memwatch_cgroup_memory_events_total", "cgroup=\"other\",event=\"failcnt\"", 0);
 	/* The label as written: quotes escaped. */
-	ck_assert_msg(strstr(body, "memwatch_cgroup_memory_usage_bytes{cgroup=\"/my \\\"odd\\\" cgroup\"} 0\n"),
+	ck_assert_msg(strstr(body, "memwatch_cgroup_memory_usage_bytes{cgroup=\"/my \\\"odd\\\" cgroup\",unit=\"\",namespace=\"\",pod=\"\",container=\"\",container_id=\"\"} 0\n"),
 		      "odd cgroup name not escaped as expected:\n%s", body);
 	free(body);
 	mw_assert_clean_stop(d);
@@ -300,7 +300,7 @@ START_TEST(test_fixture_hybrid)
 	expect_absent(body, "memwatch_cgroup_pressure_memory_some_seconds_total", "cgroup=\"/fixture-rec\"");
 	expect(body, "memwatch_cgroup_memory_usage_bytes", "cgroup=\"/workload\"", 66891776);
 	ck_assert_uint_eq(count_lines_starting(body, "memwatch_cgroup_memory_usage_bytes{cgroup=\"/my \\\"odd\\\""), 1);
-	ck_assert_uint_eq(count_lines_starting(body, "memwatch_cgroup_memory_usage_bytes{cgroup=\"/\"}"), 1);
+	ck_assert_uint_eq(count_lines_starting(body, "memwatch_cgroup_memory_usage_bytes{cgroup=\"/\",unit=\"\",namespace=\"\",pod=\"\",container=\"\",container_id=\"\"}"), 1);
 	free(body);
 	mw_assert_clean_stop(d);
 }

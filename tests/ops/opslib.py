@@ -21,11 +21,7 @@ SKIP = 77
 
 # Metric names the Prometheus rules and the Grafana dashboard may use although
 # neither docs/metrics.md nor the daemon's sources have them yet. Keep short.
-UPCOMING_METRICS = {
-    # The cgroup -> Kubernetes namespace/pod mapping (issue 21's dashboard
-    # variables); the dashboard works without it.
-    "memwatch_cgroup_info",
-}
+UPCOMING_METRICS = set()
 
 
 def skip(why):

@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <dirent.h>
+#include <stddef.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cgroup_names.h"
+
+struct pod_entry {
+	char uid[CGROUP_POD_UID_MAX];
+	char namespace_[K8S_LABEL_NAME_MAX];
+	char pod[K8S_NAME_MAX];
+	uint64_t gone_since_usec; /* when a listing first lacked it; 0: in the last listing */
+};
+
+struct container_entry {
+	char id[CGROUP_CONTAINER_ID_MAX];
+	char container[K8S_LABEL_NAME_MAX];
+	/* Of "<namespace>/<pod>" in the log's name: checked against the pod
+	 * the cgroup path names, so that a container is never put in another
+	 * pod than the one it is in. */
+	uint64_t pod_hash;
+	uint64_t gone_since_usec;
+};
+
+struct table {
+	void *entries;
+	size_t n;
+};
+
+struct cgroup_names {
+	pthread_mutex_t lock;
+	char pods_dir[PATH_MAX], containers_dir[PATH_MAX];
+	struct table pods, containers; /* sorted by uid, by id */
+	bool scanned;
+	uint64_t last_scan_usec;
+	uint64_t scans;
+};
+
+static uint64_t hash_pod(const char *namespace_, const char *pod)
+{
+	uint64_t h = 14695981039346656037ULL; /* FNV-1a */
+	const char *parts[] = { namespace_, "/", pod };
+
+	for (size_t k = 0; k < 3; k++)
+		for (const char *p = parts[k]; *p; p++)
+			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	return h;
+}
+
+void cgroup_labels_values(const char *cgroup, const struct cgroup_labels *labels,
+			  const char *out[static CGROUP_LABELS_N])
+{
+	out[0] = cgroup;
+	out[1] = labels ? labels->unit : "";
+	out[2] = labels ? labels->namespace_ : "";
+	out[3] = labels ? labels->pod : "";
+	out[4] = labels ? labels->container : "";
+	out[5] = labels ? labels->container_id : "";
+}
+
+int cgroup_names_new(struct cgroup_names **ret)
+{
+	struct cgroup_names *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	pthread_mutex_init(&n->lock, NULL);
+	snprintf(n->pods_dir, sizeof(n->pods_dir), "/var/log/pods");
+	snprintf(n->containers_dir, sizeof(n->containers_dir), "/var/log/containers");
+	*ret = n;
+	return 0;
+}
+
+static void table_clear(struct table *t)
+{
+	free(t->entries);
+	*t = (struct table){ NULL, 0 };
+}
+
+void cgroup_names_free(struct cgroup_names *n)
+{
+	if (!n)
+		return;
+	table_clear(&n->pods);
+	table_clear(&n->containers);
+	pthread_mutex_destroy(&n->lock);
+	free(n);
+}
+
+int cgroup_names_set_dirs(struct cgroup_names *n, const char *pods_dir, const char *containers_dir)
+{
+	if (strlen(pods_dir) >= sizeof(n->pods_dir) || strlen(containers_dir) >= sizeof(n->containers_dir))
+		return -ENAMETOOLONG;
+	pthread_mutex_lock(&n->lock);
+	if (strcmp(n->pods_dir, pods_dir) != 0 || strcmp(n->containers_dir, containers_dir) != 0) {
+		snprintf(n->pods_dir, sizeof(n->pods_dir), "%s", pods_dir);
+		snprintf(n->containers_dir, sizeof(n->containers_dir), "%s", containers_dir);
+		table_clear(&n->pods);
+		table_clear(&n->containers);
+		n->scanned = false;
+	}
+	pthread_mutex_unlock(&n->lock);
+	return 0;
+}
+
+uint64_t cgroup_names_scans(struct cgroup_names *n)
+{
+	uint64_t scans;
+
+	pthread_mutex_lock(&n->lock);
+	scans = n->scans;
+	pthread_mutex_unlock(&n->lock);
+	return scans;
+}
+
+static int compare_pods(const void *a, const void *b)
+{
+	return strcmp(((const struct pod_entry *)a)->uid, ((const struct pod_entry *)b)->uid);
+}
+
+static int compare_containers(const void *a, const void *b)
+{
+	return strcmp(((const struct container_entry *)a)->id, ((const struct container_entry *)b)->id);
+}
+
+static void closedirp(DIR **d)
+{
+	if (*d)
+		closedir(*d);
+}
+
+/* One listing of the pods directory into a new table of up to max entries. */
+static int list_pods(const char *dir, size_t max, struct table *ret)
+{
+	_cleanup_(closedirp) DIR *d = opendir(dir);
+	struct pod_entry *e;
+	struct dirent *de;
+	size_t n = 0;
+
+	*ret = (struct table){ NULL, 0 };
+	if (!d)
+		return -errno;
+	e = calloc(max, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	while (n < max && (de = readdir(d))) {
+		struct kubelet_pod_dir p;
+
+		if (kubelet_pod_dir_parse(de->d_name, &p) < 0 || strlen(p.namespace_) >= K8S_LABEL_NAME_MAX)
+			continue;
+		snprintf(e[n].uid, sizeof(e[n].uid), "%s", p.uid);
+		snprintf(e[n].namespace_, sizeof(e[n].namespace_), "%s", p.namespace_);
+		snprintf(e[n].pod, sizeof(e[n].pod), "%s", p.pod);
+		n++;
+	}
+	*ret = (struct table){ e, n };
+	return 0;
+}
+
+static int list_containers(const char *dir, size_t max, struct table *ret)
+{
+	_cleanup_(closedirp) DIR *d = opendir(dir);
+	struct container_entry *e;
+	struct dirent *de;
+	size_t n = 0;
+
+	*ret = (struct table){ NULL, 0 };
+	if (!d)
+		return -errno;
+	e = calloc(max, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	while (n < max && (de = readdir(d))) {
+		struct kubelet_container_log l;
+
+		if (kubelet_container_log_parse(de->d_name, &l) < 0 || strlen(l.namespace_) >= K8S_LABEL_NAME_MAX ||
+		    strlen(l.container) >= K8S_LABEL_NAME_MAX)
+			continue;
+		snprintf(e[n].id, sizeof(e[n].id), "%s", l.id);
+		snprintf(e[n].container, sizeof(e[n].container), "%s", l.container);
+		e[n].pod_hash = hash_pod(l.namespace_, l.pod);
+		n++;
+	}
+	*ret = (struct table){ e, n };
+	return 0;
+}
+
+/* Entries of old that the new listing lacks stay, marked gone (the uint64_t
+ * at gone_offset), until they have been gone for CGROUP_NAMES_KEEP_USEC or
+ * there is no room. fresh has room for max entries; both are sorted by key
+ * (compare), and fresh is sorted again after. */
+static void keep_gone(struct table *fresh, const struct table *old, size_t size, size_t gone_offset, size_t max,
+		      int (*compare)(const void *, const void *), uint64_t now_usec)
+{
+	size_t n_fresh = fresh->n;
+	char *to = fresh->entries;
+	const char *from = old->entries;
+
+	for (size_t i = 0; i < old->n && fresh->n < max; i++) {
+		const char *e = from + i * size;
+		char *kept = to + fresh->n * size;
+		uint64_t gone;
+
+		if (n_fresh && bsearch(e, to, n_fresh, size, compare))
+			continue;
+		memcpy(&gone, e + gone_offset, sizeof(gone));
+		if (!gone)
+			gone = now_usec;
+		if (now_usec - gone >= CGROUP_NAMES_KEEP_USEC)
+			continue;
+		memcpy(kept, e, size);
+		memcpy(kept + gone_offset, &gone, sizeof(gone));
+		fresh->n++;
+	}
+	qsort(fresh->entries, fresh->n, size, compare);
+}
+
+/* A directory that cannot be listed (no kubelet here) leaves what was known. */
+static void rescan_locked(struct cgroup_names *n, uint64_t now_usec)
+{
+	struct table t;
+
+	n->scanned = true;
+	n->last_scan_usec = now_usec;
+	n->scans++;
+	if (list_pods(n->pods_dir, CGROUP_NAMES_MAX_PODS, &t) == 0) {
+		qsort(t.entries, t.n, sizeof(struct pod_entry), compare_pods);
+		keep_gone(&t, &n->pods, sizeof(struct pod_entry), offsetof(struct pod_entry, gone_since_usec),
+			  CGROUP_NAMES_MAX_PODS, compare_pods, now_usec);
+		table_clear(&n->pods);
+		n->pods = t;
+	}
+	if (list_containers(n->containers_dir, CGROUP_NAMES_MAX_CONTAINERS, &t) == 0) {
+		qsort(t.entries, t.n, sizeof(struct container_entry), compare_containers);
+		keep_gone(&t, &n->containers, sizeof(struct container_entry),
+			  offsetof(struct container_entry, gone_since_usec), CGROUP_NAMES_MAX_CONTAINERS,
+			  compare_containers, now_usec);
+		table_clear(&n->containers);
+		n->containers = t;
+	}
+}
+
+static const struct pod_entry *find_pod(const struct cgroup_names *n, const char *uid)
+{
+	struct pod_entry key;
+
+	if (!n->pods.n)
+		return NULL;
+	snprintf(key.uid, sizeof(key.uid), "%s", uid);
+	return bsearch(&key, n->pods.entries, n->pods.n, sizeof(key), compare_pods);
+}
+
+static const struct container_entry *find_container(const struct cgroup_names *n, const char *id)
+{
+	struct container_entry key;
+
+	if (!n->containers.n)
+		return NULL;
+	snprintf(key.id, sizeof(key.id), "%s", id);
+	return bsearch(&key, n->containers.entries, n->containers.n, sizeof(key), compare_containers);
+}
+
+static bool may_rescan(const struct cgroup_names *n, uint64_t now_usec, uint64_t interval_usec)
+{
+	return !n->scanned || now_usec - n->last_scan_usec >= interval_usec;
+}
+
+static void resolve(struct cgroup_names *n, const char *path, uint64_t now_usec, uint64_t rescan_interval_usec,
+		    struct cgroup_labels *ret)
+{
+	struct cgroup_identity id;
+	const struct pod_entry *pod = NULL;
+	const struct container_entry *container = NULL;
+
+	*ret = (struct cgroup_labels){ .unit = "" };
+	if (cgroup_identity_parse(path, &id) < 0)
+		return;
+	snprintf(ret->unit, sizeof(ret->unit), "%s", id.unit);
+	snprintf(ret->container_id, sizeof(ret->container_id), "%.*s", CGROUP_CONTAINER_ID_SHORT, id.container_id);
+	/* Kubelet's directories name containers of pods only. */
+	if (!n || !id.pod_uid[0])
+		return;
+	pthread_mutex_lock(&n->lock);
+	pod = find_pod(n, id.pod_uid);
+	if (id.container_id[0])
+		container = find_container(n, id.container_id);
+	if ((!pod || (id.container_id[0] && !container)) && may_rescan(n, now_usec, rescan_interval_usec)) {
+		rescan_locked(n, now_usec);
+		pod = find_pod(n, id.pod_uid);
+		if (id.container_id[0])
+			container = find_container(n, id.container_id);
+	}
+	if (pod) {
+		snprintf(ret->namespace_, sizeof(ret->namespace_), "%s", pod->namespace_);
+		snprintf(ret->pod, sizeof(ret->pod), "%s", pod->pod);
+		if (container && container->pod_hash == hash_pod(pod->namespace_, pod->pod))
+			snprintf(ret->container, sizeof(ret->container), "%s", container->container);
+	}
+	pthread_mutex_unlock(&n->lock);
+}
+
+void cgroup_names_resolve(struct cgroup_names *n, const char *path, uint64_t now_usec, struct cgroup_labels *ret)
+{
+	resolve(n, path, now_usec, CGROUP_NAMES_RESCAN_USEC, ret);
+}
+
+void cgroup_names_resolve_event(struct cgroup_names *n, const char *path, uint64_t now_usec,
+				struct cgroup_labels *ret)
+{
+	resolve(n, path, now_usec, CGROUP_NAMES_EVENT_RESCAN_USEC, ret);
+}
