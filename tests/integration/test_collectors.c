@@ -1027,7 +1027,7 @@ START_TEST(test_cgroup_recreated_same_path)
 	memcg_path(cg, sizeof(cg), "-again");
 	snprintf(label, sizeof(label), "/memwatch-itest-%d-again", (int)getpid());
 	snprintf(matcher, sizeof(matcher), "cgroup=\"%s\"", label);
-	snprintf(prefix, sizeof(prefix), "memwatch_cgroup_reclaims_total{%s}", matcher);
+	snprintf(prefix, sizeof(prefix), "memwatch_cgroup_reclaims_total{%s", matcher); /* more labels may follow */
 	memcg_create(cg, 64 * MiB);
 	d = start_with_config("[daemon]\nwindow = 200ms\nsample_interval = 50ms\n[collector.reclaim]\ntop_k = 100\n"
 			      "series_ttl = 300s\n");
