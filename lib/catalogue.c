@@ -318,6 +318,38 @@ const struct metric_desc metric_catalogue[METRIC__COUNT] = {
 		.owner = "faults", .source = "BPF task iterator (`iter/task`), `/proc/PID/stat` as fallback",
 	},
 
+	/* --- faults: thrashing and huge pages (/proc/vmstat) --- */
+	[MW_MEMORY_REFAULTS_TOTAL] = {
+		.name = "memwatch_memory_refaults_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
+		.help = "Pages read back soon after the kernel evicted them (shadow entry found), system-wide, by type.",
+		.n_labels = 1, .labels = { "type" },
+		.owner = "faults", .source = "`/proc/vmstat` `workingset_refault_anon`, `_file` (5.9+); `workingset_refault` as `file` before",
+	},
+	[MW_MEMORY_REFAULT_ACTIVATIONS_TOTAL] = {
+		.name = "memwatch_memory_refault_activations_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
+		.help = "Refaulted pages put straight on the active list (evicted too early: thrashing), by type.",
+		.n_labels = 1, .labels = { "type" },
+		.owner = "faults", .source = "`/proc/vmstat` `workingset_activate_anon`, `_file`; `workingset_activate` as `file` before 5.9",
+	},
+	[MW_MEMORY_REFAULT_RESTORES_TOTAL] = {
+		.name = "memwatch_memory_refault_restores_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
+		.help = "Refaulted pages that were part of the workingset when evicted, by type.",
+		.n_labels = 1, .labels = { "type" },
+		.owner = "faults", .source = "`/proc/vmstat` `workingset_restore_anon`, `_file`; `workingset_restore` as `file` (5.1 to 5.8)",
+	},
+	[MW_THP_FAULT_FALLBACKS_TOTAL] = {
+		.name = "memwatch_thp_fault_fallbacks_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
+		.help = "Page faults that wanted a transparent huge page and fell back to small pages, by reason.",
+		.n_labels = 1, .labels = { "reason" },
+		.owner = "faults", .source = "`/proc/vmstat` `thp_fault_fallback` (`fallback`), `thp_fault_fallback_charge` (`charge`, 5.9+)",
+	},
+	[MW_THP_ALLOCATION_FAILURES_TOTAL] = {
+		.name = "memwatch_thp_allocation_failures_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
+		.help = "Transparent huge page allocations outside the anonymous fault path that failed, by kind.",
+		.n_labels = 1, .labels = { "kind" },
+		.owner = "faults", .source = "`/proc/vmstat` `thp_collapse_alloc_failed`, `thp_file_fallback`, `thp_file_fallback_charge`, `thp_zero_page_alloc_failed`",
+	},
+
 	/* --- memavail --- */
 	[MW_MEMORY_AVAILABLE_AT_PRESSURE_BYTES] = {
 		.name = "memwatch_memory_available_at_pressure_bytes", .type = METRIC_GAUGE, .unit = METRIC_UNIT_BYTES,
@@ -458,6 +490,26 @@ const struct metric_desc metric_catalogue[METRIC__COUNT] = {
 		.name = "memwatch_cgroup_open_files", .type = METRIC_GAUGE, .unit = METRIC_UNIT_NONE,
 		.help = "cgroup files the collector keeps open between windows.",
 		.owner = "cgroup", .source = "the walk",
+	},
+
+	/* --- cgroup: thrashing (memory.stat) --- */
+	[MW_CGROUP_MEMORY_REFAULTS_TOTAL] = {
+		.name = "memwatch_cgroup_memory_refaults_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
+		.help = "Pages of the cgroup (and its descendants) read back soon after their eviction, by type.",
+		.n_labels = 2, .labels = { "cgroup", "type" },
+		.owner = "cgroup", .source = "`memory.stat` `workingset_refault_anon`, `_file` (v1: `total_` ones); `workingset_refault` as `file` before 5.9",
+	},
+	[MW_CGROUP_MEMORY_REFAULT_ACTIVATIONS_TOTAL] = {
+		.name = "memwatch_cgroup_memory_refault_activations_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
+		.help = "Refaulted pages of the cgroup put straight on the active list, by type (v2 only).",
+		.n_labels = 2, .labels = { "cgroup", "type" },
+		.owner = "cgroup", .source = "`memory.stat` `workingset_activate_anon`, `_file`; `workingset_activate` as `file` before 5.9",
+	},
+	[MW_CGROUP_MEMORY_REFAULT_RESTORES_TOTAL] = {
+		.name = "memwatch_cgroup_memory_refault_restores_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
+		.help = "Refaulted pages of the cgroup that were in its workingset when evicted, by type (v2 only).",
+		.n_labels = 2, .labels = { "cgroup", "type" },
+		.owner = "cgroup", .source = "`memory.stat` `workingset_restore_anon`, `_file`; `workingset_restore` as `file` where an older kernel prints it",
 	},
 
 	/* --- daemon --- */

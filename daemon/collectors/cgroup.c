@@ -13,6 +13,7 @@
 #include "config.h"
 #include "core.h"
 #include "log.h"
+#include "vmstat.h"
 
 static void cgroup_config_defaults(void *cfg)
 {
@@ -109,9 +110,22 @@ static int cgroup_probe(const void *cfg, const struct collector_context *ctx, st
 
 /* ---- output ---- */
 
+static void put_workingset(struct snapshot *snap, const char *path, unsigned i, double v)
+{
+	static const enum metric_id families[] = {
+		[VMSTAT_WS_REFAULT] = MW_CGROUP_MEMORY_REFAULTS_TOTAL,
+		[VMSTAT_WS_ACTIVATE] = MW_CGROUP_MEMORY_REFAULT_ACTIVATIONS_TOTAL,
+		[VMSTAT_WS_RESTORE] = MW_CGROUP_MEMORY_REFAULT_RESTORES_TOTAL,
+	};
+
+	snapshot_add(snap, METRIC(families[i / 2]), (const char *const[]){ path, i % 2 ? "file" : "anon" }, v);
+}
+
 static void put_counter(struct snapshot *snap, const char *path, unsigned c, double v)
 {
-	if (c == C_SOME)
+	if (c >= C_WORKINGSET0)
+		put_workingset(snap, path, c - C_WORKINGSET0, v);
+	else if (c == C_SOME)
 		snapshot_add(snap, METRIC(MW_CGROUP_PRESSURE_MEMORY_SOME_SECONDS_TOTAL), (const char *const[]){ path }, v / 1e6);
 	else if (c == C_FULL)
 		snapshot_add(snap, METRIC(MW_CGROUP_PRESSURE_MEMORY_FULL_SECONDS_TOTAL), (const char *const[]){ path }, v / 1e6);

@@ -12,8 +12,15 @@
 #include "strbuf.h"
 #include "tracker.h"
 
-/* Counters kept per cgroup: stall times, then one per event kind. */
-enum { C_SOME, C_FULL, C_EVENT0, N_COUNTERS = C_EVENT0 + _CGROUP_EVENT_MAX };
+/* Counters kept per cgroup: stall times, one per event kind, then memory.stat's
+ * refaults, activations and restores (kind-major, anon then file). */
+enum {
+	C_SOME,
+	C_FULL,
+	C_EVENT0,
+	C_WORKINGSET0 = C_EVENT0 + _CGROUP_EVENT_MAX,
+	N_COUNTERS = C_WORKINGSET0 + 3 * 2,
+};
 #define N_TRACKERS ((N_COUNTERS + TRACKER_MAX_COUNTERS - 1) / TRACKER_MAX_COUNTERS)
 
 /* v1 and v2 inode numbers come from different kernfs roots and can collide. */
@@ -52,6 +59,8 @@ struct cached {
 	uint64_t seen; /* the window it was last walked in */
 	struct cgroup_files files;
 	uint64_t inactive_file;
+	uint64_t workingset[3][2];
+	unsigned workingset_present;
 	bool stat_read, has_inactive_file;
 	bool exported; /* in the last window's top_k */
 };
