@@ -512,6 +512,14 @@ const struct metric_desc metric_catalogue[METRIC__COUNT] = {
 		.owner = "cgroup", .source = "`memory.stat` `workingset_restore_anon`, `_file`; `workingset_restore` as `file` where an older kernel prints it",
 	},
 
+	/* --- cgroup: warning before the OOM --- */
+	[MW_CGROUP_MEMORY_LIMIT_ETA_SECONDS] = {
+		.name = "memwatch_cgroup_memory_limit_eta_seconds", .type = METRIC_GAUGE, .unit = METRIC_UNIT_SECONDS,
+		.help = "Seconds until the cgroup's usage reaches its limit at its least-squares slope over exhaustion_horizon; only while usage rises.",
+		.n_labels = 1, .labels = { "cgroup" },
+		.owner = "cgroup", .source = "usage samples, one per window, and the limit",
+	},
+
 	/* --- daemon --- */
 	[MW_EVENTS_DROPPED_TOTAL] = {
 		.name = "memwatch_events_dropped_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,

@@ -25,6 +25,7 @@ static void cgroup_config_defaults(void *cfg)
 	c->max_cgroups = 10000;
 	c->top_k = 50;
 	c->stat_interval = 10;
+	c->horizon_msec = 60000;
 }
 
 static int parse_root(const char *value, char *dst, size_t len, char *errmsg, size_t errlen)
@@ -89,6 +90,13 @@ static int cgroup_configure(void *cfg, const char *key, const char *value, char 
 		return parse_bounded(value, 1, 10000, &c->top_k, errmsg, errlen);
 	if (strcmp(key, "stat_interval") == 0)
 		return parse_bounded(value, 1, 3600, &c->stat_interval, errmsg, errlen);
+	if (strcmp(key, "exhaustion_horizon") == 0) {
+		int r = config_parse_duration_msec(value, 1000, 3600000, &c->horizon_msec);
+
+		if (r < 0)
+			snprintf(errmsg, errlen, "'%s' is not a duration between 1s and 1h", value);
+		return r;
+	}
 	return -ENOENT;
 }
 
@@ -133,7 +141,45 @@ static void put_counter(struct snapshot *snap, const char *path, unsigned c, dou
 		snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_EVENTS_TOTAL), (const char *const[]){ path, cgroup_event_name(c - C_EVENT0) }, v);
 }
 
-static void put_cgroup(struct snapshot *snap, const char *path, const struct cgroup_mem *m)
+/* The time to the limit, for a cgroup whose usage rises over the horizon. */
+static bool limit_eta(const struct cgroup_state *s, const struct cached *cached, const struct cgroup_mem *m,
+		      uint64_t now, double *eta)
+{
+	double slope;
+
+	if (!cached || !cached->usage_trend.points || !m->has_limit)
+		return false;
+	if (!trend_slope(&cached->usage_trend, s->cfg.horizon_msec * USEC_PER_MSEC, now, &slope))
+		return false;
+	return trend_eta((double)m->usage, (double)m->limit, slope, eta);
+}
+
+/* Every cgroup with a limit gets a point per window, exported or not, so one
+ * that enters the top_k has its history. Without memory for the points a
+ * cgroup has no ETA. */
+static void feed_trends(struct cgroup_state *s, uint64_t now)
+{
+	for (size_t i = 0; i < s->n_entries; i++) {
+		const struct entry *e = &s->entries[i];
+		struct cached *c;
+
+		if (!e->mem.has_limit)
+			continue;
+		c = file_cache_find(s, e->key);
+		if (!c)
+			continue;
+		if (!c->usage_trend.points) {
+			struct trend_point *p = calloc(CGROUP_TREND_POINTS, sizeof(*p));
+
+			if (!p)
+				continue;
+			trend_init(&c->usage_trend, p, CGROUP_TREND_POINTS);
+		}
+		trend_add(&c->usage_trend, s->cfg.horizon_msec * USEC_PER_MSEC, now, (double)e->mem.usage);
+	}
+}
+
+static void put_cgroup(struct snapshot *snap, const char *path, const struct cgroup_mem *m, const double *eta)
 {
 	const char *const labels[] = { path };
 	unsigned c;
@@ -143,6 +189,8 @@ static void put_cgroup(struct snapshot *snap, const char *path, const struct cgr
 		snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_LIMIT_BYTES), labels, (double)m->limit);
 		if (m->limit > 0)
 			snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_USAGE_RATIO), labels, (double)m->usage / (double)m->limit);
+		if (eta)
+			snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_LIMIT_ETA_SECONDS), labels, *eta);
 	}
 	if (m->has_high)
 		snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_HIGH_BYTES), labels, (double)m->high);
@@ -159,7 +207,7 @@ static void put_cgroup(struct snapshot *snap, const char *path, const struct cgr
 	}
 }
 
-static int emit(struct cgroup_state *s, struct snapshot *snap)
+static int emit(struct cgroup_state *s, struct snapshot *snap, uint64_t now)
 {
 	_cleanup_free_ struct cgroup_rank *rank = cgroup_rank_entries(s);
 	uint64_t other_usage = 0, other_ws = 0;
@@ -176,7 +224,9 @@ static int emit(struct cgroup_state *s, struct snapshot *snap)
 		if (cached)
 			cached->exported = i < keep;
 		if (i < keep) {
-			put_cgroup(snap, rank[i].path, &e->mem);
+			double eta;
+
+			put_cgroup(snap, rank[i].path, &e->mem, limit_eta(s, cached, &e->mem, now, &eta) ? &eta : NULL);
 			continue;
 		}
 		other_usage += e->mem.usage;
@@ -219,7 +269,8 @@ static int cgroup_collect(void *priv, struct snapshot *snap)
 	r = cgroup_trackers_update(s, now);
 	if (r < 0)
 		return r;
-	r = emit(s, snap);
+	feed_trends(s, now);
+	r = emit(s, snap, now);
 	if (r < 0)
 		return r;
 	snapshot_add(snap, METRIC(MW_CGROUPS_DISCOVERED), NULL, (double)s->n_entries);

@@ -11,6 +11,7 @@
 #include "collector.h"
 #include "strbuf.h"
 #include "tracker.h"
+#include "trend.h"
 
 /* Counters kept per cgroup: stall times, one per event kind, then memory.stat's
  * refaults, activations and restores (kind-major, anon then file). */
@@ -35,7 +36,11 @@ struct cgroup_config {
 	uint64_t max_cgroups;
 	uint64_t top_k;
 	uint64_t stat_interval; /* windows between memory.stat reads of a cgroup not exported */
+	uint64_t horizon_msec;  /* exhaustion_horizon: the span of usage the limit ETA is fitted over */
 };
+
+/* Usage points kept per cgroup with a limit, for its ETA (16 bytes each). */
+#define CGROUP_TREND_POINTS 64
 
 struct cgroup_hierarchy;
 
@@ -63,6 +68,7 @@ struct cached {
 	unsigned workingset_present;
 	bool stat_read, has_inactive_file;
 	bool exported; /* in the last window's top_k */
+	struct trend usage_trend; /* points: NULL until the cgroup has a limit */
 };
 
 struct cgroup_state {
