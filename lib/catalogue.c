@@ -289,6 +289,24 @@ const struct metric_desc metric_catalogue[METRIC__COUNT] = {
 		.owner = "alloc", .source = "`/proc/vmstat` `pgfree` (both modes)",
 	},
 
+	/* --- alloc: compaction as the kernel counts it (/proc/vmstat) --- */
+	[MW_COMPACTION_KERNEL_STALLS_TOTAL] = {
+		.name = "memwatch_compaction_kernel_stalls_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
+		.help = "Direct compactions an allocation stalled in, as the kernel counts them (/proc/vmstat compact_stall).",
+		.owner = "alloc", .source = "`/proc/vmstat` `compact_stall`",
+	},
+	[MW_COMPACTION_KERNEL_RESULTS_TOTAL] = {
+		.name = "memwatch_compaction_kernel_results_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
+		.help = "Direct compactions by outcome: success (the allocation then got its page) or fail.",
+		.n_labels = 1, .labels = { "result" },
+		.owner = "alloc", .source = "`/proc/vmstat` `compact_success`, `compact_fail`",
+	},
+	[MW_KCOMPACTD_WAKEUPS_TOTAL] = {
+		.name = "memwatch_kcompactd_wakeups_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
+		.help = "Times kcompactd woke up to compact in the background (/proc/vmstat compact_daemon_wake).",
+		.owner = "alloc", .source = "`/proc/vmstat` `compact_daemon_wake`",
+	},
+
 	/* --- faults --- */
 	[MW_PROCESS_MAJOR_FAULTS_TOTAL] = {
 		.name = "memwatch_process_major_faults_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
