@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The time to a cgroup's limit (memwatch_cgroup_memory_limit_eta_seconds)
+/* A memory cgroup at its limit, live. Refaults: a cgroup with a 64 MiB limit
+ * reads a 256 MiB file twice; the second pass reads back what the first
+ * evicted, and memwatch_cgroup_memory_refaults_total must show the kernel's
+ * own count (memory.stat) once the cgroup is idle.
+ * The time to a cgroup's limit (memwatch_cgroup_memory_limit_eta_seconds)
  * against the real thing: a writer grows a memory cgroup with a 256 MiB limit
  * by 8 MiB of page cache a second; the ETA the daemon gives part-way must be
  * within 25 % of the time the kernel then takes to count the first charge
@@ -28,6 +32,7 @@
 static char cg_path[512], data_path[600];
 static bool cg_v1;
 static pid_t writer = -1;
+static int run_id; /* the parent's pid: the tests' cgroups are named after it */
 
 static void cleanup(void)
 {
@@ -46,6 +51,21 @@ static void cleanup(void)
 	(void)mw_cleanup_all();
 }
 
+/* In the parent, after a test child that failed: its cgroups by name (the
+ * child's writer and reader died with it, PR_SET_PDEATHSIG). */
+static void parent_cleanup(void)
+{
+	static const char *const roots[] = { "/sys/fs/cgroup/memory", "/sys/fs/cgroup" };
+	static const char *const names[] = { "refault", "eta" };
+
+	for (size_t r = 0; r < 2; r++)
+		for (size_t n = 0; n < 2; n++) {
+			snprintf(cg_path, sizeof(cg_path), "%s/memwatch-%s-%d", roots[r], names[n], run_id);
+			cleanup();
+		}
+	cg_path[0] = '\0';
+}
+
 static int write_cgroup_file(const char *dir, const char *name, const char *text)
 {
 	char path[700];
@@ -60,6 +80,41 @@ static int write_cgroup_file(const char *dir, const char *name, const char *text
 		r = -errno;
 	close(fd);
 	return r;
+}
+
+static void make_cgroup(const char *name, int limit_mib)
+{
+	char limit[32];
+
+	if (access("/sys/fs/cgroup/memory/memory.limit_in_bytes", F_OK) == 0) {
+		cg_v1 = true;
+		snprintf(cg_path, sizeof(cg_path), "/sys/fs/cgroup/memory/memwatch-%s-%d", name, run_id);
+	} else {
+		char *ctl = mw_read_file("/sys/fs/cgroup/cgroup.subtree_control", NULL);
+		bool ok = ctl && strstr(ctl, "memory");
+
+		free(ctl);
+		ck_assert_msg(ok, "no writable memory cgroup hierarchy on this host");
+		snprintf(cg_path, sizeof(cg_path), "/sys/fs/cgroup/memwatch-%s-%d", name, run_id);
+	}
+	ck_assert_msg(mkdir(cg_path, 0755) == 0, "mkdir %s: %m", cg_path);
+	snprintf(limit, sizeof(limit), "%d\n", limit_mib << 20);
+	ck_assert_int_eq(write_cgroup_file(cg_path, cg_v1 ? "memory.limit_in_bytes" : "memory.max", limit), 0);
+}
+
+static struct mw_daemon *start_daemon(const char *extra)
+{
+	char conf[512], *path;
+	struct mw_daemon *d;
+
+	snprintf(conf, sizeof(conf), "[daemon]\nwindow = 1s\n\n[collector.cgroup]\ninclude = %s\n%s",
+		 strrchr(cg_path, '/'), extra);
+	path = mw_write_temp_file("memwatchd.conf", conf);
+	ck_assert_ptr_nonnull(path);
+	d = mw_start(path, NULL, false);
+	free(path);
+	ck_assert_msg(d != NULL, "memwatchd did not start (log above)");
+	return d;
 }
 
 /* The kernel's count of charges that met the limit. */
@@ -125,36 +180,94 @@ static pid_t spawn_writer(void)
 	return pid;
 }
 
+/* memory.stat's hierarchical file refaults of the cgroup, as the kernel counts them. */
+static double kernel_file_refaults(void)
+{
+	const char *key = cg_v1 ? "\ntotal_workingset_refault_file " : "\nworkingset_refault_file ";
+	char path[700], *text, *p;
+	double v = -1;
+
+	snprintf(path, sizeof(path), "%s/memory.stat", cg_path);
+	text = mw_read_file(path, NULL);
+	ck_assert_ptr_nonnull(text);
+	p = strstr(text, key);
+	if (p)
+		v = strtod(p + strlen(key), NULL);
+	free(text);
+	ck_assert_msg(v >= 0, "no %s in %s", key + 1, path);
+	return v;
+}
+
+/* In the cgroup: reads data_path through to its end, twice. */
+static void run_reader_twice(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		static char chunk[1 << 20];
+		char me[32];
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		snprintf(me, sizeof(me), "%d\n", getpid());
+		if (write_cgroup_file(cg_path, "cgroup.procs", me) < 0)
+			_exit(3);
+		for (int pass = 0; pass < 2; pass++) {
+			int fd = open(data_path, O_RDONLY | O_CLOEXEC);
+			ssize_t n;
+
+			if (fd < 0)
+				_exit(4);
+			while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+				;
+			close(fd);
+			if (n < 0)
+				_exit(5);
+		}
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the reader failed: status 0x%x", status);
+}
+
+START_TEST(test_refaults)
+{
+	char matcher[300];
+	struct mw_daemon *d;
+	double want, v = NAN;
+	int fd;
+
+	make_cgroup("refault", 64);
+	snprintf(data_path, sizeof(data_path), "%s/sparse-256m", mw_tmp_root());
+	fd = open(data_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, 256 << 20), 0);
+	close(fd);
+	d = start_daemon("");
+	run_reader_twice();
+	want = kernel_file_refaults();
+	/* The second pass of 65536 pages, less what was still cached. */
+	ck_assert_msg(want > 30000, "the kernel counted only %g file refaults", want);
+	snprintf(matcher, sizeof(matcher), "cgroup=\"%s\",type=\"file\"", strrchr(cg_path, '/'));
+	ck_assert_msg(mw_poll_metric(d->port, "memwatch_cgroup_memory_refaults_total", matcher, 15000, mw_pred_eq, want,
+				     &v),
+		      "memwatch_cgroup_memory_refaults_total{%s} is %g, memory.stat says %g", matcher, v, want);
+	fprintf(stderr, "refaults: memory.stat %.0f, memwatchd %.0f\n", want, v);
+	mw_assert_clean_stop(d);
+	cleanup();
+}
+END_TEST
+
 START_TEST(test_limit_eta)
 {
-	char conf[512], matcher[300], limit[32], *path, *body;
+	char matcher[300], *body;
 	struct mw_daemon *d;
 	double eta = NAN, t_eta, t_hit, real, usage;
 
-	if (access("/sys/fs/cgroup/memory/memory.limit_in_bytes", F_OK) == 0) {
-		cg_v1 = true;
-		snprintf(cg_path, sizeof(cg_path), "/sys/fs/cgroup/memory/memwatch-eta-%d", (int)getpid());
-	} else {
-		char *ctl = mw_read_file("/sys/fs/cgroup/cgroup.subtree_control", NULL);
-		bool ok = ctl && strstr(ctl, "memory");
-
-		free(ctl);
-		ck_assert_msg(ok, "no writable memory cgroup hierarchy on this host");
-		snprintf(cg_path, sizeof(cg_path), "/sys/fs/cgroup/memwatch-eta-%d", (int)getpid());
-	}
-	ck_assert_msg(mkdir(cg_path, 0755) == 0, "mkdir %s: %m", cg_path);
-	snprintf(limit, sizeof(limit), "%d\n", LIMIT_MIB << 20);
-	ck_assert_int_eq(write_cgroup_file(cg_path, cg_v1 ? "memory.limit_in_bytes" : "memory.max", limit), 0);
+	make_cgroup("eta", LIMIT_MIB);
 	snprintf(data_path, sizeof(data_path), "%s/eta-data", mw_tmp_root());
-
-	snprintf(conf, sizeof(conf),
-		 "[daemon]\nwindow = 1s\n\n[collector.cgroup]\ninclude = %s\nexhaustion_horizon = 10s\n",
-		 strrchr(cg_path, '/'));
-	path = mw_write_temp_file("memwatchd.conf", conf);
-	ck_assert_ptr_nonnull(path);
-	d = mw_start(path, NULL, false);
-	free(path);
-	ck_assert_msg(d != NULL, "memwatchd did not start (log above)");
+	d = start_daemon("exhaustion_horizon = 10s\n");
 	snprintf(matcher, sizeof(matcher), "cgroup=\"%s\"", strrchr(cg_path, '/'));
 
 	/* Flat: no ETA. */
@@ -188,6 +301,7 @@ START_TEST(test_limit_eta)
 		usage / 1048576, real);
 	ck_assert_msg(fabs(eta - real) <= 0.25 * real, "ETA %.1f s is not within 25 %% of the real %.1f s", eta, real);
 	mw_assert_clean_stop(d);
+	cleanup();
 }
 END_TEST
 
@@ -204,15 +318,17 @@ int main(void)
 	}
 	if (mw_init_tmp_root() < 0)
 		return 99;
-	tcase_add_unchecked_fixture(tc, NULL, cleanup);
+	run_id = (int)getpid();
+	tcase_add_unchecked_fixture(tc, NULL, parent_cleanup);
 	tcase_set_timeout(tc, 180);
+	tcase_add_test(tc, test_refaults);
 	tcase_add_test(tc, test_limit_eta);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
-	cleanup();
+	parent_cleanup();
 	if (!failed)
 		mw_remove_tmp_root();
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
