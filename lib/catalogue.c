@@ -293,6 +293,24 @@ const struct metric_desc metric_catalogue[METRIC__COUNT] = {
 		.owner = "alloc", .source = "`/proc/vmstat` `pgfree` (both modes)",
 	},
 
+	/* --- alloc: compaction as the kernel counts it (/proc/vmstat) --- */
+	[MW_COMPACTION_KERNEL_STALLS_TOTAL] = {
+		.name = "memwatch_compaction_kernel_stalls_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
+		.help = "Direct compactions an allocation stalled in, as the kernel counts them (/proc/vmstat compact_stall).",
+		.owner = "alloc", .source = "`/proc/vmstat` `compact_stall`",
+	},
+	[MW_COMPACTION_KERNEL_RESULTS_TOTAL] = {
+		.name = "memwatch_compaction_kernel_results_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
+		.help = "Direct compactions by outcome: success (the allocation then got its page) or fail.",
+		.n_labels = 1, .labels = { "result" },
+		.owner = "alloc", .source = "`/proc/vmstat` `compact_success`, `compact_fail`",
+	},
+	[MW_KCOMPACTD_WAKEUPS_TOTAL] = {
+		.name = "memwatch_kcompactd_wakeups_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
+		.help = "Times kcompactd woke up to compact in the background (/proc/vmstat compact_daemon_wake).",
+		.owner = "alloc", .source = "`/proc/vmstat` `compact_daemon_wake`",
+	},
+
 	/* --- faults --- */
 	[MW_PROCESS_MAJOR_FAULTS_TOTAL] = {
 		.name = "memwatch_process_major_faults_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
@@ -320,6 +338,38 @@ const struct metric_desc metric_catalogue[METRIC__COUNT] = {
 		.name = "memwatch_fault_tracked_processes", .type = METRIC_GAUGE, .unit = METRIC_UNIT_NONE,
 		.help = "Processes whose faults were read in this window.",
 		.owner = "faults", .source = "BPF task iterator (`iter/task`), `/proc/PID/stat` as fallback",
+	},
+
+	/* --- faults: thrashing and huge pages (/proc/vmstat) --- */
+	[MW_MEMORY_REFAULTS_TOTAL] = {
+		.name = "memwatch_memory_refaults_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
+		.help = "Pages read back soon after the kernel evicted them (shadow entry found), system-wide, by type.",
+		.n_labels = 1, .labels = { "type" },
+		.owner = "faults", .source = "`/proc/vmstat` `workingset_refault_anon`, `_file` (5.9+); `workingset_refault` as `file` before",
+	},
+	[MW_MEMORY_REFAULT_ACTIVATIONS_TOTAL] = {
+		.name = "memwatch_memory_refault_activations_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
+		.help = "Refaulted pages put straight on the active list (evicted too early: thrashing), by type.",
+		.n_labels = 1, .labels = { "type" },
+		.owner = "faults", .source = "`/proc/vmstat` `workingset_activate_anon`, `_file`; `workingset_activate` as `file` before 5.9",
+	},
+	[MW_MEMORY_REFAULT_RESTORES_TOTAL] = {
+		.name = "memwatch_memory_refault_restores_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
+		.help = "Refaulted pages that were part of the workingset when evicted, by type.",
+		.n_labels = 1, .labels = { "type" },
+		.owner = "faults", .source = "`/proc/vmstat` `workingset_restore_anon`, `_file`; `workingset_restore` as `file` (5.1 to 5.8)",
+	},
+	[MW_THP_FAULT_FALLBACKS_TOTAL] = {
+		.name = "memwatch_thp_fault_fallbacks_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
+		.help = "Page faults that wanted a transparent huge page and fell back to small pages, by reason.",
+		.n_labels = 1, .labels = { "reason" },
+		.owner = "faults", .source = "`/proc/vmstat` `thp_fault_fallback` (`fallback`), `thp_fault_fallback_charge` (`charge`, 5.9+)",
+	},
+	[MW_THP_ALLOCATION_FAILURES_TOTAL] = {
+		.name = "memwatch_thp_allocation_failures_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
+		.help = "Transparent huge page allocations outside the anonymous fault path that failed, by kind.",
+		.n_labels = 1, .labels = { "kind" },
+		.owner = "faults", .source = "`/proc/vmstat` `thp_collapse_alloc_failed`, `thp_file_fallback`, `thp_file_fallback_charge`, `thp_zero_page_alloc_failed`",
 	},
 
 	/* --- memavail --- */
@@ -468,6 +518,34 @@ const struct metric_desc metric_catalogue[METRIC__COUNT] = {
 		.help = "1 for every cgroup exported, with the names of the workload in it, for joins.",
 		.n_labels = 6, .labels = { CGROUP_IDENTITY_LABELS },
 		.owner = "cgroup", .source = "the path; `kubelet_pods_dir`, `kubelet_containers_dir`",
+	},
+
+	/* --- cgroup: thrashing (memory.stat) --- */
+	[MW_CGROUP_MEMORY_REFAULTS_TOTAL] = {
+		.name = "memwatch_cgroup_memory_refaults_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
+		.help = "Pages of the cgroup (and its descendants) read back soon after their eviction, by type.",
+		.n_labels = 7, .labels = { CGROUP_IDENTITY_LABELS, "type" },
+		.owner = "cgroup", .source = "`memory.stat` `workingset_refault_anon`, `_file` (v1: `total_` ones); `workingset_refault` as `file` before 5.9",
+	},
+	[MW_CGROUP_MEMORY_REFAULT_ACTIVATIONS_TOTAL] = {
+		.name = "memwatch_cgroup_memory_refault_activations_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
+		.help = "Refaulted pages of the cgroup put straight on the active list, by type (v2 only).",
+		.n_labels = 7, .labels = { CGROUP_IDENTITY_LABELS, "type" },
+		.owner = "cgroup", .source = "`memory.stat` `workingset_activate_anon`, `_file`; `workingset_activate` as `file` before 5.9",
+	},
+	[MW_CGROUP_MEMORY_REFAULT_RESTORES_TOTAL] = {
+		.name = "memwatch_cgroup_memory_refault_restores_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
+		.help = "Refaulted pages of the cgroup that were in its workingset when evicted, by type (v2 only).",
+		.n_labels = 7, .labels = { CGROUP_IDENTITY_LABELS, "type" },
+		.owner = "cgroup", .source = "`memory.stat` `workingset_restore_anon`, `_file`; `workingset_restore` as `file` where an older kernel prints it",
+	},
+
+	/* --- cgroup: warning before the OOM --- */
+	[MW_CGROUP_MEMORY_LIMIT_ETA_SECONDS] = {
+		.name = "memwatch_cgroup_memory_limit_eta_seconds", .type = METRIC_GAUGE, .unit = METRIC_UNIT_SECONDS,
+		.help = "Seconds until the cgroup's usage reaches its limit at its least-squares slope over exhaustion_horizon; only while usage rises.",
+		.n_labels = 6, .labels = { CGROUP_IDENTITY_LABELS },
+		.owner = "cgroup", .source = "usage samples, one per window, and the limit",
 	},
 
 	/* --- daemon --- */

@@ -398,6 +398,18 @@ static void set_event(struct cgroup_mem *m, enum cgroup_event e, uint64_t v)
 	m->events_present |= 1u << e;
 }
 
+static void set_workingset(struct cgroup_mem *m, const struct cgroup_memstat *ms)
+{
+	for (unsigned k = 0; k < _VMSTAT_WS_MAX; k++) {
+		bool has[2];
+
+		cgroup_memstat_workingset(ms, k, m->workingset[k], has);
+		for (unsigned t = 0; t < 2; t++)
+			if (has[t])
+				m->workingset_present |= 1u << (2 * k + t);
+	}
+}
+
 static int read_v1(int dfd, struct cgroup_files *f, unsigned flags, char *buf, struct cgroup_mem *out)
 {
 	struct cgroup_mem m = { .v1 = true };
@@ -447,6 +459,7 @@ static int read_v1(int dfd, struct cgroup_files *f, unsigned flags, char *buf, s
 			m.inactive_file = ms.inactive_file;
 			m.has_inactive_file = true;
 		}
+		set_workingset(&m, &ms);
 	}
 	*out = m;
 	return 0;
@@ -495,6 +508,7 @@ static int read_v2(int dfd, struct cgroup_files *f, unsigned flags, char *buf, s
 			m.inactive_file = ms.inactive_file;
 			m.has_inactive_file = true;
 		}
+		set_workingset(&m, &ms);
 	}
 	*out = m;
 	return 0;

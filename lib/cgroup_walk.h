@@ -111,6 +111,9 @@ struct cgroup_mem {
 	uint64_t events[_CGROUP_EVENT_MAX];
 	unsigned events_present; /* bit (1u << enum cgroup_event) */
 	uint64_t pressure_some_usec, pressure_full_usec;
+	/* memory.stat refaults, activations, restores: [VMSTAT_WS_* kind][0 anon, 1 file] */
+	uint64_t workingset[3][2];
+	unsigned workingset_present; /* bit (1u << (2 * kind + type)) */
 	bool has_limit, has_high, has_inactive_file;
 	bool has_under_oom, under_oom; /* v1 */
 	bool has_pressure, has_pressure_full;

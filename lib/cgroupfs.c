@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cgroupfs.h"
+#include "vmstat.h"
 #include "macro.h"
 #include "parse.h"
 
@@ -170,6 +171,21 @@ static const struct parse_field memstat_fields[] = {
 	FIELD("anon", anon, CGROUP_MEMSTAT_HAS_ANON),
 	FIELD("file", file, CGROUP_MEMSTAT_HAS_FILE),
 	FIELD("total_inactive_file", total_inactive_file, CGROUP_MEMSTAT_HAS_TOTAL_INACTIVE_FILE),
+#define WS_FIELD(prefix, scope, name, kind, suffix, variant)                                     \
+	FIELD(prefix "workingset_" name suffix, workingset[scope][kind][variant],                  \
+	      CGROUP_MEMSTAT_HAS_WORKINGSET(scope, kind, variant))
+#define WS_FIELDS(prefix, scope, name, kind)                                                      \
+	WS_FIELD(prefix, scope, name, kind, "_anon", VMSTAT_WS_ANON),                              \
+	WS_FIELD(prefix, scope, name, kind, "_file", VMSTAT_WS_FILE),                              \
+	WS_FIELD(prefix, scope, name, kind, "", VMSTAT_WS_UNSPLIT)
+	WS_FIELDS("", CGROUP_MEMSTAT_LOCAL, "refault", VMSTAT_WS_REFAULT),
+	WS_FIELDS("", CGROUP_MEMSTAT_LOCAL, "activate", VMSTAT_WS_ACTIVATE),
+	WS_FIELDS("", CGROUP_MEMSTAT_LOCAL, "restore", VMSTAT_WS_RESTORE),
+	WS_FIELDS("total_", CGROUP_MEMSTAT_TOTAL, "refault", VMSTAT_WS_REFAULT),
+	WS_FIELDS("total_", CGROUP_MEMSTAT_TOTAL, "activate", VMSTAT_WS_ACTIVATE),
+	WS_FIELDS("total_", CGROUP_MEMSTAT_TOTAL, "restore", VMSTAT_WS_RESTORE),
+#undef WS_FIELDS
+#undef WS_FIELD
 };
 
 int cgroup_parse_memstat(const char *buf, size_t len, struct cgroup_memstat *out)
@@ -212,4 +228,23 @@ int cgroup_parse_memstat(const char *buf, size_t len, struct cgroup_memstat *out
 
 	*out = ms;
 	return 0;
+}
+
+static bool scope_printed(const struct cgroup_memstat *ms, unsigned scope)
+{
+	for (unsigned k = 0; k < _VMSTAT_WS_MAX; k++)
+		for (unsigned v = 0; v < 3; v++)
+			if (ms->present & CGROUP_MEMSTAT_HAS_WORKINGSET(scope, k, v))
+				return true;
+	return false;
+}
+
+void cgroup_memstat_workingset(const struct cgroup_memstat *ms, unsigned kind, uint64_t ret[2], bool ret_has[2])
+{
+	unsigned scope = scope_printed(ms, CGROUP_MEMSTAT_TOTAL) ? CGROUP_MEMSTAT_TOTAL : CGROUP_MEMSTAT_LOCAL;
+	bool has[3];
+
+	for (unsigned v = 0; v < 3; v++)
+		has[v] = ms->present & CGROUP_MEMSTAT_HAS_WORKINGSET(scope, kind, v);
+	workingset_resolve(ms->workingset[scope][kind], has, ret, ret_has);
 }

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "vmstat.h"
 
 /* Parsers for cgroup memory controller files, v1 and v2. None of them needs
  * buf NUL-terminated. Common rules:
@@ -56,8 +57,16 @@ const struct cgroup_kv *cgroup_kv_find(const struct cgroup_kv *kv, size_t n, con
  * v2's) include descendants. */
 struct cgroup_memstat {
 	uint64_t inactive_file, active_file, anon, file, total_inactive_file;
+	/* workingset_{refault,activate,restore}{_anon,_file,} as printed:
+	 * [CGROUP_MEMSTAT_LOCAL or _TOTAL (v1's total_ keys)][VMSTAT_WS_* kind]
+	 * [VMSTAT_WS_ANON, _FILE, _UNSPLIT] (lib/vmstat.h). v2 prints all
+	 * three kinds (split from 5.9, unsplit before, restore from 5.1); v1
+	 * prints only the split refaults (5.9+), local and total_. */
+	uint64_t workingset[2][3][3];
 	unsigned present; /* bitmask of CGROUP_MEMSTAT_HAS_* */
 };
+
+enum { CGROUP_MEMSTAT_LOCAL, CGROUP_MEMSTAT_TOTAL };
 
 enum {
 	CGROUP_MEMSTAT_HAS_INACTIVE_FILE = 1u << 0,
@@ -65,7 +74,16 @@ enum {
 	CGROUP_MEMSTAT_HAS_ANON = 1u << 2,
 	CGROUP_MEMSTAT_HAS_FILE = 1u << 3,
 	CGROUP_MEMSTAT_HAS_TOTAL_INACTIVE_FILE = 1u << 4,
+	CGROUP_MEMSTAT_HAS_WORKINGSET0 = 5, /* the first of 18 bits: */
 };
+#define CGROUP_MEMSTAT_HAS_WORKINGSET(scope, kind, variant) \
+	(1u << (CGROUP_MEMSTAT_HAS_WORKINGSET0 + 9 * (scope) + 3 * (kind) + (variant)))
+
+/* A cgroup's refaults, activations and restores (VMSTAT_WS_* kind) as
+ * anon and file figures (workingset_resolve()), hierarchical like usage:
+ * v2's keys, v1's total_ ones (the local ones when a kernel has no total_).
+ * ret_has[] false: not printed. */
+void cgroup_memstat_workingset(const struct cgroup_memstat *ms, unsigned kind, uint64_t ret[2], bool ret_has[2]);
 
 /* Unknown keys are ignored (not validated); a missing key leaves its
  * present bit clear; a repeated key: the last one wins. Returns 0, or

@@ -22,7 +22,7 @@ static const char *const zone_names[] = {
 struct vmstat_field {
 	const char *key;
 	size_t offset;
-	unsigned flag;
+	uint64_t flag;
 	bool plain; /* "<key>" counts */
 	bool zoned; /* "<key>_<zone>" counts */
 };
@@ -44,6 +44,25 @@ static const struct vmstat_field vmstat_fields[] = {
 	FIELD("compact_fail", compact_fail, VMSTAT_HAS_COMPACT_FAIL, true, false),
 	FIELD("thp_fault_alloc", thp_fault_alloc, VMSTAT_HAS_THP_FAULT_ALLOC, true, false),
 	FIELD("thp_fault_fallback", thp_fault_fallback, VMSTAT_HAS_THP_FAULT_FALLBACK, true, false),
+	FIELD("compact_success", compact_success, VMSTAT_HAS_COMPACT_SUCCESS, true, false),
+	FIELD("compact_daemon_wake", compact_daemon_wake, VMSTAT_HAS_COMPACT_DAEMON_WAKE, true, false),
+	FIELD("thp_fault_fallback_charge", thp_fault_fallback_charge, VMSTAT_HAS_THP_FAULT_FALLBACK_CHARGE, true, false),
+	FIELD("thp_collapse_alloc_failed", thp_collapse_alloc_failed, VMSTAT_HAS_THP_COLLAPSE_ALLOC_FAILED, true, false),
+	FIELD("thp_file_fallback", thp_file_fallback, VMSTAT_HAS_THP_FILE_FALLBACK, true, false),
+	FIELD("thp_file_fallback_charge", thp_file_fallback_charge, VMSTAT_HAS_THP_FILE_FALLBACK_CHARGE, true, false),
+	FIELD("thp_zero_page_alloc_failed", thp_zero_page_alloc_failed, VMSTAT_HAS_THP_ZERO_PAGE_ALLOC_FAILED, true,
+	      false),
+#define WORKINGSET_FIELDS(name, kind)                                                                        \
+	FIELD("workingset_" name "_anon", workingset[kind][VMSTAT_WS_ANON],                                  \
+	      VMSTAT_HAS_WORKINGSET(kind, VMSTAT_WS_ANON), true, false),                                     \
+	FIELD("workingset_" name "_file", workingset[kind][VMSTAT_WS_FILE],                                  \
+	      VMSTAT_HAS_WORKINGSET(kind, VMSTAT_WS_FILE), true, false),                                     \
+	FIELD("workingset_" name, workingset[kind][VMSTAT_WS_UNSPLIT], VMSTAT_HAS_WORKINGSET(kind, VMSTAT_WS_UNSPLIT), \
+	      true, false)
+	WORKINGSET_FIELDS("refault", VMSTAT_WS_REFAULT),
+	WORKINGSET_FIELDS("activate", VMSTAT_WS_ACTIVATE),
+	WORKINGSET_FIELDS("restore", VMSTAT_WS_RESTORE),
+#undef WORKINGSET_FIELDS
 };
 
 /* Parse-local state of one field: the last value seen for each key. */
@@ -152,4 +171,29 @@ int vmstat_parse(const char *buf, size_t len, struct vmstat *out)
 
 	*out = vs;
 	return 0;
+}
+
+void workingset_resolve(const uint64_t value[3], const bool has[3], uint64_t ret[2], bool ret_has[2])
+{
+	if (has[VMSTAT_WS_ANON] || has[VMSTAT_WS_FILE]) {
+		ret[0] = value[VMSTAT_WS_ANON];
+		ret[1] = value[VMSTAT_WS_FILE];
+		ret_has[0] = has[VMSTAT_WS_ANON];
+		ret_has[1] = has[VMSTAT_WS_FILE];
+		return;
+	}
+	/* Before 5.9 only file pages left shadow entries. */
+	ret[0] = 0;
+	ret[1] = value[VMSTAT_WS_UNSPLIT];
+	ret_has[0] = false;
+	ret_has[1] = has[VMSTAT_WS_UNSPLIT];
+}
+
+void vmstat_workingset(const struct vmstat *vs, unsigned kind, uint64_t ret[2], bool ret_has[2])
+{
+	bool has[3];
+
+	for (unsigned v = 0; v < 3; v++)
+		has[v] = vs->present & VMSTAT_HAS_WORKINGSET(kind, v);
+	workingset_resolve(vs->workingset[kind], has, ret, ret_has);
 }

@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include <stdbool.h>
 
 /* Event counters from /proc/vmstat, as printed (pages or events). */
 struct vmstat {
@@ -15,25 +16,60 @@ struct vmstat {
 	uint64_t oom_kill; /* >= 4.13 */
 	uint64_t compact_stall, compact_fail; /* CONFIG_COMPACTION */
 	uint64_t thp_fault_alloc, thp_fault_fallback; /* CONFIG_TRANSPARENT_HUGEPAGE */
-	unsigned present; /* bitmask of VMSTAT_HAS_* */
+	uint64_t compact_success, compact_daemon_wake;
+	uint64_t thp_fault_fallback_charge;                 /* >= 5.9 */
+	uint64_t thp_collapse_alloc_failed;
+	uint64_t thp_file_fallback, thp_file_fallback_charge; /* >= 5.9 */
+	uint64_t thp_zero_page_alloc_failed;
+	/* Shadow-entry counters as printed: [VMSTAT_WS_*][VMSTAT_WS_ANON, _FILE,
+	 * _UNSPLIT]. The split keys are >= 5.9; before, only the unsplit ones
+	 * (workingset_refault ...), which count file pages alone: anon pages
+	 * had no shadow entries then. workingset_resolve() gives the anon/file
+	 * figures for either. */
+	uint64_t workingset[3][3];
+	uint64_t present; /* bitmask of VMSTAT_HAS_* */
 };
 
-enum {
-	VMSTAT_HAS_PGFAULT = 1u << 0,
-	VMSTAT_HAS_PGMAJFAULT = 1u << 1,
-	VMSTAT_HAS_PGFREE = 1u << 2,
-	VMSTAT_HAS_PGALLOC = 1u << 3,
-	VMSTAT_HAS_ALLOCSTALL = 1u << 4,
-	VMSTAT_HAS_PGSCAN_KSWAPD = 1u << 5,
-	VMSTAT_HAS_PGSCAN_DIRECT = 1u << 6,
-	VMSTAT_HAS_PGSTEAL_KSWAPD = 1u << 7,
-	VMSTAT_HAS_PGSTEAL_DIRECT = 1u << 8,
-	VMSTAT_HAS_OOM_KILL = 1u << 9,
-	VMSTAT_HAS_COMPACT_STALL = 1u << 10,
-	VMSTAT_HAS_COMPACT_FAIL = 1u << 11,
-	VMSTAT_HAS_THP_FAULT_ALLOC = 1u << 12,
-	VMSTAT_HAS_THP_FAULT_FALLBACK = 1u << 13,
-};
+#define VMSTAT_HAS_PGFAULT (UINT64_C(1) << 0)
+#define VMSTAT_HAS_PGMAJFAULT (UINT64_C(1) << 1)
+#define VMSTAT_HAS_PGFREE (UINT64_C(1) << 2)
+#define VMSTAT_HAS_PGALLOC (UINT64_C(1) << 3)
+#define VMSTAT_HAS_ALLOCSTALL (UINT64_C(1) << 4)
+#define VMSTAT_HAS_PGSCAN_KSWAPD (UINT64_C(1) << 5)
+#define VMSTAT_HAS_PGSCAN_DIRECT (UINT64_C(1) << 6)
+#define VMSTAT_HAS_PGSTEAL_KSWAPD (UINT64_C(1) << 7)
+#define VMSTAT_HAS_PGSTEAL_DIRECT (UINT64_C(1) << 8)
+#define VMSTAT_HAS_OOM_KILL (UINT64_C(1) << 9)
+#define VMSTAT_HAS_COMPACT_STALL (UINT64_C(1) << 10)
+#define VMSTAT_HAS_COMPACT_FAIL (UINT64_C(1) << 11)
+#define VMSTAT_HAS_THP_FAULT_ALLOC (UINT64_C(1) << 12)
+#define VMSTAT_HAS_THP_FAULT_FALLBACK (UINT64_C(1) << 13)
+#define VMSTAT_HAS_COMPACT_SUCCESS (UINT64_C(1) << 14)
+#define VMSTAT_HAS_COMPACT_DAEMON_WAKE (UINT64_C(1) << 15)
+#define VMSTAT_HAS_THP_FAULT_FALLBACK_CHARGE (UINT64_C(1) << 16)
+#define VMSTAT_HAS_THP_COLLAPSE_ALLOC_FAILED (UINT64_C(1) << 17)
+#define VMSTAT_HAS_THP_FILE_FALLBACK (UINT64_C(1) << 18)
+#define VMSTAT_HAS_THP_FILE_FALLBACK_CHARGE (UINT64_C(1) << 19)
+#define VMSTAT_HAS_THP_ZERO_PAGE_ALLOC_FAILED (UINT64_C(1) << 20)
+/* bit VMSTAT_HAS_WORKINGSET(kind, variant) for workingset[kind][variant] */
+#define VMSTAT_HAS_WORKINGSET0 21
+#define VMSTAT_HAS_WORKINGSET(k, v) (UINT64_C(1) << (VMSTAT_HAS_WORKINGSET0 + 3 * (k) + (v)))
+
+/* The shadow-entry counters: refaults (evicted pages read back), those of
+ * them activated at once (their refault distance fit the active list), and
+ * restores (refaulted pages that had been in the workingset). */
+enum { VMSTAT_WS_REFAULT, VMSTAT_WS_ACTIVATE, VMSTAT_WS_RESTORE, _VMSTAT_WS_MAX };
+enum { VMSTAT_WS_ANON, VMSTAT_WS_FILE, VMSTAT_WS_UNSPLIT };
+
+/* Anon and file figures of one kind from its three printed variants
+ * (value[], with has[v] telling which were printed): the split keys when
+ * any of them is printed, else the unsplit one as file. ret_has[0] (anon),
+ * ret_has[1] (file) tell what is known. Shared with memory.stat, whose keys
+ * split the same way. */
+void workingset_resolve(const uint64_t value[3], const bool has[3], uint64_t ret[2], bool ret_has[2]);
+/* The same for vmstat's workingset[kind]. */
+void vmstat_workingset(const struct vmstat *vs, unsigned kind, uint64_t ret[2], bool ret_has[2]);
+
 
 /* Parses the text of /proc/vmstat (buf need not be NUL-terminated).
  *

@@ -178,6 +178,21 @@ static void add_pages(const struct alloc_state *s, struct snapshot *snap, uint64
 	snapshot_add(snap, METRIC(MW_PAGE_ALLOCATED_BYTES_TOTAL), NULL, (double)pages * (double)s->page_size);
 }
 
+/* The allocator's slow path: direct compaction as the kernel counts it. */
+static void put_compaction(struct snapshot *snap, const struct vmstat *vm)
+{
+	if (vm->present & VMSTAT_HAS_COMPACT_STALL)
+		snapshot_add(snap, METRIC(MW_COMPACTION_KERNEL_STALLS_TOTAL), NULL, (double)vm->compact_stall);
+	if (vm->present & VMSTAT_HAS_COMPACT_SUCCESS)
+		snapshot_add(snap, METRIC(MW_COMPACTION_KERNEL_RESULTS_TOTAL), (const char *const[]){ "success" },
+			     (double)vm->compact_success);
+	if (vm->present & VMSTAT_HAS_COMPACT_FAIL)
+		snapshot_add(snap, METRIC(MW_COMPACTION_KERNEL_RESULTS_TOTAL), (const char *const[]){ "fail" },
+			     (double)vm->compact_fail);
+	if (vm->present & VMSTAT_HAS_COMPACT_DAEMON_WAKE)
+		snapshot_add(snap, METRIC(MW_KCOMPACTD_WAKEUPS_TOTAL), NULL, (double)vm->compact_daemon_wake);
+}
+
 static int alloc_collect(void *priv, struct snapshot *snap)
 {
 	struct alloc_state *s = priv;
@@ -201,6 +216,7 @@ static int alloc_collect(void *priv, struct snapshot *snap)
 		add_pages(s, snap, vm->pgalloc);
 	if (vm->present & VMSTAT_HAS_PGFREE)
 		snapshot_add(snap, METRIC(MW_PAGE_FREES_TOTAL), NULL, (double)vm->pgfree);
+	put_compaction(snap, vm);
 	return 0;
 }
 

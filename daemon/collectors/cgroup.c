@@ -14,6 +14,7 @@
 #include "config.h"
 #include "core.h"
 #include "log.h"
+#include "vmstat.h"
 
 static void cgroup_config_defaults(void *cfg)
 {
@@ -27,6 +28,7 @@ static void cgroup_config_defaults(void *cfg)
 	c->stat_interval = 10;
 	snprintf(c->kubelet_pods_dir, sizeof(c->kubelet_pods_dir), "/var/log/pods");
 	snprintf(c->kubelet_containers_dir, sizeof(c->kubelet_containers_dir), "/var/log/containers");
+	c->horizon_msec = 60000;
 }
 
 static const struct config_key cgroup_keys[] = {
@@ -100,6 +102,13 @@ static int cgroup_configure(void *cfg, const char *key, const char *value, char 
 		return parse_bounded(value, 1, 10000, &c->top_k, errmsg, errlen);
 	if (strcmp(key, "stat_interval") == 0)
 		return parse_bounded(value, 1, 3600, &c->stat_interval, errmsg, errlen);
+	if (strcmp(key, "exhaustion_horizon") == 0) {
+		int r = config_parse_duration_msec(value, 1000, 3600000, &c->horizon_msec);
+
+		if (r < 0)
+			snprintf(errmsg, errlen, "'%s' is not a duration between 1s and 1h", value);
+		return r;
+	}
 	return -ENOENT;
 }
 
@@ -122,11 +131,27 @@ static int cgroup_probe(const void *cfg, const struct collector_context *ctx, st
 /* ---- output ---- */
 
 /* labels: CGROUP_LABELS_N values (cgroup_labels_values), the path first. */
+static void put_workingset(struct snapshot *snap, const char *const *labels, unsigned i, double v)
+{
+	static const enum metric_id families[] = {
+		[VMSTAT_WS_REFAULT] = MW_CGROUP_MEMORY_REFAULTS_TOTAL,
+		[VMSTAT_WS_ACTIVATE] = MW_CGROUP_MEMORY_REFAULT_ACTIVATIONS_TOTAL,
+		[VMSTAT_WS_RESTORE] = MW_CGROUP_MEMORY_REFAULT_RESTORES_TOTAL,
+	};
+	const char *with_type[CGROUP_LABELS_N + 1];
+
+	memcpy(with_type, labels, CGROUP_LABELS_N * sizeof(*labels));
+	with_type[CGROUP_LABELS_N] = i % 2 ? "file" : "anon";
+	snapshot_add(snap, METRIC(families[i / 2]), with_type, v);
+}
+
 static void put_counter(struct snapshot *snap, const char *const *labels, unsigned c, double v)
 {
 	const char *with_event[CGROUP_LABELS_N + 1];
 
-	if (c == C_SOME) {
+	if (c >= C_WORKINGSET0) {
+		put_workingset(snap, labels, c - C_WORKINGSET0, v);
+	} else if (c == C_SOME) {
 		snapshot_add(snap, METRIC(MW_CGROUP_PRESSURE_MEMORY_SOME_SECONDS_TOTAL), labels, v / 1e6);
 	} else if (c == C_FULL) {
 		snapshot_add(snap, METRIC(MW_CGROUP_PRESSURE_MEMORY_FULL_SECONDS_TOTAL), labels, v / 1e6);
@@ -137,7 +162,46 @@ static void put_counter(struct snapshot *snap, const char *const *labels, unsign
 	}
 }
 
-static void put_cgroup(struct snapshot *snap, const char *const *labels, const struct cgroup_mem *m)
+/* The time to the limit, for a cgroup whose usage rises over the horizon. */
+static bool limit_eta(const struct cgroup_state *s, const struct cached *cached, const struct cgroup_mem *m,
+		      uint64_t now, double *eta)
+{
+	double slope;
+
+	if (!cached || !cached->usage_trend.points || !m->has_limit)
+		return false;
+	if (!trend_slope(&cached->usage_trend, s->cfg.horizon_msec * USEC_PER_MSEC, now, &slope))
+		return false;
+	return trend_eta((double)m->usage, (double)m->limit, slope, eta);
+}
+
+/* Every cgroup with a limit gets a point per window, exported or not, so one
+ * that enters the top_k has its history. Without memory for the points a
+ * cgroup has no ETA. */
+static void feed_trends(struct cgroup_state *s, uint64_t now)
+{
+	for (size_t i = 0; i < s->n_entries; i++) {
+		const struct entry *e = &s->entries[i];
+		struct cached *c;
+
+		if (!e->mem.has_limit)
+			continue;
+		c = file_cache_find(s, e->key);
+		if (!c)
+			continue;
+		if (!c->usage_trend.points) {
+			struct trend_point *p = calloc(CGROUP_TREND_POINTS, sizeof(*p));
+
+			if (!p)
+				continue;
+			trend_init(&c->usage_trend, p, CGROUP_TREND_POINTS);
+		}
+		trend_add(&c->usage_trend, s->cfg.horizon_msec * USEC_PER_MSEC, now, (double)e->mem.usage);
+	}
+}
+
+static void put_cgroup(struct snapshot *snap, const char *const *labels, const struct cgroup_mem *m,
+		       const double *eta)
 {
 	unsigned c;
 
@@ -147,6 +211,8 @@ static void put_cgroup(struct snapshot *snap, const char *const *labels, const s
 		snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_LIMIT_BYTES), labels, (double)m->limit);
 		if (m->limit > 0)
 			snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_USAGE_RATIO), labels, (double)m->usage / (double)m->limit);
+		if (eta)
+			snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_LIMIT_ETA_SECONDS), labels, *eta);
 	}
 	if (m->has_high)
 		snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_HIGH_BYTES), labels, (double)m->high);
@@ -182,9 +248,11 @@ static int emit(struct cgroup_state *s, struct snapshot *snap, uint64_t now)
 		if (cached)
 			cached->exported = i < keep;
 		if (i < keep) {
+			double eta;
+
 			cgroup_names_resolve(s->names, rank[i].path, now, &names);
 			cgroup_labels_values(rank[i].path, &names, labels);
-			put_cgroup(snap, labels, &e->mem);
+			put_cgroup(snap, labels, &e->mem, limit_eta(s, cached, &e->mem, now, &eta) ? &eta : NULL);
 			continue;
 		}
 		other_usage += e->mem.usage;
@@ -228,6 +296,7 @@ static int cgroup_collect(void *priv, struct snapshot *snap)
 	r = cgroup_trackers_update(s, now);
 	if (r < 0)
 		return r;
+	feed_trends(s, now);
 	r = emit(s, snap, now);
 	if (r < 0)
 		return r;

@@ -64,6 +64,7 @@ static int cache_rebuild(struct cgroup_state *s, size_t new_cap, bool only_seen)
 			continue;
 		if (only_seen && c->seen != s->window) {
 			s->open_files -= cgroup_files_close(&c->files);
+			free(c->usage_trend.points);
 			continue;
 		}
 		to = cache_insert(t, new_cap, c->key, &added);
@@ -107,8 +108,10 @@ void file_cache_free(struct cgroup_state *s)
 	size_t i;
 
 	for (i = 0; i < s->cache_cap; i++)
-		if (s->cache[i].key)
+		if (s->cache[i].key) {
 			cgroup_files_close(&s->cache[i].files);
+			free(s->cache[i].usage_trend.points);
+		}
 	free(s->cache);
 	s->cache = NULL;
 	s->cache_cap = s->cache_n = s->cache_seen = 0;

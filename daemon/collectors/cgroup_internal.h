@@ -11,9 +11,17 @@
 #include "collector.h"
 #include "strbuf.h"
 #include "tracker.h"
+#include "trend.h"
 
-/* Counters kept per cgroup: stall times, then one per event kind. */
-enum { C_SOME, C_FULL, C_EVENT0, N_COUNTERS = C_EVENT0 + _CGROUP_EVENT_MAX };
+/* Counters kept per cgroup: stall times, one per event kind, then memory.stat's
+ * refaults, activations and restores (kind-major, anon then file). */
+enum {
+	C_SOME,
+	C_FULL,
+	C_EVENT0,
+	C_WORKINGSET0 = C_EVENT0 + _CGROUP_EVENT_MAX,
+	N_COUNTERS = C_WORKINGSET0 + 3 * 2,
+};
 #define N_TRACKERS ((N_COUNTERS + TRACKER_MAX_COUNTERS - 1) / TRACKER_MAX_COUNTERS)
 
 /* v1 and v2 inode numbers come from different kernfs roots and can collide. */
@@ -30,7 +38,11 @@ struct cgroup_config {
 	uint64_t stat_interval; /* windows between memory.stat reads of a cgroup not exported */
 	char kubelet_pods_dir[256];       /* <namespace>_<pod>_<uid>/: pod names */
 	char kubelet_containers_dir[256]; /* <pod>_<namespace>_<container>-<id>.log: container names */
+	uint64_t horizon_msec;  /* exhaustion_horizon: the span of usage the limit ETA is fitted over */
 };
+
+/* Usage points kept per cgroup with a limit, for its ETA (16 bytes each). */
+#define CGROUP_TREND_POINTS 64
 
 struct cgroup_hierarchy;
 
@@ -54,8 +66,11 @@ struct cached {
 	uint64_t seen; /* the window it was last walked in */
 	struct cgroup_files files;
 	uint64_t inactive_file;
+	uint64_t workingset[3][2];
+	unsigned workingset_present;
 	bool stat_read, has_inactive_file;
 	bool exported; /* in the last window's top_k */
+	struct trend usage_trend; /* points: NULL until the cgroup has a limit */
 };
 
 struct cgroup_state {

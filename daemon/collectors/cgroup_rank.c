@@ -16,6 +16,12 @@ uint64_t cgroup_counter_value(const struct cgroup_mem *m, unsigned c, bool *pres
 		*present = m->has_pressure_full;
 		return m->pressure_full_usec;
 	}
+	if (c >= C_WORKINGSET0) {
+		unsigned i = c - C_WORKINGSET0;
+
+		*present = m->workingset_present & (1u << i);
+		return m->workingset[i / 2][i % 2];
+	}
 	*present = m->events_present & (1u << (c - C_EVENT0));
 	return m->events[c - C_EVENT0];
 }

@@ -82,10 +82,11 @@ static int skip_cgroup(struct cgroup_state *s, struct cached *c, uint64_t key, i
 	return remember_failed(s, key);
 }
 
-/* memory.stat only feeds the working set gauge, no counter, and is the file
- * that costs: read it for the cgroups exported last window, for new ones, and
- * for the rest every stat_interval windows, spread over the windows by key;
- * in between they keep the inactive_file last read. */
+/* memory.stat feeds the working set gauge and the refault counters, and is
+ * the file that costs: read it for the cgroups exported last window, for new
+ * ones, and for the rest every stat_interval windows, spread over the windows
+ * by key; in between they keep the inactive_file and refaults last read (a
+ * counter of a cgroup in other steps once every stat_interval windows). */
 static bool stat_due(const struct cgroup_state *s, const struct cached *c)
 {
 	if (!c || !c->stat_read || c->exported || s->cfg.stat_interval <= 1)
@@ -113,9 +114,13 @@ static int read_memory(struct cgroup_state *s, struct cgroup_dir *d, struct cach
 		c->stat_read = true;
 		c->inactive_file = m->inactive_file;
 		c->has_inactive_file = m->has_inactive_file;
+		memcpy(c->workingset, m->workingset, sizeof(c->workingset));
+		c->workingset_present = m->workingset_present;
 	} else {
 		m->inactive_file = c->inactive_file;
 		m->has_inactive_file = c->has_inactive_file;
+		memcpy(m->workingset, c->workingset, sizeof(m->workingset));
+		m->workingset_present = c->workingset_present;
 	}
 	return 0;
 }

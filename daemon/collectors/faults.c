@@ -7,6 +7,7 @@
 #include <bpf/libbpf.h>
 #include <dirent.h>
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -285,6 +286,59 @@ static void put_process(struct snapshot *snap, const char *pid, const char *comm
 	snapshot_add(snap, METRIC(MW_PROCESS_MINOR_FAULTS_TOTAL), labels, (double)v[FAULT_MINOR]);
 }
 
+/* Thrashing: the kernel's shadow-entry counters, anon and file. */
+static void put_refaults(struct snapshot *snap, const struct vmstat *vm)
+{
+	static const enum metric_id families[_VMSTAT_WS_MAX] = {
+		[VMSTAT_WS_REFAULT] = MW_MEMORY_REFAULTS_TOTAL,
+		[VMSTAT_WS_ACTIVATE] = MW_MEMORY_REFAULT_ACTIVATIONS_TOTAL,
+		[VMSTAT_WS_RESTORE] = MW_MEMORY_REFAULT_RESTORES_TOTAL,
+	};
+	static const char *const types[2] = { "anon", "file" };
+
+	for (unsigned k = 0; k < _VMSTAT_WS_MAX; k++) {
+		uint64_t v[2];
+		bool has[2];
+
+		vmstat_workingset(vm, k, v, has);
+		for (unsigned t = 0; t < 2; t++)
+			if (has[t])
+				snapshot_add(snap, METRIC(families[k]), (const char *const[]){ types[t] }, (double)v[t]);
+	}
+}
+
+static void put_thp(struct snapshot *snap, const struct vmstat *vm)
+{
+	static const struct {
+		enum metric_id family;
+		const char *label;
+		uint64_t flag;
+		size_t offset;
+	} rows[] = {
+		{ MW_THP_FAULT_FALLBACKS_TOTAL, "fallback", VMSTAT_HAS_THP_FAULT_FALLBACK,
+		  offsetof(struct vmstat, thp_fault_fallback) },
+		{ MW_THP_FAULT_FALLBACKS_TOTAL, "charge", VMSTAT_HAS_THP_FAULT_FALLBACK_CHARGE,
+		  offsetof(struct vmstat, thp_fault_fallback_charge) },
+		{ MW_THP_ALLOCATION_FAILURES_TOTAL, "collapse", VMSTAT_HAS_THP_COLLAPSE_ALLOC_FAILED,
+		  offsetof(struct vmstat, thp_collapse_alloc_failed) },
+		{ MW_THP_ALLOCATION_FAILURES_TOTAL, "file", VMSTAT_HAS_THP_FILE_FALLBACK,
+		  offsetof(struct vmstat, thp_file_fallback) },
+		{ MW_THP_ALLOCATION_FAILURES_TOTAL, "file_charge", VMSTAT_HAS_THP_FILE_FALLBACK_CHARGE,
+		  offsetof(struct vmstat, thp_file_fallback_charge) },
+		{ MW_THP_ALLOCATION_FAILURES_TOTAL, "zero_page", VMSTAT_HAS_THP_ZERO_PAGE_ALLOC_FAILED,
+		  offsetof(struct vmstat, thp_zero_page_alloc_failed) },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		uint64_t v;
+
+		if (!(vm->present & rows[i].flag))
+			continue;
+		memcpy(&v, (const char *)vm + rows[i].offset, sizeof(v));
+		snapshot_add(snap, METRIC(rows[i].family), (const char *const[]){ rows[i].label }, (double)v);
+	}
+}
+
 static int faults_collect(void *priv, struct snapshot *snap)
 {
 	struct faults_state *s = priv;
@@ -313,11 +367,14 @@ static int faults_collect(void *priv, struct snapshot *snap)
 	if (s->vmstat) {
 		const struct vmstat *vm;
 
-		if (vmstat_source_get(s->vmstat, &vm) == 0 &&
-		    (vm->present & VMSTAT_HAS_PGFAULT) && (vm->present & VMSTAT_HAS_PGMAJFAULT)) {
-			snapshot_add(snap, METRIC(MW_MAJOR_FAULTS_TOTAL), NULL, (double)vm->pgmajfault);
-			snapshot_add(snap, METRIC(MW_MINOR_FAULTS_TOTAL), NULL,
-				     (double)(vm->pgfault >= vm->pgmajfault ? vm->pgfault - vm->pgmajfault : 0));
+		if (vmstat_source_get(s->vmstat, &vm) == 0) {
+			if ((vm->present & VMSTAT_HAS_PGFAULT) && (vm->present & VMSTAT_HAS_PGMAJFAULT)) {
+				snapshot_add(snap, METRIC(MW_MAJOR_FAULTS_TOTAL), NULL, (double)vm->pgmajfault);
+				snapshot_add(snap, METRIC(MW_MINOR_FAULTS_TOTAL), NULL,
+					     (double)(vm->pgfault >= vm->pgmajfault ? vm->pgfault - vm->pgmajfault : 0));
+			}
+			put_refaults(snap, vm);
+			put_thp(snap, vm);
 		}
 	}
 	return 0;

@@ -69,7 +69,7 @@ static void fuzz_memstat(const uint8_t *data, size_t size)
 	FUZZ_CHECK(r == 0 || r == -EINVAL);
 	if (r < 0)
 		return;
-	FUZZ_CHECK((ms.present & ~((CGROUP_MEMSTAT_HAS_TOTAL_INACTIVE_FILE << 1) - 1)) == 0);
+	FUZZ_CHECK((ms.present & ~((CGROUP_MEMSTAT_HAS_WORKINGSET(CGROUP_MEMSTAT_TOTAL, _VMSTAT_WS_MAX - 1, VMSTAT_WS_UNSPLIT) << 1) - 1)) == 0);
 	if (ms.present & CGROUP_MEMSTAT_HAS_INACTIVE_FILE)
 		FUZZ_CHECK(memmem(data, size, "inactive_file", 13));
 	if (ms.present & CGROUP_MEMSTAT_HAS_ANON)

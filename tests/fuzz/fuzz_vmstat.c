@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	FUZZ_CHECK(size > 0);
-	FUZZ_CHECK((v.present & ~((VMSTAT_HAS_THP_FAULT_FALLBACK << 1) - 1)) == 0);
+	FUZZ_CHECK((v.present & ~((VMSTAT_HAS_WORKINGSET(_VMSTAT_WS_MAX - 1, VMSTAT_WS_UNSPLIT) << 1) - 1)) == 0);
 	/* A field is present only if a line of the text names it. */
 	if (v.present & VMSTAT_HAS_PGFAULT)
 		FUZZ_CHECK(memmem(data, size, "pgfault", 7));

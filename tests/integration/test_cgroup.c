@@ -185,6 +185,10 @@ START_TEST(test_fixture_v1)
 	expect(body, "memwatch_cgroup_memory_events_total", "cgroup=\"/\",event=\"failcnt\"", 0);
 	expect_absent(body, "memwatch_cgroup_memory_events_total", "cgroup=\"/fixture-rec\",event=\"max\"");
 	expect(body, "memwatch_cgroup_memory_under_oom", "cgroup=\"/fixture-rec\"", 0);
+	/* total_workingset_refault_*; v1 has no activations or restores */
+	expect(body, "memwatch_cgroup_memory_refaults_total", "cgroup=\"/\",type=\"file\"", 294332);
+	expect(body, "memwatch_cgroup_memory_refaults_total", "cgroup=\"/\",type=\"anon\"", 0);
+	expect_absent(body, "memwatch_cgroup_memory_refault_activations_total", NULL);
 	/* No cgroup2 tree: no pressure. */
 	expect_absent(body, "memwatch_cgroup_pressure_memory_some_seconds_total", NULL);
 	/* Missing memory.usage_in_bytes: skipped whole, every window. */
@@ -223,6 +227,10 @@ START_TEST(test_fixture_v2)
 	expect_absent(body, "memwatch_cgroup_memory_under_oom", NULL);
 	expect(body, "memwatch_cgroup_pressure_memory_some_seconds_total", "cgroup=\"/workload\"", 1.843212);
 	expect(body, "memwatch_cgroup_pressure_memory_full_seconds_total", "cgroup=\"/workload\"", 1.620931);
+	expect(body, "memwatch_cgroup_memory_refaults_total", "cgroup=\"/workload\",type=\"file\"", 3412);
+	expect(body, "memwatch_cgroup_memory_refaults_total", "cgroup=\"/workload\",type=\"anon\"", 0);
+	expect(body, "memwatch_cgroup_memory_refault_activations_total", "cgroup=\"/workload\",type=\"file\"", 1201);
+	expect(body, "memwatch_cgroup_memory_refault_restores_total", "cgroup=\"/workload\",type=\"file\"", 610);
 
 	expect(body, "memwatch_cgroup_memory_usage_bytes", "cgroup=\"" ODD "\"", 8716288);
 	expect_absent(body, "memwatch_cgroup_memory_limit_bytes", "cgroup=\"" ODD "\"");

@@ -179,7 +179,21 @@ static struct snapshot *run_collect(struct run *run)
 	return snap;
 }
 
-static void assert_vmstat_window(const char *fixture, uint64_t pgalloc, uint64_t pgfree)
+/* Direct compaction as the fixture's kernel counted it; NAN: not printed. */
+struct compaction_want {
+	double stall, success, fail, daemon_wake;
+	unsigned series; /* of the four families' series */
+};
+
+static void assert_same(double got, double want, const char *what)
+{
+	if (isnan(want))
+		ck_assert_msg(isnan(got), "%s is %g, want absent", what, got);
+	else
+		ck_assert_msg(got == want, "%s is %g, want %g", what, got, want);
+}
+
+static void assert_vmstat_window(const char *fixture, uint64_t pgalloc, uint64_t pgfree, struct compaction_want c)
 {
 	const double page = (double)sysconf(_SC_PAGESIZE);
 	struct snapshot *snap;
@@ -205,7 +219,13 @@ static void assert_vmstat_window(const char *fixture, uint64_t pgalloc, uint64_t
 		      text);
 	ck_assert_msg(strstr(text, "memwatch_page_allocation_failures_total") == NULL, "%s: failure series in:\n%s",
 		      fixture, text);
-	ck_assert_uint_eq(snapshot_series(snap), 3);
+	assert_same(snapshot_value(snap, "memwatch_compaction_kernel_stalls_total", NULL), c.stall, "compact_stall");
+	assert_same(snapshot_value(snap, "memwatch_compaction_kernel_results_total", (const char *const[]){ "success" }),
+		    c.success, "compact_success");
+	assert_same(snapshot_value(snap, "memwatch_compaction_kernel_results_total", (const char *const[]){ "fail" }),
+		    c.fail, "compact_fail");
+	assert_same(snapshot_value(snap, "memwatch_kcompactd_wakeups_total", NULL), c.daemon_wake, "compact_daemon_wake");
+	ck_assert_uint_eq(snapshot_series(snap), 3 + c.series);
 	snapshot_unref(snap);
 	run_stop(&run);
 }
@@ -213,27 +233,31 @@ static void assert_vmstat_window(const char *fixture, uint64_t pgalloc, uint64_t
 /* Linux 6.18: pgalloc_dma 0, dma32 0, normal 25739609, movable 0, device 0. */
 START_TEST(test_vmstat_6_18)
 {
-	assert_vmstat_window("real-6.18.txt", 25739609, 26815768);
+	assert_vmstat_window("real-6.18.txt", 25739609, 26815768, (struct compaction_want){ 0, 0, 0, 0, 4 });
 }
 END_TEST
 
 START_TEST(test_vmstat_crlf)
 {
-	assert_vmstat_window("crlf.txt", 25739609, 26815768);
+	assert_vmstat_window("crlf.txt", 25739609, 26815768, (struct compaction_want){ 0, 0, 0, 0, 4 });
 }
 END_TEST
 
 /* 3.10 (CentOS 7): dma, dma32, normal and movable zones. */
 START_TEST(test_vmstat_3_10)
 {
-	assert_vmstat_window("linux-3.10-centos7.txt", UINT64_C(1024) + 98765432 + 1234567890 + 0, 1333400000);
+	/* compact_stall 42 = compact_success 35 + compact_fail 7; no kcompactd before 4.6 */
+	assert_vmstat_window("linux-3.10-centos7.txt", UINT64_C(1024) + 98765432 + 1234567890 + 0, 1333400000,
+			     (struct compaction_want){ 42, 35, 7, NAN, 3 });
 }
 END_TEST
 
 /* 32-bit ARM: a highmem zone (pgalloc_high). */
 START_TEST(test_vmstat_arm32_highmem)
 {
-	assert_vmstat_window("linux-5.4-arm32-highmem.txt", UINT64_C(51234567) + 8765432 + 0, 60123456);
+	/* no CONFIG_COMPACTION */
+	assert_vmstat_window("linux-5.4-arm32-highmem.txt", UINT64_C(51234567) + 8765432 + 0, 60123456,
+			     (struct compaction_want){ NAN, NAN, NAN, NAN, 0 });
 }
 END_TEST
 

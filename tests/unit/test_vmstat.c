@@ -9,7 +9,16 @@
 #include "vmstat.h"
 #include "fixture.h"
 
-#define VMSTAT_HAS_ALL ((VMSTAT_HAS_THP_FAULT_FALLBACK << 1) - 1u)
+/* The fields every test below knew before the workingset and THP ones. */
+#define VMSTAT_HAS_BASE ((VMSTAT_HAS_THP_FAULT_FALLBACK << 1) - 1u)
+#define WS_SPLIT(kind) (VMSTAT_HAS_WORKINGSET(kind, VMSTAT_WS_ANON) | VMSTAT_HAS_WORKINGSET(kind, VMSTAT_WS_FILE))
+#define WS_ALL_SPLIT (WS_SPLIT(VMSTAT_WS_REFAULT) | WS_SPLIT(VMSTAT_WS_ACTIVATE) | WS_SPLIT(VMSTAT_WS_RESTORE))
+/* Everything a 6.18 kernel prints. */
+#define VMSTAT_HAS_ALL                                                                                   \
+	(VMSTAT_HAS_BASE | VMSTAT_HAS_COMPACT_SUCCESS | VMSTAT_HAS_COMPACT_DAEMON_WAKE |                  \
+	 VMSTAT_HAS_THP_FAULT_FALLBACK_CHARGE | VMSTAT_HAS_THP_COLLAPSE_ALLOC_FAILED |                    \
+	 VMSTAT_HAS_THP_FILE_FALLBACK | VMSTAT_HAS_THP_FILE_FALLBACK_CHARGE |                             \
+	 VMSTAT_HAS_THP_ZERO_PAGE_ALLOC_FAILED | WS_ALL_SPLIT)
 
 FIXTURE_PARSE_FILE(parse_fixture, "vmstat", vmstat_parse, struct vmstat)
 FIXTURE_PARSE_MEM(parse_mem, vmstat_parse, struct vmstat)
@@ -35,6 +44,10 @@ static void assert_real_6_18(const struct vmstat *vs)
 	ck_assert_uint_eq(vs->compact_fail, 0);
 	ck_assert_uint_eq(vs->thp_fault_alloc, 0);
 	ck_assert_uint_eq(vs->thp_fault_fallback, 0);
+	ck_assert_uint_eq(vs->workingset[VMSTAT_WS_REFAULT][VMSTAT_WS_FILE], 336216);
+	ck_assert_uint_eq(vs->workingset[VMSTAT_WS_ACTIVATE][VMSTAT_WS_FILE], 101620);
+	ck_assert_uint_eq(vs->workingset[VMSTAT_WS_REFAULT][VMSTAT_WS_ANON], 0);
+	ck_assert_uint_eq(vs->workingset[VMSTAT_WS_RESTORE][VMSTAT_WS_FILE], 0);
 }
 
 START_TEST(test_real_6_18)
@@ -64,7 +77,14 @@ START_TEST(test_centos7_3_10)
 
 	memset(&vs, 0xaa, sizeof(vs));
 	ck_assert_int_eq(parse_fixture("linux-3.10-centos7.txt", &vs), 0);
-	ck_assert_uint_eq(vs.present, VMSTAT_HAS_ALL & ~(unsigned) VMSTAT_HAS_OOM_KILL);
+	ck_assert_uint_eq(vs.present, (VMSTAT_HAS_BASE & ~VMSTAT_HAS_OOM_KILL) | VMSTAT_HAS_COMPACT_SUCCESS |
+					      VMSTAT_HAS_THP_COLLAPSE_ALLOC_FAILED | VMSTAT_HAS_THP_ZERO_PAGE_ALLOC_FAILED |
+					      VMSTAT_HAS_WORKINGSET(VMSTAT_WS_REFAULT, VMSTAT_WS_UNSPLIT) |
+					      VMSTAT_HAS_WORKINGSET(VMSTAT_WS_ACTIVATE, VMSTAT_WS_UNSPLIT));
+	ck_assert_uint_eq(vs.compact_success, 35);
+	ck_assert_uint_eq(vs.thp_collapse_alloc_failed, 3);
+	ck_assert_uint_eq(vs.workingset[VMSTAT_WS_REFAULT][VMSTAT_WS_UNSPLIT], 310245);
+	ck_assert_uint_eq(vs.workingset[VMSTAT_WS_ACTIVATE][VMSTAT_WS_UNSPLIT], 98123);
 	ck_assert_uint_eq(vs.oom_kill, 0);
 	ck_assert_uint_eq(vs.pgfault, 987654321);
 	ck_assert_uint_eq(vs.pgmajfault, 12345);
@@ -91,9 +111,11 @@ START_TEST(test_arm32_highmem_missing_fields)
 	memset(&vs, 0xaa, sizeof(vs));
 	ck_assert_int_eq(parse_fixture("linux-5.4-arm32-highmem.txt", &vs), 0);
 	ck_assert_uint_eq(vs.present,
-			  VMSTAT_HAS_ALL & ~(unsigned) (VMSTAT_HAS_COMPACT_STALL | VMSTAT_HAS_COMPACT_FAIL |
-							VMSTAT_HAS_THP_FAULT_ALLOC |
-							VMSTAT_HAS_THP_FAULT_FALLBACK));
+			  (VMSTAT_HAS_BASE & ~(VMSTAT_HAS_COMPACT_STALL | VMSTAT_HAS_COMPACT_FAIL |
+					       VMSTAT_HAS_THP_FAULT_ALLOC | VMSTAT_HAS_THP_FAULT_FALLBACK)) |
+				  VMSTAT_HAS_WORKINGSET(VMSTAT_WS_REFAULT, VMSTAT_WS_UNSPLIT) |
+				  VMSTAT_HAS_WORKINGSET(VMSTAT_WS_ACTIVATE, VMSTAT_WS_UNSPLIT) |
+				  VMSTAT_HAS_WORKINGSET(VMSTAT_WS_RESTORE, VMSTAT_WS_UNSPLIT));
 	ck_assert_uint_eq(vs.compact_stall, 0);
 	ck_assert_uint_eq(vs.compact_fail, 0);
 	ck_assert_uint_eq(vs.thp_fault_alloc, 0);
@@ -108,6 +130,44 @@ START_TEST(test_arm32_highmem_missing_fields)
 	ck_assert_uint_eq(vs.pgscan_kswapd, 90123);
 	ck_assert_uint_eq(vs.pgscan_direct, 612);
 	ck_assert_uint_eq(vs.oom_kill, 1);
+}
+END_TEST
+
+/* Split kernels give anon and file; older ones print one counter, which
+ * counted file pages only (anon pages had no shadow entries before 5.9). */
+START_TEST(test_workingset_split_and_unsplit)
+{
+	struct vmstat vs;
+	uint64_t v[2];
+	bool has[2];
+
+	ck_assert_int_eq(parse_fixture("real-6.18.txt", &vs), 0);
+	vmstat_workingset(&vs, VMSTAT_WS_REFAULT, v, has);
+	ck_assert(has[0] && has[1]);
+	ck_assert_uint_eq(v[0], 0);
+	ck_assert_uint_eq(v[1], 336216);
+
+	ck_assert_int_eq(parse_fixture("linux-5.4-arm32-highmem.txt", &vs), 0);
+	vmstat_workingset(&vs, VMSTAT_WS_REFAULT, v, has);
+	ck_assert(!has[0] && has[1]);
+	ck_assert_uint_eq(v[1], 18234);
+	vmstat_workingset(&vs, VMSTAT_WS_RESTORE, v, has);
+	ck_assert(!has[0] && has[1]);
+	ck_assert_uint_eq(v[1], 1203);
+
+	/* 3.10 has no workingset_restore at all */
+	ck_assert_int_eq(parse_fixture("linux-3.10-centos7.txt", &vs), 0);
+	vmstat_workingset(&vs, VMSTAT_WS_RESTORE, v, has);
+	ck_assert(!has[0] && !has[1]);
+	vmstat_workingset(&vs, VMSTAT_WS_ACTIVATE, v, has);
+	ck_assert(!has[0] && has[1]);
+	ck_assert_uint_eq(v[1], 98123);
+
+	/* the split keys win over an unsplit one printed beside them */
+	ck_assert_int_eq(parse_str("workingset_refault 9\nworkingset_refault_file 4\n", &vs), 0);
+	vmstat_workingset(&vs, VMSTAT_WS_REFAULT, v, has);
+	ck_assert(!has[0] && has[1]);
+	ck_assert_uint_eq(v[1], 4);
 }
 END_TEST
 
@@ -138,7 +198,7 @@ START_TEST(test_truncated_midline)
 	memset(&vs, 0xaa, sizeof(vs));
 	ck_assert_int_eq(parse_fixture("truncated-midline.txt", &vs), 0);
 	/* everything before pgfault is kept; pgfault (cut) and all after are absent */
-	ck_assert_uint_eq(vs.present, VMSTAT_HAS_PGALLOC | VMSTAT_HAS_ALLOCSTALL | VMSTAT_HAS_PGFREE);
+	ck_assert_uint_eq(vs.present, VMSTAT_HAS_PGALLOC | VMSTAT_HAS_ALLOCSTALL | VMSTAT_HAS_PGFREE | WS_ALL_SPLIT);
 	ck_assert_uint_eq(vs.pgalloc, 25739609);
 	ck_assert_uint_eq(vs.allocstall, 0);
 	ck_assert_uint_eq(vs.pgfree, 26815768);
@@ -154,7 +214,7 @@ START_TEST(test_truncated_sum)
 
 	memset(&vs, 0xaa, sizeof(vs));
 	ck_assert_int_eq(parse_fixture("truncated-pgalloc.txt", &vs), 0);
-	ck_assert_uint_eq(vs.present, 0);
+	ck_assert_uint_eq(vs.present, WS_ALL_SPLIT); /* they come before pgalloc_* */
 	ck_assert_uint_eq(vs.pgalloc, 0);
 
 	ck_assert_int_eq(parse_str("pgalloc_dma32 5\npgfault 3\npgalloc_normal 1", &vs), 0);
@@ -233,7 +293,7 @@ START_TEST(test_garbage_binary)
 	memset(&vs, 0x5a, sizeof(vs));
 	ck_assert_int_eq(parse_mem(junk_value, sizeof(junk_value) - 1, &vs), -EINVAL);
 	ck_assert_uint_eq(vs.pgfault, UINT64_C(0x5a5a5a5a5a5a5a5a));
-	ck_assert_uint_eq(vs.present, 0x5a5a5a5au);
+	ck_assert_uint_eq(vs.present, UINT64_C(0x5a5a5a5a5a5a5a5a));
 }
 END_TEST
 
@@ -295,7 +355,7 @@ START_TEST(test_overflow)
 	ck_assert_int_eq(parse_fixture("overflow-u64.txt", &vs), -EINVAL);
 	ck_assert_int_eq(parse_fixture("overflow-sum.txt", &vs), -EINVAL);
 	ck_assert_uint_eq(vs.pgfault, UINT64_C(0x5a5a5a5a5a5a5a5a));
-	ck_assert_uint_eq(vs.present, 0x5a5a5a5au);
+	ck_assert_uint_eq(vs.present, UINT64_C(0x5a5a5a5a5a5a5a5a));
 
 	ck_assert_int_eq(parse_str("allocstall 18446744073709551615\nallocstall_normal 1\n", &vs),
 			 -EINVAL);
@@ -312,7 +372,7 @@ START_TEST(test_negative)
 	memset(&vs, 0x5a, sizeof(vs));
 	ck_assert_int_eq(parse_fixture("negative.txt", &vs), -EINVAL);
 	ck_assert_uint_eq(vs.pgfault, UINT64_C(0x5a5a5a5a5a5a5a5a));
-	ck_assert_uint_eq(vs.present, 0x5a5a5a5au);
+	ck_assert_uint_eq(vs.present, UINT64_C(0x5a5a5a5a5a5a5a5a));
 
 	/* unknown keys are never validated */
 	ck_assert_int_eq(parse_str("nr_zone_write_pending -3\npgfault 1\n", &vs), 0);
@@ -407,6 +467,7 @@ static Suite *vmstat_suite(void)
 	tcase_add_test(tc, test_real_6_18);
 	tcase_add_test(tc, test_crlf);
 	tcase_add_test(tc, test_centos7_3_10);
+	tcase_add_test(tc, test_workingset_split_and_unsplit);
 	tcase_add_test(tc, test_arm32_highmem_missing_fields);
 	tcase_add_test(tc, test_empty);
 	tcase_add_test(tc, test_null_args);
