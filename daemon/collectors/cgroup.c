@@ -103,8 +103,7 @@ static int cgroup_configure(void *cfg, const char *key, const char *value, char 
 	if (strcmp(key, "stat_interval") == 0)
 		return parse_bounded(value, 1, 3600, &c->stat_interval, errmsg, errlen);
 	if (strcmp(key, "exhaustion_horizon") == 0) {
-		int r = config_parse_duration_msec(value, 1000, 3600000, &c->horizon_msec);
-
+		r = config_parse_duration_msec(value, 1000, 3600000, &c->horizon_msec);
 		if (r < 0)
 			snprintf(errmsg, errlen, "'%s' is not a duration between 1s and 1h", value);
 		return r;
