@@ -141,6 +141,12 @@ static size_t merge_threads(struct tracked_row *rows, size_t n)
 {
 	size_t i, k = 0;
 
+	/* The iterator goes in pid order: with no thread apart from its
+	 * process, the rows are sorted already and each key is there once. */
+	for (i = 1; i < n && rows[i - 1].key < rows[i].key; i++)
+		;
+	if (i >= n)
+		return n;
 	qsort(rows, n, sizeof(*rows), cmp_tgid);
 	for (i = 0; i < n; i++) {
 		if (k > 0 && rows[k - 1].key == rows[i].key) {
