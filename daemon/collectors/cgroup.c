@@ -24,6 +24,7 @@ static void cgroup_config_defaults(void *cfg)
 	c->max_cgroups = 10000;
 	c->top_k = 50;
 	c->stat_interval = 10;
+	c->use_bpf = true;
 }
 
 static int parse_root(const char *value, char *dst, size_t len, char *errmsg, size_t errlen)
@@ -88,6 +89,18 @@ static int cgroup_configure(void *cfg, const char *key, const char *value, char 
 		return parse_bounded(value, 1, 10000, &c->top_k, errmsg, errlen);
 	if (strcmp(key, "stat_interval") == 0)
 		return parse_bounded(value, 1, 3600, &c->stat_interval, errmsg, errlen);
+	if (strcmp(key, "source") == 0) {
+		/* auto and bpf are the same: the iterator where it loads, cgroupfs where not. */
+		if (strcmp(value, "auto") == 0 || strcmp(value, "bpf") == 0)
+			c->use_bpf = true;
+		else if (strcmp(value, "cgroupfs") == 0)
+			c->use_bpf = false;
+		else {
+			snprintf(errmsg, errlen, "'%s' is not one of auto, bpf, cgroupfs", value);
+			return -EINVAL;
+		}
+		return 0;
+	}
 	return -ENOENT;
 }
 
@@ -244,6 +257,18 @@ static int apply_config(struct cgroup_state *s, const struct cgroup_config *c, s
 	s->exclude = exc;
 	inc = exc = (struct cgroup_globs){ .n = 0 }; /* now s's */
 	s->cfg = *c;
+	/* The iterator is rooted at the v1 tree's directory: it follows the roots. */
+	cgroup_bpf_stop(s);
+	s->layout_valid = false; /* other roots or patterns: walk again */
+	k = cgroup_bpf_start(s);
+	if (k < 0) {
+		log_debug_errno(k, "cgroup: BPF cgroup iterator unavailable, reading cgroupfs instead: %m");
+		st->state = COLLECTOR_DEGRADED;
+		collector_status_note_bpf_error(st, k);
+		collector_status_set_reason(st, "BPF cgroup iterator unavailable (%s): reading cgroupfs",
+					    strerror(-k));
+	}
+	snprintf(st->mode, sizeof(st->mode), "%s", k > 0 ? "iter" : "cgroupfs");
 	log_info("Collector cgroup: %s%s%s%s%s", r.v1_fd >= 0 ? "v1 memory hierarchy at " : "", r.v1,
 		 r.v1_fd >= 0 && r.v2_fd >= 0 ? ", " : "",
 		 r.v2_fd < 0 ? "" : r.v2_memory ? "cgroup2 memory hierarchy at " : "cgroup2 pressure from ",
@@ -287,6 +312,7 @@ static void cgroup_stop(void *priv)
 
 	if (!s->initialized)
 		return;
+	cgroup_bpf_free(s);
 	file_cache_free(s);
 	cgroup_roots_close(&s->roots);
 	cgroup_globs_free(&s->include);
