@@ -235,6 +235,7 @@ static int cgroup_collect(void *priv, struct snapshot *snap)
 static int apply_config(struct cgroup_state *s, const struct cgroup_config *c, struct collector_status *st)
 {
 	_cleanup_(cgroup_globs_free) struct cgroup_globs inc = { .n = 0 }, exc = { .n = 0 };
+	bool same_iterator;
 	struct roots r;
 	int k;
 
@@ -249,6 +250,10 @@ static int apply_config(struct cgroup_state *s, const struct cgroup_config *c, s
 		collector_status_set_reason(st, "bad include/exclude patterns");
 		return k;
 	}
+	/* A reload that keeps the v1 tree and the source keeps its iterator,
+	 * which holds the cgroup it was attached to, not the old fd. */
+	same_iterator = s->memcg_iter && r.v1_fd >= 0 && strcmp(r.v1, s->roots.v1) == 0 && c->use_bpf &&
+			 c->max_cgroups == s->cfg.max_cgroups; /* the records array is sized by it */
 	cgroup_roots_close(&s->roots);
 	cgroup_globs_free(&s->include);
 	cgroup_globs_free(&s->exclude);
@@ -257,10 +262,14 @@ static int apply_config(struct cgroup_state *s, const struct cgroup_config *c, s
 	s->exclude = exc;
 	inc = exc = (struct cgroup_globs){ .n = 0 }; /* now s's */
 	s->cfg = *c;
-	/* The iterator is rooted at the v1 tree's directory: it follows the roots. */
-	cgroup_bpf_stop(s);
 	s->layout_valid = false; /* other roots or patterns: walk again */
-	k = cgroup_bpf_start(s);
+	/* Otherwise the iterator is rooted at the new v1 tree's directory. */
+	if (same_iterator) {
+		k = 1;
+	} else {
+		cgroup_bpf_stop(s);
+		k = cgroup_bpf_start(s);
+	}
 	if (k < 0) {
 		log_debug_errno(k, "cgroup: BPF cgroup iterator unavailable, reading cgroupfs instead: %m");
 		st->state = COLLECTOR_DEGRADED;

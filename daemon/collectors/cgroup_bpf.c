@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 #include "cgroup_internal.h"
@@ -44,9 +45,23 @@ int cgroup_bpf_start(struct cgroup_state *s)
 	linfo.cgroup.order = BPF_CGROUP_ITER_DESCENDANTS_PRE;
 	opts.link_info = &linfo;
 	opts.link_info_len = sizeof(linfo);
+	/* As many as the walk may visit, and the tree's own cgroups above a subtree root. */
+	s->memcg_slots = (size_t)s->cfg.max_cgroups + 256;
 	log_set_libbpf_quiet(true);
-	s->memcg_skel = memcg_bpf__open_and_load();
+	s->memcg_skel = memcg_bpf__open();
 	if (!s->memcg_skel) {
+		r = -errno;
+		goto out;
+	}
+	r = bpf_map__set_max_entries(s->memcg_skel->maps.records, (__u32)s->memcg_slots);
+	if (r == 0)
+		r = memcg_bpf__load(s->memcg_skel);
+	if (r < 0)
+		goto out;
+	s->memcg_map_len = s->memcg_slots * sizeof(struct memcg_record);
+	s->memcg_map = mmap(NULL, s->memcg_map_len, PROT_READ, MAP_SHARED, bpf_map__fd(s->memcg_skel->maps.records), 0);
+	if (s->memcg_map == MAP_FAILED) {
+		s->memcg_map = NULL;
 		r = -errno;
 		goto out;
 	}
@@ -64,6 +79,9 @@ out:
 
 void cgroup_bpf_stop(struct cgroup_state *s)
 {
+	if (s->memcg_map)
+		munmap(s->memcg_map, s->memcg_map_len);
+	s->memcg_map = NULL;
 	bpf_link__destroy(s->memcg_iter);
 	memcg_bpf__destroy(s->memcg_skel);
 	s->memcg_iter = NULL;
@@ -86,64 +104,59 @@ static int cmp_id(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static int grow(struct cgroup_state *s)
-{
-	size_t cap = s->cap_memcg ? s->cap_memcg * 2 : 256;
-	struct memcg_record *p;
-
-	if (cap > s->cfg.max_cgroups * 2 + 256)
-		return -E2BIG; /* bounded like the walk; the rest come from cgroupfs */
-	p = realloc(s->memcg, cap * sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	s->memcg = p;
-	s->cap_memcg = cap;
-	return 0;
-}
-
 int cgroup_bpf_refresh(struct cgroup_state *s)
 {
-	size_t used = 0;
+	struct memcg_bpf__bss *bss;
+	char byte;
+	size_t n;
 	int fd, r = 0;
 
 	s->n_memcg = 0;
 	if (!s->memcg_iter)
 		return 0;
+	bss = s->memcg_skel->bss;
+	bss->n_records = bss->overflowed = bss->complete = 0;
 	fd = bpf_iter_create(bpf_link__fd(s->memcg_iter));
 	if (fd < 0)
 		return -errno;
+	/* The program writes nothing to the file: one read() runs the whole walk. */
 	for (;;) {
-		ssize_t got;
+		ssize_t got = read(fd, &byte, sizeof(byte));
 
-		if (used + sizeof(struct memcg_record) > s->cap_memcg * sizeof(struct memcg_record)) {
-			r = grow(s);
-			if (r < 0)
-				break;
-		}
-		got = read(fd, (char *)s->memcg + used, s->cap_memcg * sizeof(struct memcg_record) - used);
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0)
 			r = -errno;
 		if (got <= 0)
 			break;
-		used += (size_t)got;
 	}
 	close(fd);
-	s->n_memcg = used / sizeof(struct memcg_record);
+	if (r < 0)
+		return r;
+	if (!bss->complete)
+		return -EIO;
+	n = bss->n_records < s->memcg_slots ? bss->n_records : s->memcg_slots;
+	if (n > s->cap_memcg) {
+		struct memcg_record *p = realloc(s->memcg, n * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		s->memcg = p;
+		s->cap_memcg = n;
+	}
+	memcpy(s->memcg, s->memcg_map, n * sizeof(*s->memcg));
+	s->n_memcg = n;
 	/* Pre-order is not id order; a cgroup created since is looked up and missed. */
 	qsort(s->memcg, s->n_memcg, sizeof(*s->memcg), cmp_id);
 	/* Which cgroups there are, under which names: the same tree as last
-	 * window's when this is unchanged (a full list: the walk is bounded). */
+	 * window's when this is unchanged. A list cut short never is. */
 	s->memcg_signature = s->n_memcg;
 	for (size_t i = 0; i < s->n_memcg; i++)
 		s->memcg_signature = cgroup_key_mix(s->memcg_signature ^ s->memcg[i].id) ^
 				     cgroup_key_mix(s->memcg[i].name_hash + s->memcg[i].level);
-	if (r == -E2BIG) {
-		s->memcg_signature = 0; /* incomplete: never taken for an unchanged tree */
-		return 0;
-	}
-	return r;
+	if (bss->overflowed)
+		s->memcg_signature = 0;
+	return 0;
 }
 
 bool cgroup_bpf_lookup(const struct cgroup_state *s, uint64_t ino, struct cgroup_mem *m)

@@ -88,6 +88,8 @@ struct cgroup_state {
 	struct bpf_link *memcg_iter;
 	struct memcg_record *memcg;
 	size_t n_memcg, cap_memcg;
+	void *memcg_map; /* the program's records array, mapped */
+	size_t memcg_map_len, memcg_slots;
 	uint64_t page_size;
 	uint64_t memcg_signature; /* of this window's records: ids, names, levels */
 	/* cgroup_scan.c: the last full walk's entries can be read again without

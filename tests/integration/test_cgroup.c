@@ -314,6 +314,9 @@ static char live_path[512];   /* our cgroup */
 static char live_name[64];    /* "/memwatch-cgtest-PID" */
 static char sparse_path[512];
 static char child_path[600];  /* our cgroup's child, in the sources test */
+/* Empty children beside it: more records than a cgroup iterator's seq_file
+ * holds in one read (32 KiB, ~580 of them). */
+#define BULK_CGROUPS 700
 
 static bool find_live_root(void)
 {
@@ -353,6 +356,10 @@ static void live_cleanup(void)
 		for (i = 0; i < 50 && rmdir(child_path) < 0 && errno != ENOENT; i++)
 			mw_sleep_ms(100);
 		/* The sources test's empty children, if it stopped half-way. */
+		for (i = 0; i < BULK_CGROUPS; i++) {
+			snprintf(procs, sizeof(procs), "%s/bulk%d", live_path, i);
+			(void)rmdir(procs);
+		}
 		snprintf(procs, sizeof(procs), "%s/late", live_path);
 		(void)rmdir(procs);
 		snprintf(procs, sizeof(procs), "%s/renamed", live_path);
@@ -726,17 +733,21 @@ START_TEST(test_live_sources_agree)
 	ck_assert_msg(mkdir(child_path, 0755) == 0, "mkdir %s: %m", child_path);
 	snprintf(text, sizeof(text), "%s/memory.limit_in_bytes", child_path);
 	ck_assert_int_eq(write_cgroup_file(text, "16777216\n"), 0);
+	for (int i = 0; i < BULK_CGROUPS; i++) {
+		snprintf(text, sizeof(text), "%s/bulk%d", live_path, i);
+		ck_assert_msg(mkdir(text, 0755) == 0, "mkdir %s: %m", text);
+	}
 	holder = spawn_anon_holder();
 	run_reader();
 	run_oom_victim();
 
-	snprintf(text, sizeof(text), "[daemon]\nwindow = 1s\n\n[collector.cgroup]\ninclude = %s %s/*\nsource = bpf\n",
+	snprintf(text, sizeof(text), "[daemon]\nwindow = 1s\n\n[collector.cgroup]\ninclude = %s %s/*\ntop_k = 1000\nsource = bpf\n",
 		 live_name, live_name);
 	conf = temp_config(text);
 	bpf = start_or_fail(conf);
 	free(conf);
 	snprintf(text, sizeof(text),
-		 "[daemon]\nwindow = 1s\n\n[collector.cgroup]\ninclude = %s %s/*\nsource = cgroupfs\n", live_name,
+		 "[daemon]\nwindow = 1s\n\n[collector.cgroup]\ninclude = %s %s/*\ntop_k = 1000\nsource = cgroupfs\n", live_name,
 		 live_name);
 	conf = temp_config(text);
 	fs = start_or_fail(conf);
@@ -754,8 +765,23 @@ START_TEST(test_live_sources_agree)
 		ck_assert_ptr_nonnull(body_bpf);
 		ck_assert_ptr_nonnull(body_fs);
 		if (round == 0) {
+			double n_bpf, n_fs, open_bpf, open_fs;
+
 			expect_cgroup_mode(body_bpf, "iter");
 			expect_cgroup_mode(body_fs, "cgroupfs");
+			/* The iterator's counters leave memory.stat (and a twin's
+			 * memory.pressure) to cgroupfs; without it every cgroup keeps
+			 * its five files open. */
+			n_bpf = metric_or_fail(body_bpf, "memwatch_cgroups_discovered", NULL);
+			n_fs = metric_or_fail(body_fs, "memwatch_cgroups_discovered", NULL);
+			ck_assert_msg(n_bpf == BULK_CGROUPS + 2 && n_fs == BULK_CGROUPS + 2,
+				      "cgroups discovered: source=bpf %.0f, source=cgroupfs %.0f, want %d", n_bpf, n_fs,
+				      BULK_CGROUPS + 2);
+			open_bpf = metric_or_fail(body_bpf, "memwatch_cgroup_open_files", NULL);
+			open_fs = metric_or_fail(body_fs, "memwatch_cgroup_open_files", NULL);
+			ck_assert_msg(open_bpf <= 2 * n_bpf && open_fs >= 5 * n_fs,
+				      "files kept open: source=bpf %.0f (want at most 2 per cgroup), source=cgroupfs %.0f "
+				      "(want 5 or more per cgroup) for %.0f cgroups", open_bpf, open_fs, n_bpf);
 		}
 		parent = read_v1_files(live_path);
 		child = read_v1_files(child_path);
