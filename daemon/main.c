@@ -4,13 +4,11 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <link.h>
 #include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <systemd/sd-daemon.h>
@@ -271,55 +269,13 @@ static int start_http(struct core *core, struct http_server **srv, int listen_fd
 				 &(struct http_security){ d->tls_cert_file, d->tls_key_file, &d->basic_auth });
 }
 
-static bool has_text_relocations(const struct dl_phdr_info *info)
-{
-	for (size_t i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-		if (ph->p_type != PT_DYNAMIC)
-			continue;
-		for (const ElfW(Dyn) *d = (const ElfW(Dyn) *)(info->dlpi_addr + ph->p_vaddr); d->d_tag != DT_NULL; d++)
-			if (d->d_tag == DT_TEXTREL || (d->d_tag == DT_FLAGS && (d->d_un.d_val & DF_TEXTREL)))
-				return true;
-	}
-	return false;
-}
-
-/* Start-up touches far more of the binary and its libraries than the daemon
- * uses afterwards: the BPF objects embedded by the skeletons (megabytes, read
- * once by libbpf), BTF and ELF parsing, and the TLS stack libmicrohttpd
- * initialises when it is loaded (gnutls, p11-kit, nettle: ~2 MiB) even when
- * TLS is not configured. Those pages are clean copies of their files, so
- * dropping them from our mappings leaves them in the page cache, and what is
- * still used faults back in (with fault-around): RSS becomes what the daemon
- * touches, not what start-up touched. Writable segments (data, GOT, RELRO)
- * hold private changes and are never dropped, nor text of an object with
- * text relocations or the vDSO. */
-static int drop_startup_pages(struct dl_phdr_info *info, size_t size, void *userdata)
-{
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	bool is_executable = !info->dlpi_name || !info->dlpi_name[0];
-
-	if ((!is_executable && info->dlpi_name[0] != '/') || has_text_relocations(info))
-		return 0;
-	for (size_t i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t start, end;
-
-		if (ph->p_type != PT_LOAD || (ph->p_flags & PF_W))
-			continue;
-		start = (info->dlpi_addr + ph->p_vaddr + page - 1) & ~(page - 1);
-		end = (info->dlpi_addr + ph->p_vaddr + ph->p_filesz) & ~(page - 1);
-		if (end > start)
-			(void)madvise((void *)start, end - start, MADV_DONTNEED);
-	}
-	return 0;
-}
-
+/* Start-up parses the kernel's BTF and the BPF objects (heap, megabytes):
+ * handed back once the collectors run. Clean pages of the binary and its
+ * libraries stay mapped: dropping them would only make the RSS figure
+ * smaller while they fault back in. */
 static void release_startup_memory(void)
 {
 	malloc_trim(0);
-	(void)dl_iterate_phdr(drop_startup_pages, NULL);
 }
 
 static void reload(struct core *core, const struct options *o, struct http_server **srv, bool socket_activated)

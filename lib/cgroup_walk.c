@@ -410,56 +410,92 @@ static void set_workingset(struct cgroup_mem *m, const struct cgroup_memstat *ms
 	}
 }
 
+void cgroup_mem_set_v1_counters(struct cgroup_mem *m, const struct cgroup_v1_counters *c)
+{
+	*m = (struct cgroup_mem){ .v1 = true, .usage = c->usage, .limit = c->limit };
+	m->has_limit = !cgroup_v1_limit_is_unlimited(c->limit);
+	set_event(m, CGROUP_EVENT_FAILCNT, c->failcnt);
+	if (c->has_oom_kill)
+		set_event(m, CGROUP_EVENT_OOM_KILL, c->oom_kill);
+	m->has_under_oom = c->has_under_oom;
+	m->under_oom = c->under_oom;
+}
+
+static int read_v1_stat(int dfd, struct cgroup_files *f, char *buf, struct cgroup_mem *m)
+{
+	struct cgroup_memstat ms;
+	int r;
+
+	r = read_memstat(dfd, f, 4, buf, &ms);
+	if (r < 0)
+		return r;
+	/* total_ includes the children, as usage_in_bytes does with use_hierarchy. */
+	if (ms.present & CGROUP_MEMSTAT_HAS_TOTAL_INACTIVE_FILE) {
+		m->inactive_file = ms.total_inactive_file;
+		m->has_inactive_file = true;
+	} else if (ms.present & CGROUP_MEMSTAT_HAS_INACTIVE_FILE) {
+		m->inactive_file = ms.inactive_file;
+		m->has_inactive_file = true;
+	}
+	set_workingset(m, &ms);
+	return 0;
+}
+
+int cgroup_read_v1_stat(int dfd, struct cgroup_files *f, char *buf, struct cgroup_mem *m)
+{
+	struct cgroup_mem copy = *m;
+	int r;
+
+	r = read_v1_stat(dfd, f, buf, &copy);
+	if (r < 0)
+		return r;
+	*m = copy;
+	return 0;
+}
+
 static int read_v1(int dfd, struct cgroup_files *f, unsigned flags, char *buf, struct cgroup_mem *out)
 {
-	struct cgroup_mem m = { .v1 = true };
+	struct cgroup_v1_counters c = { 0 };
 	struct cgroup_kv kv[KV_MAX];
 	const struct cgroup_kv *k;
-	struct cgroup_memstat ms;
+	struct cgroup_mem m;
 	bool is_max;
-	uint64_t v;
 	size_t n;
 	int r;
 
-	r = read_value(dfd, f, 0, "memory.usage_in_bytes", buf, &m.usage, &is_max);
+	r = read_value(dfd, f, 0, "memory.usage_in_bytes", buf, &c.usage, &is_max);
 	if (r < 0)
 		return r;
 	if (is_max)
 		return -EINVAL; /* v1 prints numbers only */
-	r = read_value(dfd, f, 1, "memory.limit_in_bytes", buf, &m.limit, &is_max);
+	r = read_value(dfd, f, 1, "memory.limit_in_bytes", buf, &c.limit, &is_max);
 	if (r < 0)
 		return r;
-	m.has_limit = !is_max && !cgroup_v1_limit_is_unlimited(m.limit);
-	r = read_value(dfd, f, 2, "memory.failcnt", buf, &v, &is_max);
+	if (is_max)
+		c.limit = UINT64_MAX; /* never printed by v1; no limit */
+	r = read_value(dfd, f, 2, "memory.failcnt", buf, &c.failcnt, &is_max);
 	if (r < 0)
 		return r;
 	if (is_max)
 		return -EINVAL;
-	set_event(&m, CGROUP_EVENT_FAILCNT, v);
 	r = read_kv(dfd, f, 3, "memory.oom_control", buf, kv, &n);
 	if (r < 0)
 		return r;
 	k = cgroup_kv_find(kv, n, "oom_kill");
-	if (k)
-		set_event(&m, CGROUP_EVENT_OOM_KILL, k->value);
+	if (k) {
+		c.has_oom_kill = true;
+		c.oom_kill = k->value;
+	}
 	k = cgroup_kv_find(kv, n, "under_oom");
 	if (k) {
-		m.has_under_oom = true;
-		m.under_oom = k->value != 0;
+		c.has_under_oom = true;
+		c.under_oom = k->value != 0;
 	}
+	cgroup_mem_set_v1_counters(&m, &c);
 	if (!(flags & CGROUP_READ_SKIP_STAT)) {
-		r = read_memstat(dfd, f, 4, buf, &ms);
+		r = read_v1_stat(dfd, f, buf, &m);
 		if (r < 0)
 			return r;
-		/* total_ includes the children, as usage_in_bytes does with use_hierarchy. */
-		if (ms.present & CGROUP_MEMSTAT_HAS_TOTAL_INACTIVE_FILE) {
-			m.inactive_file = ms.total_inactive_file;
-			m.has_inactive_file = true;
-		} else if (ms.present & CGROUP_MEMSTAT_HAS_INACTIVE_FILE) {
-			m.inactive_file = ms.inactive_file;
-			m.has_inactive_file = true;
-		}
-		set_workingset(&m, &ms);
 	}
 	*out = m;
 	return 0;

@@ -155,6 +155,18 @@ int cgroup_read_at(int dfd, const char *name, char *buf, size_t cap, size_t *len
  * inactive_file). */
 int cgroup_read_v1(int dfd, struct cgroup_files *f, char *buf, struct cgroup_mem *out);
 
+/* What the four v1 files other than memory.stat say, however they were read
+ * (cgroupfs, or the kernel's counters through a BPF cgroup iterator). */
+struct cgroup_v1_counters {
+	uint64_t usage, limit, failcnt, oom_kill; /* bytes, bytes, counts */
+	bool has_oom_kill, has_under_oom, under_oom;
+};
+/* Fills m from c exactly as cgroup_read_v1 does from the files (memory.stat aside). */
+void cgroup_mem_set_v1_counters(struct cgroup_mem *m, const struct cgroup_v1_counters *c);
+/* Only memory.stat of a v1 cgroup (slot 4 of f): sets m's inactive_file
+ * fields as cgroup_read_v1 does; m is untouched on failure. */
+int cgroup_read_v1_stat(int dfd, struct cgroup_files *f, char *buf, struct cgroup_mem *m);
+
 /* v2: memory.current, .max, .high ("max": none), .events, .stat
  * (inactive_file). Not for the root cgroup, which has no memory.current. */
 int cgroup_read_v2(int dfd, struct cgroup_files *f, char *buf, struct cgroup_mem *out);

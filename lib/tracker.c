@@ -117,7 +117,13 @@ void tracker_update(struct tracker *t, struct tracked_row *fresh, size_t n, uint
 		t->next = NULL;
 		t->cap_next = t->zeroed_next = 0;
 	}
-	qsort(fresh, n, sizeof(*fresh), cmp_key);
+	/* Collectors mostly hand over tables in key order already (pids from
+	 * the task iterator): a qsort of 10,000 rows of 200 bytes each window
+	 * was a tenth of the daemon's time. */
+	for (i = 1; i < n && fresh[i - 1].key <= fresh[i].key; i++)
+		;
+	if (i < n)
+		qsort(fresh, n, sizeof(*fresh), cmp_key);
 	for (i = 0; i < n; i++) {
 		struct tracked_row *r = &fresh[i];
 		struct tracked_row *old = NULL, *predecessor = NULL;

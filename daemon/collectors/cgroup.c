@@ -29,6 +29,7 @@ static void cgroup_config_defaults(void *cfg)
 	snprintf(c->kubelet_pods_dir, sizeof(c->kubelet_pods_dir), "/var/log/pods");
 	snprintf(c->kubelet_containers_dir, sizeof(c->kubelet_containers_dir), "/var/log/containers");
 	c->horizon_msec = 60000;
+	c->use_bpf = true;
 }
 
 static const struct config_key cgroup_keys[] = {
@@ -107,6 +108,18 @@ static int cgroup_configure(void *cfg, const char *key, const char *value, char 
 		if (r < 0)
 			snprintf(errmsg, errlen, "'%s' is not a duration between 1s and 1h", value);
 		return r;
+	}
+	if (strcmp(key, "source") == 0) {
+		/* auto and bpf are the same: the iterator where it loads, cgroupfs where not. */
+		if (strcmp(value, "auto") == 0 || strcmp(value, "bpf") == 0)
+			c->use_bpf = true;
+		else if (strcmp(value, "cgroupfs") == 0)
+			c->use_bpf = false;
+		else {
+			snprintf(errmsg, errlen, "'%s' is not one of auto, bpf, cgroupfs", value);
+			return -EINVAL;
+		}
+		return 0;
 	}
 	return -ENOENT;
 }
@@ -313,6 +326,7 @@ static int cgroup_collect(void *priv, struct snapshot *snap)
 static int apply_config(struct cgroup_state *s, const struct cgroup_config *c, struct collector_status *st)
 {
 	_cleanup_(cgroup_globs_free) struct cgroup_globs inc = { .n = 0 }, exc = { .n = 0 };
+	bool same_iterator;
 	struct roots r;
 	int k;
 
@@ -327,6 +341,10 @@ static int apply_config(struct cgroup_state *s, const struct cgroup_config *c, s
 		collector_status_set_reason(st, "bad include/exclude patterns");
 		return k;
 	}
+	/* A reload that keeps the v1 tree and the source keeps its iterator,
+	 * which holds the cgroup it was attached to, not the old fd. */
+	same_iterator = s->memcg_iter && r.v1_fd >= 0 && strcmp(r.v1, s->roots.v1) == 0 && c->use_bpf &&
+			 c->max_cgroups == s->cfg.max_cgroups; /* the records array is sized by it */
 	cgroup_roots_close(&s->roots);
 	cgroup_globs_free(&s->include);
 	cgroup_globs_free(&s->exclude);
@@ -340,6 +358,22 @@ static int apply_config(struct cgroup_state *s, const struct cgroup_config *c, s
 	s->exclude = exc;
 	inc = exc = (struct cgroup_globs){ .n = 0 }; /* now s's */
 	s->cfg = *c;
+	s->layout_valid = false; /* other roots or patterns: walk again */
+	/* Otherwise the iterator is rooted at the new v1 tree's directory. */
+	if (same_iterator) {
+		k = 1;
+	} else {
+		cgroup_bpf_stop(s);
+		k = cgroup_bpf_start(s);
+	}
+	if (k < 0) {
+		log_debug_errno(k, "cgroup: BPF cgroup iterator unavailable, reading cgroupfs instead: %m");
+		st->state = COLLECTOR_DEGRADED;
+		collector_status_note_bpf_error(st, k);
+		collector_status_set_reason(st, "BPF cgroup iterator unavailable (%s): reading cgroupfs",
+					    strerror(-k));
+	}
+	snprintf(st->mode, sizeof(st->mode), "%s", k > 0 ? "iter" : "cgroupfs");
 	log_info("Collector cgroup: %s%s%s%s%s", r.v1_fd >= 0 ? "v1 memory hierarchy at " : "", r.v1,
 		 r.v1_fd >= 0 && r.v2_fd >= 0 ? ", " : "",
 		 r.v2_fd < 0 ? "" : r.v2_memory ? "cgroup2 memory hierarchy at " : "cgroup2 pressure from ",
@@ -384,6 +418,7 @@ static void cgroup_stop(void *priv)
 
 	if (!s->initialized)
 		return;
+	cgroup_bpf_free(s);
 	file_cache_free(s);
 	cgroup_roots_close(&s->roots);
 	cgroup_globs_free(&s->include);

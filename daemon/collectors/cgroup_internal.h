@@ -39,6 +39,7 @@ struct cgroup_config {
 	char kubelet_pods_dir[256];       /* <namespace>_<pod>_<uid>/: pod names */
 	char kubelet_containers_dir[256]; /* <pod>_<namespace>_<container>-<id>.log: container names */
 	uint64_t horizon_msec;  /* exhaustion_horizon: the span of usage the limit ETA is fitted over */
+	bool use_bpf; /* source = auto or bpf: the cgroup iterator for v1 counters */
 };
 
 /* Usage points kept per cgroup with a limit, for its ETA (16 bytes each). */
@@ -99,6 +100,20 @@ struct cgroup_state {
 	size_t cache_cap, cache_n, cache_seen;
 	uint64_t window;
 	size_t open_files, open_files_max;
+
+	/* cgroup_bpf.c: the iterator (NULL: cgroupfs only) and this window's records, by id. */
+	struct memcg_bpf *memcg_skel;
+	struct bpf_link *memcg_iter;
+	struct memcg_record *memcg;
+	size_t n_memcg, cap_memcg;
+	void *memcg_map; /* the program's records array, mapped */
+	size_t memcg_map_len, memcg_slots;
+	uint64_t page_size;
+	uint64_t memcg_signature; /* of this window's records: ids, names, levels */
+	/* cgroup_scan.c: the last full walk's entries can be read again without
+	 * a walk while the records' signature stays the one it saw. */
+	bool layout_valid, layout_truncated;
+	uint64_t layout_signature;
 };
 
 /* cgroup_roots.c: the trees to walk. */
@@ -116,6 +131,18 @@ void file_cache_free(struct cgroup_state *s);
 struct cgroup_files *file_cache_files(struct cgroup_state *s, struct cached *c);
 void file_cache_count_opened(struct cgroup_state *s, const struct cgroup_files *f, unsigned before);
 size_t file_cache_budget(void);
+
+/* cgroup_bpf.c: v1 counters from a BPF cgroup iterator. start returns 1
+ * when it runs, 0 when not asked for or not applicable (no v1 tree, or not
+ * a cgroupfs), -errno when it failed (cgroupfs then serves). */
+int cgroup_bpf_start(struct cgroup_state *s);
+void cgroup_bpf_stop(struct cgroup_state *s);
+void cgroup_bpf_free(struct cgroup_state *s);
+/* Reads this window's records; 0 also when there is no iterator. */
+int cgroup_bpf_refresh(struct cgroup_state *s);
+/* Fills m (memory.stat and pressure aside) for the v1 cgroup with this
+ * inode from this window's records; false when they do not have it. */
+bool cgroup_bpf_lookup(const struct cgroup_state *s, uint64_t ino, struct cgroup_mem *m);
 
 /* cgroup_scan.c: one window's walk into s->entries (and s->failed). */
 int cgroup_scan(struct cgroup_state *s, bool *truncated);

@@ -125,6 +125,38 @@ static int read_memory(struct cgroup_state *s, struct cgroup_dir *d, struct cach
 	return 0;
 }
 
+/* The four counter files came from the cgroup iterator: only memory.stat,
+ * when due, is read here, through the kept-open file or the directory. */
+static int read_memory_stat_only(struct cgroup_state *s, struct cgroup_dir *d, struct cached *c,
+				 struct cgroup_files *f, struct cgroup_mem *m)
+{
+	unsigned before = f ? cgroup_files_count(f) : 0;
+	int dfd = -1, r;
+
+	if (!stat_due(s, c)) {
+		m->inactive_file = c->inactive_file;
+		m->has_inactive_file = c->has_inactive_file;
+		memcpy(m->workingset, c->workingset, sizeof(m->workingset));
+		m->workingset_present = c->workingset_present;
+		return 0;
+	}
+	if (!f || f->fd[4] < 0) {
+		dfd = cgroup_dir_fd(d);
+		if (dfd < 0)
+			return dfd;
+	}
+	r = cgroup_read_v1_stat(dfd, f, s->buf, m);
+	file_cache_count_opened(s, f, before);
+	if (r < 0 || !c)
+		return r;
+	c->stat_read = true;
+	c->inactive_file = m->inactive_file;
+	c->has_inactive_file = m->has_inactive_file;
+	memcpy(c->workingset, m->workingset, sizeof(c->workingset));
+	c->workingset_present = m->workingset_present;
+	return 0;
+}
+
 static int on_v1(struct cgroup_dir *d, void *userdata)
 {
 	struct cgroup_state *s = userdata;
@@ -139,7 +171,10 @@ static int on_v1(struct cgroup_dir *d, void *userdata)
 	c = file_cache_get(s, key);
 	f = file_cache_files(s, c);
 	/* Everything first, then one entry: a cgroup removed half-way is skipped whole. */
-	r = read_memory(s, d, c, f, true, &m);
+	if (cgroup_bpf_lookup(s, d->ino, &m))
+		r = read_memory_stat_only(s, d, c, f, &m);
+	else
+		r = read_memory(s, d, c, f, true, &m);
 	if (r == 0 && s->roots.pressure) {
 		if (f && f->fd[CGROUP_FILE_PRESSURE] >= 0) {
 			r = read_pressure(s, -1, f, &m);
@@ -191,6 +226,61 @@ static int on_v2(struct cgroup_dir *d, void *userdata)
 	return add_entry(s, d->ino, d->path, &m);
 }
 
+/* Windows between full walks while the tree looks unchanged: a cgroup2
+ * twin made after its v1 cgroup (its pressure), or a rename beyond the
+ * hashed part of a name, is found by the next full walk. */
+#define FULL_WALK_EVERY 30
+
+/* The iterator listed the same cgroups under the same names as when the
+ * last full walk ran, and that walk read every cgroup it found. */
+static bool tree_unchanged(const struct cgroup_state *s)
+{
+	return s->memcg_iter && s->n_memcg > 0 && !s->roots.v2_memory && s->layout_valid &&
+	       s->memcg_signature == s->layout_signature && s->window % FULL_WALK_EVERY != 0;
+}
+
+/* One entry of the last walk read again through its kept-open files:
+ * -EAGAIN when a file it needs is not open (the walk opens it). */
+static int reread_entry(struct cgroup_state *s, struct entry *e)
+{
+	struct cached *c = file_cache_get(s, e->key);
+	struct cgroup_files *f = file_cache_files(s, c);
+	struct cgroup_mem m;
+	int r;
+
+	if (!f)
+		return -EAGAIN;
+	if (cgroup_bpf_lookup(s, e->key & ~KEY_V1, &m)) {
+		if (stat_due(s, c) && f->fd[4] < 0)
+			return -EAGAIN;
+		r = read_memory_stat_only(s, NULL, c, f, &m);
+	} else {
+		if (!cgroup_files_complete(f))
+			return -EAGAIN;
+		r = read_memory(s, NULL, c, f, true, &m);
+	}
+	if (r == 0 && e->mem.has_pressure) {
+		if (f->fd[CGROUP_FILE_PRESSURE] < 0)
+			return -EAGAIN;
+		r = read_pressure(s, -1, f, &m);
+	}
+	if (r < 0)
+		return r;
+	e->mem = m;
+	return 0;
+}
+
+static int reread_entries(struct cgroup_state *s)
+{
+	for (size_t i = 0; i < s->n_entries; i++) {
+		int r = reread_entry(s, &s->entries[i]);
+
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 int cgroup_scan(struct cgroup_state *s, bool *truncated)
 {
 	const struct cgroup_walk_opts opts = {
@@ -200,9 +290,27 @@ int cgroup_scan(struct cgroup_state *s, bool *truncated)
 	struct cgroup_walk_stats st1 = { 0 }, st2 = { 0 };
 	int r = 0;
 
-	s->n_entries = s->n_failed = s->skipped = 0;
+	s->n_failed = s->skipped = 0;
 	s->window++;
 	s->cache_seen = 0;
+	*truncated = false;
+	/* Without this window's records every cgroup is read from cgroupfs. */
+	if (cgroup_bpf_refresh(s) < 0)
+		s->n_memcg = 0;
+	/* No directory listed, no fstatat: the entries and paths stay the last walk's.
+	 * Anything amiss (a file not open, a cgroup gone since) walks after all. */
+	if (tree_unchanged(s)) {
+		r = reread_entries(s);
+		if (r == 0) {
+			file_cache_sweep(s);
+			*truncated = s->layout_truncated; /* the same tree cut at the same place */
+			return 0;
+		}
+		if (r == -ENOMEM)
+			return r;
+	}
+	s->layout_valid = false;
+	s->n_entries = 0;
 	strbuf_reset(&s->paths);
 	if (s->roots.v1_fd >= 0)
 		r = cgroup_walk(s->roots.v1_fd, s->roots.pressure ? s->roots.v2_fd : -1, &opts, on_v1, s, &st1);
@@ -212,7 +320,12 @@ int cgroup_scan(struct cgroup_state *s, bool *truncated)
 		r = cgroup_walk(s->roots.v2_fd, s->roots.v1_fd, &opts, on_v2, s, &st2);
 	s->skipped += st1.vanished + st2.vanished;
 	*truncated = st1.truncated || st2.truncated;
-	if (r >= 0)
+	if (r >= 0) {
 		file_cache_sweep(s);
+		/* A walk cut at max_cgroups visits the same cgroups of the same tree again. */
+		s->layout_valid = s->skipped == 0 && s->memcg_signature != 0;
+		s->layout_signature = s->memcg_signature;
+		s->layout_truncated = *truncated;
+	}
 	return r;
 }

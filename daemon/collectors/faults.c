@@ -142,6 +142,12 @@ static size_t merge_threads(struct tracked_row *rows, size_t n)
 {
 	size_t i, k = 0;
 
+	/* The iterator goes in pid order: with no thread apart from its
+	 * process, the rows are sorted already and each key is there once. */
+	for (i = 1; i < n && rows[i - 1].key < rows[i].key; i++)
+		;
+	if (i >= n)
+		return n;
 	qsort(rows, n, sizeof(*rows), cmp_tgid);
 	for (i = 0; i < n; i++) {
 		if (k > 0 && rows[k - 1].key == rows[i].key) {
@@ -159,6 +165,24 @@ static size_t merge_threads(struct tracked_row *rows, size_t n)
 		k++;
 	}
 	return k;
+}
+
+/* The row of key in rows[0..n), sorted by key but for rows added out of
+ * order (a thread with a lower tid than its leader, after pid wrap-around,
+ * which merge_threads sorts out): NULL when the search misses it. */
+static struct tracked_row *find_row(struct tracked_row *rows, size_t n, uint64_t key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rows[mid].key < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && rows[lo].key == key ? &rows[lo] : NULL;
 }
 
 /* Rows go into the tracker's buffer, grown as processes turn up and reused
@@ -194,15 +218,15 @@ static size_t read_iterator(struct faults_state *s, struct tracked_row **ret)
 		for (i = 0; i + sizeof(struct fault_record) <= used; i += sizeof(struct fault_record)) {
 			struct fault_record rec;
 			struct tracked_row *row = NULL;
-			size_t j;
 
 			memcpy(&rec, s->buf + i, sizeof(rec));
-			/* Threads of one process are usually adjacent; look back a little before adding. */
-			for (j = n; j > 0 && j + 8 > n; j--)
-				if (rows[j - 1].key == rec.tgid) {
-					row = &rows[j - 1];
-					break;
-				}
+			/* Threads come after their leader (tid order), so the rows stay
+			 * in key order: the process is the last row, or an earlier one
+			 * when other processes started between its threads. */
+			if (n > 0 && rows[n - 1].key == rec.tgid)
+				row = &rows[n - 1];
+			else if (n > 0 && rec.tgid < rows[n - 1].key)
+				row = find_row(rows, n, rec.tgid);
 			if (!row) {
 				struct tracked_row *grown;
 

@@ -321,6 +321,10 @@ static bool live_v1;
 static char live_path[512];   /* our cgroup */
 static char live_name[64];    /* "/memwatch-cgtest-PID" */
 static char sparse_path[512];
+static char child_path[600];  /* our cgroup's child, in the sources test */
+/* Empty children beside it: more records than a cgroup iterator's seq_file
+ * holds in one read (32 KiB, ~580 of them). */
+#define BULK_CGROUPS 700
 
 static bool find_live_root(void)
 {
@@ -346,11 +350,29 @@ static bool find_live_root(void)
  * test (an unchecked fixture runs in the parent process). */
 static void live_cleanup(void)
 {
-	char procs[600], *text;
+	char procs[700], *text;
 	int i;
 
 	if (!live_path[0])
 		return;
+	if (child_path[0]) {
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", child_path);
+		text = mw_read_file(procs, NULL);
+		for (char *p = text ? strtok(text, "\n") : NULL; p; p = strtok(NULL, "\n"))
+			kill((pid_t)atoi(p), SIGKILL);
+		free(text);
+		for (i = 0; i < 50 && rmdir(child_path) < 0 && errno != ENOENT; i++)
+			mw_sleep_ms(100);
+		/* The sources test's empty children, if it stopped half-way. */
+		for (i = 0; i < BULK_CGROUPS; i++) {
+			snprintf(procs, sizeof(procs), "%s/bulk%d", live_path, i);
+			(void)rmdir(procs);
+		}
+		snprintf(procs, sizeof(procs), "%s/late", live_path);
+		(void)rmdir(procs);
+		snprintf(procs, sizeof(procs), "%s/renamed", live_path);
+		(void)rmdir(procs);
+	}
 	snprintf(procs, sizeof(procs), "%s/cgroup.procs", live_path);
 	for (i = 0; i < 50; i++) {
 		text = mw_read_file(procs, NULL);
@@ -551,6 +573,250 @@ START_TEST(test_live_cgroup)
 		mw_sleep_ms(50);
 	}
 	mw_assert_clean_stop(d);
+}
+END_TEST
+
+/* ---- the BPF cgroup iterator and cgroupfs on the same tree ---- */
+
+/* A child of ours with a 16 MiB limit, killed by the memcg OOM killer
+ * while touching 32 MiB: failcnt and oom_kill of its own. */
+static void run_oom_victim(void)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		char procs[700], me[32];
+		size_t len = 32u << 20;
+		char *p;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", child_path);
+		snprintf(me, sizeof(me), "%d\n", getpid());
+		if (write_cgroup_file(procs, me) < 0)
+			_exit(3);
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			_exit(4);
+		memset(p, 0x5a, len);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+		      "the 32 MiB child of a 16 MiB cgroup was not OOM-killed: status 0x%x", status);
+}
+
+/* One v1 cgroup as its own files say, read by the test: the independent count. */
+struct v1_files {
+	double usage, limit, failcnt, oom_kill, under_oom;
+};
+
+static double file_number(const char *dir, const char *name, const char *key)
+{
+	char path[700], *text, *p;
+	double v;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	text = mw_read_file(path, NULL);
+	ck_assert_msg(text != NULL, "cannot read %s", path);
+	p = text;
+	if (key) {
+		p = strstr(text, key);
+		ck_assert_msg(p != NULL, "%s has no %s", path, key);
+		p += strlen(key);
+	}
+	v = strtod(p, NULL);
+	free(text);
+	return v;
+}
+
+static struct v1_files read_v1_files(const char *dir)
+{
+	return (struct v1_files){
+		.usage = file_number(dir, "memory.usage_in_bytes", NULL),
+		.limit = file_number(dir, "memory.limit_in_bytes", NULL),
+		.failcnt = file_number(dir, "memory.failcnt", NULL),
+		.oom_kill = file_number(dir, "memory.oom_control", "oom_kill "),
+		.under_oom = file_number(dir, "memory.oom_control", "under_oom "),
+	};
+}
+
+/* The daemon's figures for the cgroup named name equal the files'; else why says which not. */
+static bool daemon_matches(const char *body, const char *name, const struct v1_files *f, char *why, size_t len)
+{
+	char m[256], me[300];
+	double usage = NAN, limit = NAN, failcnt = NAN, oom_kill = NAN, under_oom = NAN;
+
+	snprintf(m, sizeof(m), "cgroup=\"%s\"", name);
+	mw_metric(body, "memwatch_cgroup_memory_usage_bytes", m, &usage, NULL, 0);
+	mw_metric(body, "memwatch_cgroup_memory_limit_bytes", m, &limit, NULL, 0);
+	mw_metric(body, "memwatch_cgroup_memory_under_oom", m, &under_oom, NULL, 0);
+	snprintf(me, sizeof(me), "%s,event=\"failcnt\"", m);
+	mw_metric(body, "memwatch_cgroup_memory_events_total", me, &failcnt, NULL, 0);
+	snprintf(me, sizeof(me), "%s,event=\"oom_kill\"", m);
+	mw_metric(body, "memwatch_cgroup_memory_events_total", me, &oom_kill, NULL, 0);
+	snprintf(why, len, "%s: usage %.0f (file %.0f), limit %.0f (%.0f), failcnt %.0f (%.0f), oom_kill %.0f (%.0f), "
+		 "under_oom %.0f (%.0f)", name, usage, f->usage, limit, f->limit, failcnt, f->failcnt, oom_kill,
+		 f->oom_kill, under_oom, f->under_oom);
+	return usage == f->usage && limit == f->limit && failcnt == f->failcnt && oom_kill == f->oom_kill &&
+	       under_oom == f->under_oom;
+}
+
+static void expect_cgroup_mode(const char *body, const char *mode)
+{
+	char matcher[128];
+	double v = NAN;
+
+	snprintf(matcher, sizeof(matcher), "collector=\"cgroup\",state=\"active\",mode=\"%s\"", mode);
+	ck_assert_msg(mw_metric(body, "memwatch_collector_info", matcher, &v, NULL, 0) && v == 1,
+		      "memwatch_collector_info{%s} is not 1", matcher);
+}
+
+static bool exports_cgroup(int port, const char *name)
+{
+	char matcher[256], *body = mw_scrape(port);
+	bool found;
+
+	ck_assert_ptr_nonnull(body);
+	snprintf(matcher, sizeof(matcher), "cgroup=\"%s\"", name);
+	found = mw_metric(body, "memwatch_cgroup_memory_usage_bytes", matcher, NULL, NULL, 0);
+	free(body);
+	return found;
+}
+
+/* Does op on our cgroup's child (mkdir /late, rename /late to /renamed,
+ * rmdir /renamed), then waits up to two windows (and a scrape) for child
+ * (a path below ours) to be exported, or not, by both daemons. */
+static void expect_tree_change(struct mw_daemon *a, struct mw_daemon *b, const char *op, const char *child,
+			       bool present)
+{
+	char path[700], from[700], name[300];
+	int64_t t0;
+	bool a_ok = false, b_ok = false;
+
+	snprintf(path, sizeof(path), "%s%s", live_path, child);
+	snprintf(name, sizeof(name), "%s%s", live_name, child);
+	if (strcmp(op, "mkdir") == 0) {
+		ck_assert_msg(mkdir(path, 0755) == 0, "mkdir %s: %m", path);
+	} else if (strcmp(op, "rename") == 0 && present) {
+		snprintf(from, sizeof(from), "%s/late", live_path);
+		ck_assert_msg(rename(from, path) == 0, "rename %s %s: %m", from, path);
+	} else if (strcmp(op, "rmdir") == 0) {
+		ck_assert_msg(rmdir(path) == 0, "rmdir %s: %m", path);
+	}
+	t0 = mw_mono_ms();
+	while (!(a_ok && b_ok) && mw_mono_ms() - t0 < 2500) {
+		a_ok = exports_cgroup(a->port, name) == present;
+		b_ok = exports_cgroup(b->port, name) == present;
+		if (!(a_ok && b_ok))
+			mw_sleep_ms(100);
+	}
+	ck_assert_msg(a_ok && b_ok, "%s: %s %s within 2.5 s: source=bpf %s, source=cgroupfs %s", op, name,
+		      present ? "exported" : "gone", a_ok ? "yes" : "no", b_ok ? "yes" : "no");
+}
+
+/* source = bpf (the cgroup iterator, on a v1 tree) and source = cgroupfs
+ * give every cgroup of the same tree the figures its own files print. */
+START_TEST(test_live_sources_agree)
+{
+	char text[1024], child_name[128], why_bpf[512], why_fs[512], *conf;
+	struct mw_daemon *bpf, *fs;
+	pid_t holder;
+	int status, round;
+	bool ok = false;
+
+	if (!find_live_root() || !live_v1) {
+		/* The iterator serves v1 trees only; a cgroup2 host has no second source to compare. */
+		fprintf(stderr, "no writable v1 memory hierarchy: sources test skipped\n");
+		return;
+	}
+	snprintf(live_path, sizeof(live_path), "%s%s", live_root, live_name);
+	snprintf(child_path, sizeof(child_path), "%s/victim", live_path);
+	snprintf(child_name, sizeof(child_name), "%s/victim", live_name);
+	ck_assert_msg(mkdir(live_path, 0755) == 0, "mkdir %s: %m", live_path);
+	snprintf(text, sizeof(text), "%s/memory.limit_in_bytes", live_path);
+	ck_assert_int_eq(write_cgroup_file(text, "67108864\n"), 0);
+	ck_assert_msg(mkdir(child_path, 0755) == 0, "mkdir %s: %m", child_path);
+	snprintf(text, sizeof(text), "%s/memory.limit_in_bytes", child_path);
+	ck_assert_int_eq(write_cgroup_file(text, "16777216\n"), 0);
+	for (int i = 0; i < BULK_CGROUPS; i++) {
+		snprintf(text, sizeof(text), "%s/bulk%d", live_path, i);
+		ck_assert_msg(mkdir(text, 0755) == 0, "mkdir %s: %m", text);
+	}
+	holder = spawn_anon_holder();
+	run_reader();
+	run_oom_victim();
+
+	snprintf(text, sizeof(text), "[daemon]\nwindow = 1s\n\n[collector.cgroup]\ninclude = %s %s/*\ntop_k = 1000\nsource = bpf\n",
+		 live_name, live_name);
+	conf = temp_config(text);
+	bpf = start_or_fail(conf);
+	free(conf);
+	snprintf(text, sizeof(text),
+		 "[daemon]\nwindow = 1s\n\n[collector.cgroup]\ninclude = %s %s/*\ntop_k = 1000\nsource = cgroupfs\n", live_name,
+		 live_name);
+	conf = temp_config(text);
+	fs = start_or_fail(conf);
+	free(conf);
+
+	/* Both windows are read after the workload settled; a round that saw a
+	 * window from before (or a page charged meanwhile) is tried again. */
+	for (round = 0; round < 10 && !ok; round++) {
+		struct v1_files parent, child;
+		char *body_bpf, *body_fs;
+
+		mw_sleep_ms(1100);
+		body_bpf = mw_scrape(bpf->port);
+		body_fs = mw_scrape(fs->port);
+		ck_assert_ptr_nonnull(body_bpf);
+		ck_assert_ptr_nonnull(body_fs);
+		if (round == 0) {
+			double n_bpf, n_fs, open_bpf, open_fs;
+
+			expect_cgroup_mode(body_bpf, "iter");
+			expect_cgroup_mode(body_fs, "cgroupfs");
+			/* The iterator's counters leave memory.stat (and a twin's
+			 * memory.pressure) to cgroupfs; without it every cgroup keeps
+			 * its five files open. */
+			n_bpf = metric_or_fail(body_bpf, "memwatch_cgroups_discovered", NULL);
+			n_fs = metric_or_fail(body_fs, "memwatch_cgroups_discovered", NULL);
+			ck_assert_msg(n_bpf == BULK_CGROUPS + 2 && n_fs == BULK_CGROUPS + 2,
+				      "cgroups discovered: source=bpf %.0f, source=cgroupfs %.0f, want %d", n_bpf, n_fs,
+				      BULK_CGROUPS + 2);
+			open_bpf = metric_or_fail(body_bpf, "memwatch_cgroup_open_files", NULL);
+			open_fs = metric_or_fail(body_fs, "memwatch_cgroup_open_files", NULL);
+			ck_assert_msg(open_bpf <= 2 * n_bpf && open_fs >= 5 * n_fs,
+				      "files kept open: source=bpf %.0f (want at most 2 per cgroup), source=cgroupfs %.0f "
+				      "(want 5 or more per cgroup) for %.0f cgroups", open_bpf, open_fs, n_bpf);
+		}
+		parent = read_v1_files(live_path);
+		child = read_v1_files(child_path);
+		ck_assert_msg(child.oom_kill == 1 && child.failcnt > 0, "the victim's cgroup: oom_kill %.0f, failcnt %.0f",
+			      child.oom_kill, child.failcnt);
+		ok = daemon_matches(body_bpf, live_name, &parent, why_bpf, sizeof(why_bpf)) &&
+		     daemon_matches(body_bpf, child_name, &child, why_bpf, sizeof(why_bpf)) &&
+		     daemon_matches(body_fs, live_name, &parent, why_fs, sizeof(why_fs)) &&
+		     daemon_matches(body_fs, child_name, &child, why_fs, sizeof(why_fs));
+		free(body_bpf);
+		free(body_fs);
+	}
+	ck_assert_msg(ok, "after 10 windows the daemons still differ from cgroupfs: bpf: %s; cgroupfs: %s", why_bpf,
+		      why_fs);
+
+	/* The tree changes under the daemons: a cgroup made, renamed (v1 allows
+	 * it), removed. Each shows within two windows on both, though the BPF
+	 * side reads an unchanged tree again without walking it. */
+	expect_tree_change(bpf, fs, "mkdir", "/late", true);
+	expect_tree_change(bpf, fs, "rename", "/renamed", true);
+	expect_tree_change(bpf, fs, "rename", "/late", false);
+	expect_tree_change(bpf, fs, "rmdir", "/renamed", false);
+	kill(holder, SIGKILL);
+	ck_assert_int_eq(waitpid(holder, &status, 0), holder);
+	mw_assert_clean_stop(bpf);
+	mw_assert_clean_stop(fs);
+	live_cleanup();
 }
 END_TEST
 
@@ -765,6 +1031,7 @@ static Suite *cgroup_suite(void)
 	tc = tcase("live");
 	tcase_add_unchecked_fixture(tc, NULL, live_cleanup);
 	tcase_add_test(tc, test_live_cgroup);
+	tcase_add_test(tc, test_live_sources_agree);
 	suite_add_tcase(s, tc);
 	return s;
 }

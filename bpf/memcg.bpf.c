@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The memory counters of every cgroup below a root, read straight from its
+ * mem_cgroup by a cgroup iterator: one read() for the whole tree instead of
+ * four cgroupfs files per cgroup. */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "memcg.h"
+
+/* The records go into an array that user space maps, not into the
+ * iterator's seq_file: a cgroup iterator must finish within one read()
+ * (its cgroup_mutex is dropped between reads, and a second read fails
+ * with EOPNOTSUPP), and the seq_file takes 32 KiB, some 580 records. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1); /* sized by user space before load */
+	__type(key, __u32);
+	__type(value, struct memcg_record);
+} records SEC(".maps");
+
+/* Set to 0 by user space before each read. */
+__u32 n_records = 0;
+__u32 overflowed = 0; /* a cgroup found no room */
+__u32 complete = 0;   /* the walk reached its end */
+
+/* The name tells user space that a cgroup was renamed (v1 allows it): its
+ * path changed under the same id. */
+static __always_inline __u64 name_hash(struct cgroup *cgrp)
+{
+	char name[MEMCG_NAME_HASHED];
+	__u64 h = 0xcbf29ce484222325ULL;
+	int i;
+
+	if (bpf_probe_read_kernel_str(name, sizeof(name), cgrp->kn->name) < 0)
+		return 0;
+	for (i = 0; i < MEMCG_NAME_HASHED; i++) {
+		if (!name[i])
+			break;
+		h = (h ^ (__u8)name[i]) * 0x100000001b3ULL;
+	}
+	return h;
+}
+
+SEC("iter/cgroup")
+int dump_memcg(struct bpf_iter__cgroup *ctx)
+{
+	struct cgroup *cgrp = ctx->cgroup;
+	struct cgroup_subsys_state *css;
+	struct mem_cgroup *memcg;
+	struct memcg_record *rec;
+	__u32 slot;
+	int id;
+
+	if (!cgrp) {
+		complete = 1; /* the call after the last cgroup */
+		return 0;
+	}
+	if (!bpf_core_enum_value_exists(enum cgroup_subsys_id, memory_cgrp_id))
+		return 1; /* stop: no memory controller in this kernel */
+	id = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
+	if (id < 0 || id >= CGROUP_SUBSYS_COUNT)
+		return 1;
+	css = cgrp->subsys[id];
+	if (!css)
+		return 0; /* memory not enabled in this cgroup */
+	/* The css is the first member of its mem_cgroup; the verifier knows the
+	 * pointer only as a css, so the rest is read through probe-read. */
+	memcg = (struct mem_cgroup *)css;
+	slot = n_records;
+	rec = bpf_map_lookup_elem(&records, &slot);
+	if (!rec) {
+		overflowed = 1;
+		return 0;
+	}
+	n_records = slot + 1;
+	rec->id = cgrp->kn->id;
+	rec->level = cgrp->level;
+	rec->name_hash = name_hash(cgrp);
+	rec->usage_pages = BPF_CORE_READ(memcg, memory.usage.counter);
+	rec->max_pages = BPF_CORE_READ(memcg, memory.max);
+	rec->failcnt = BPF_CORE_READ(memcg, memory.failcnt);
+	rec->oom_kill = BPF_CORE_READ(memcg, memory_events[bpf_core_enum_value(enum memcg_memory_event, MEMCG_OOM_KILL)].counter);
+	rec->under_oom = 0;
+	if (bpf_core_field_exists(memcg->under_oom))
+		rec->under_oom = BPF_CORE_READ(memcg, under_oom) != 0;
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

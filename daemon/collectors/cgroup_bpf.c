@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The cgroup collector's in-kernel source for v1 memory cgroups: a BPF
+ * cgroup iterator rooted at the v1 memory hierarchy reads usage, limit,
+ * failcnt and the OOM counters of every cgroup in one read(). The walk still
+ * decides which cgroups there are and reads memory.stat and the cgroup2
+ * twin's memory.pressure; a cgroup the iterator did not list (created since)
+ * is read from cgroupfs. */
+#include <linux/types.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include "cgroup_internal.h"
+#include "log.h"
+#include "memcg.h"
+#include "memcg.skel.h"
+
+#ifndef CGROUP_SUPER_MAGIC
+#define CGROUP_SUPER_MAGIC 0x27e0eb
+#endif
+
+/* A fixture tree is not a kernel hierarchy: there is nothing to iterate. */
+static bool is_cgroupfs(int fd)
+{
+	struct statfs sf;
+
+	return fstatfs(fd, &sf) == 0 && sf.f_type == CGROUP_SUPER_MAGIC;
+}
+
+int cgroup_bpf_start(struct cgroup_state *s)
+{
+	LIBBPF_OPTS(bpf_iter_attach_opts, opts);
+	union bpf_iter_link_info linfo;
+	long page = sysconf(_SC_PAGESIZE);
+	int r;
+
+	if (!s->cfg.use_bpf || s->roots.v1_fd < 0 || !is_cgroupfs(s->roots.v1_fd))
+		return 0;
+	memset(&linfo, 0, sizeof(linfo));
+	linfo.cgroup.cgroup_fd = (__u32)s->roots.v1_fd;
+	linfo.cgroup.order = BPF_CGROUP_ITER_DESCENDANTS_PRE;
+	opts.link_info = &linfo;
+	opts.link_info_len = sizeof(linfo);
+	/* As many as the walk may visit, and the tree's own cgroups above a subtree root. */
+	s->memcg_slots = (size_t)s->cfg.max_cgroups + 256;
+	log_set_libbpf_quiet(true);
+	s->memcg_skel = memcg_bpf__open();
+	if (!s->memcg_skel) {
+		r = -errno;
+		goto out;
+	}
+	r = bpf_map__set_max_entries(s->memcg_skel->maps.records, (__u32)s->memcg_slots);
+	if (r == 0)
+		r = memcg_bpf__load(s->memcg_skel);
+	if (r < 0)
+		goto out;
+	s->memcg_map_len = s->memcg_slots * sizeof(struct memcg_record);
+	s->memcg_map = mmap(NULL, s->memcg_map_len, PROT_READ, MAP_SHARED, bpf_map__fd(s->memcg_skel->maps.records), 0);
+	if (s->memcg_map == MAP_FAILED) {
+		s->memcg_map = NULL;
+		r = -errno;
+		goto out;
+	}
+	s->memcg_iter = bpf_program__attach_iter(s->memcg_skel->progs.dump_memcg, &opts);
+	r = s->memcg_iter ? 0 : -errno;
+out:
+	log_set_libbpf_quiet(false);
+	if (r < 0) {
+		cgroup_bpf_stop(s);
+		return r;
+	}
+	s->page_size = page > 0 ? (uint64_t)page : 4096;
+	return 1;
+}
+
+void cgroup_bpf_stop(struct cgroup_state *s)
+{
+	if (s->memcg_map)
+		munmap(s->memcg_map, s->memcg_map_len);
+	s->memcg_map = NULL;
+	bpf_link__destroy(s->memcg_iter);
+	memcg_bpf__destroy(s->memcg_skel);
+	s->memcg_iter = NULL;
+	s->memcg_skel = NULL;
+	s->n_memcg = 0;
+}
+
+void cgroup_bpf_free(struct cgroup_state *s)
+{
+	cgroup_bpf_stop(s);
+	free(s->memcg);
+	s->memcg = NULL;
+	s->cap_memcg = 0;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	const struct memcg_record *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+int cgroup_bpf_refresh(struct cgroup_state *s)
+{
+	struct memcg_bpf__bss *bss;
+	char byte;
+	size_t n;
+	int fd, r = 0;
+
+	s->n_memcg = 0;
+	if (!s->memcg_iter)
+		return 0;
+	bss = s->memcg_skel->bss;
+	bss->n_records = bss->overflowed = bss->complete = 0;
+	fd = bpf_iter_create(bpf_link__fd(s->memcg_iter));
+	if (fd < 0)
+		return -errno;
+	/* The program writes nothing to the file: one read() runs the whole walk. */
+	for (;;) {
+		ssize_t got = read(fd, &byte, sizeof(byte));
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			r = -errno;
+		if (got <= 0)
+			break;
+	}
+	close(fd);
+	if (r < 0)
+		return r;
+	if (!bss->complete)
+		return -EIO;
+	n = bss->n_records < s->memcg_slots ? bss->n_records : s->memcg_slots;
+	if (n > s->cap_memcg) {
+		struct memcg_record *p = realloc(s->memcg, n * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		s->memcg = p;
+		s->cap_memcg = n;
+	}
+	memcpy(s->memcg, s->memcg_map, n * sizeof(*s->memcg));
+	s->n_memcg = n;
+	/* Pre-order is not id order; a cgroup created since is looked up and missed. */
+	qsort(s->memcg, s->n_memcg, sizeof(*s->memcg), cmp_id);
+	/* Which cgroups there are, under which names: the same tree as last
+	 * window's when this is unchanged. A list cut short never is. */
+	s->memcg_signature = s->n_memcg;
+	for (size_t i = 0; i < s->n_memcg; i++)
+		s->memcg_signature = cgroup_key_mix(s->memcg_signature ^ s->memcg[i].id) ^
+				     cgroup_key_mix(s->memcg[i].name_hash + s->memcg[i].level);
+	if (bss->overflowed)
+		s->memcg_signature = 0;
+	return 0;
+}
+
+bool cgroup_bpf_lookup(const struct cgroup_state *s, uint64_t ino, struct cgroup_mem *m)
+{
+	const struct memcg_record key = { .id = ino }, *rec;
+	struct cgroup_v1_counters c;
+
+	if (s->n_memcg == 0)
+		return false;
+	rec = bsearch(&key, s->memcg, s->n_memcg, sizeof(*s->memcg), cmp_id);
+	/* The hierarchy's root sums its usage from statistics, not its page counter. */
+	if (!rec || rec->level == 0)
+		return false;
+	c = (struct cgroup_v1_counters){
+		.usage = rec->usage_pages * s->page_size,
+		.limit = rec->max_pages * s->page_size,
+		.failcnt = rec->failcnt,
+		.oom_kill = rec->oom_kill,
+		.has_oom_kill = true,
+		.has_under_oom = true,
+		.under_oom = rec->under_oom != 0,
+	};
+	cgroup_mem_set_v1_counters(m, &c);
+	return true;
+}
