@@ -253,4 +253,5 @@ const struct collector_ops oom_collector = {
 	.reload = oom_reload,
 	.stop = oom_stop,
 	.takeover = oom_takeover,
+	.counts_from_start = true,
 };
