@@ -499,6 +499,7 @@ typedef int (*render_fn)(const struct snapshot *s, struct strbuf *sb);
 static const render_fn renderers[EXPO_FORMAT__COUNT] = {
 	[EXPO_FORMAT_TEXT] = snapshot_render_text,
 	[EXPO_FORMAT_OPENMETRICS] = snapshot_render_openmetrics,
+	[EXPO_FORMAT_PROTOBUF] = snapshot_render_protobuf,
 };
 
 static void strbufs_free(struct strbuf (*sb)[EXPO_FORMAT__COUNT])

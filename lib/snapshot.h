@@ -94,6 +94,8 @@ void *snapshot_trim(struct snapshot *s);
 int snapshot_render_text(const struct snapshot *s, struct strbuf *sb);
 /* The same window in OpenMetrics 1.0 text (lib/snapshot_openmetrics.c). */
 int snapshot_render_openmetrics(const struct snapshot *s, struct strbuf *sb);
+/* And as delimited io.prometheus.client.MetricFamily messages (lib/snapshot_protobuf.c). */
+int snapshot_render_protobuf(const struct snapshot *s, struct strbuf *sb);
 
 /* Before seal: the families created since mark that count from a known
  * instant (the emitter says so: its counters started from zero then and

@@ -4,7 +4,8 @@
 set -eu
 
 build_pkgs="meson ninja-build gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
-libmicrohttpd-dev libsystemd-dev libinih-dev libcurl4-openssl-dev libjansson-dev libncurses-dev"
+libmicrohttpd-dev libsystemd-dev libinih-dev libcurl4-openssl-dev libjansson-dev libncurses-dev
+libprotobuf-c-dev protobuf-c-compiler"
 test_pkgs="locales check libclang-rt-14-dev prometheus prometheus-alertmanager python3 python3-yaml linux-perf chromium tmux qemu-system-x86 busybox-static openssl curl systemd man-db strace dpkg-dev debhelper build-essential mmdebstrap"
 
 pkgs=$build_pkgs

@@ -12,16 +12,22 @@
 #include <zlib.h>
 
 #include "helpers.h"
+#include "metrics.pb-c.h"
 
 #define CONF_BASIC CONF_DIR "/basic.conf"
 #define TEXT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 #define OM_TYPE "application/openmetrics-text; version=1.0.0; charset=utf-8"
+#define PB_TYPE "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited"
 #define PB_RANGE "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited"
 
 /* What Prometheus 2.42 sends, without and with --enable-feature=native-histograms. */
 #define PROMETHEUS_ACCEPT                                                                         \
 	"application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75," \
 	"text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+
+#define PROMETHEUS_NATIVE_ACCEPT                                                                  \
+	PB_RANGE ",application/openmetrics-text;version=1.0.0;q=0.8,"                                    \
+	"application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
 
 static void teardown(void)
 {
@@ -102,6 +108,52 @@ static void check_openmetrics(const char *body, size_t len, const char *what)
 	ck_assert_msg(strstr(body, "\nmemwatch_memcg_reclaim_seconds_created "), "%s: no histogram _created", what);
 }
 
+/* The delimited stream, read back by libprotobuf-c: every family unpacks,
+ * the stream ends on a message boundary, and the ones we look at are there. */
+static void check_protobuf(const uint8_t *p, size_t len, const char *what)
+{
+	const uint8_t *end = p + len;
+	size_t families = 0;
+	bool oom = false, memcg = false;
+
+	while (p < end) {
+		Io__Prometheus__Client__MetricFamily *mf;
+		uint64_t n = 0;
+		unsigned shift = 0;
+
+		do {
+			ck_assert_msg(p < end && shift < 64, "%s: a length runs past the end", what);
+			n |= (uint64_t)(*p & 0x7f) << shift;
+			shift += 7;
+		} while (*p++ & 0x80);
+		ck_assert_msg(n <= (uint64_t)(end - p), "%s: message of %llu bytes past the end", what,
+			      (unsigned long long)n);
+		mf = io__prometheus__client__metric_family__unpack(NULL, n, p);
+		ck_assert_msg(mf != NULL, "%s: family %zu does not unpack", what, families);
+		ck_assert_msg(mf->name && strncmp(mf->name, "memwatch_", 9) == 0, "%s: family %s", what, mf->name);
+		ck_assert_msg(mf->n_metric > 0, "%s: %s has no metric", what, mf->name);
+		if (strcmp(mf->name, "memwatch_oom_kills_total") == 0) {
+			oom = true;
+			ck_assert_int_eq(mf->type, IO__PROMETHEUS__CLIENT__METRIC_TYPE__COUNTER);
+			ck_assert_ptr_nonnull(mf->metric[0]->counter);
+		}
+		if (strcmp(mf->name, "memwatch_memcg_reclaim_seconds") == 0) {
+			const Io__Prometheus__Client__Histogram *h = mf->metric[0]->histogram;
+
+			memcg = true;
+			ck_assert_int_eq(mf->type, IO__PROMETHEUS__CLIENT__METRIC_TYPE__HISTOGRAM);
+			ck_assert_ptr_nonnull(h);
+			ck_assert_uint_eq(h->n_bucket, 25);
+			ck_assert(h->bucket[0]->upper_bound == 1.024e-06);
+			ck_assert_uint_le(h->bucket[24]->cumulative_count, h->sample_count);
+		}
+		io__prometheus__client__metric_family__free_unpacked(mf, NULL);
+		p += n;
+		families++;
+	}
+	ck_assert_msg(oom && memcg, "%s: %zu families, oom %d, memcg histogram %d", what, families, oom, memcg);
+}
+
 START_TEST(test_formats_negotiated)
 {
 	struct mw_daemon *d = mw_start(CONF_BASIC, NULL, false);
@@ -139,6 +191,15 @@ START_TEST(test_formats_negotiated)
 	}
 	plain = gunzip(resp.body, resp.body_len, &plain_len);
 	check_openmetrics(plain, plain_len, "OpenMetrics gzip");
+	free(plain);
+	mw_http_response_free(&resp);
+
+	scrape(d, "Accept: " PROMETHEUS_NATIVE_ACCEPT "\r\n", PB_TYPE, &resp);
+	check_protobuf((const uint8_t *)resp.body, resp.body_len, "protobuf");
+	mw_http_response_free(&resp);
+	scrape(d, "Accept: " PROMETHEUS_NATIVE_ACCEPT "\r\nAccept-Encoding: gzip\r\n", PB_TYPE, &resp);
+	plain = gunzip(resp.body, resp.body_len, &plain_len);
+	check_protobuf((const uint8_t *)plain, plain_len, "protobuf gzip");
 	free(plain);
 	mw_http_response_free(&resp);
 }

@@ -3,12 +3,14 @@
  * tests/fixtures/formats/ (written by hand for the text formats and checked
  * with promtool; the protobuf one decoded with protoc --decode_raw). */
 #include <check.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
 #include "fixture.h"
+#include "metrics.pb-c.h"
 #include "snapshot.h"
 
 static const struct metric_desc avail_bytes = {
@@ -88,6 +90,14 @@ static void check_body(enum expo_format f, const char *fixture)
 	z_stream zs = { 0 };
 
 	ck_assert_ptr_nonnull(body);
+	/* MEMWATCH_WRITE_FIXTURE=1 writes the binary one anew, to be checked by hand. */
+	if (getenv("MEMWATCH_WRITE_FIXTURE") && f == EXPO_FORMAT_PROTOBUF) {
+		FILE *out = fopen(FIXTURES_DIR "/formats/window.pb", "wb");
+
+		ck_assert_ptr_nonnull(out);
+		ck_assert_uint_eq(fwrite(body, 1, len, out), len);
+		fclose(out);
+	}
 	ck_assert_msg(len == want_len && memcmp(body, want, len) == 0, "%s: got %zu bytes:\n%.*s", fixture, len,
 		      (int)len, body);
 	/* Its gzip copy holds the same bytes. */
@@ -118,6 +128,81 @@ START_TEST(test_openmetrics)
 }
 END_TEST
 
+START_TEST(test_protobuf)
+{
+	check_body(EXPO_FORMAT_PROTOBUF, "window.pb");
+}
+END_TEST
+
+/* The delimited stream read back by libprotobuf-c: lengths, then families. */
+static Io__Prometheus__Client__MetricFamily *next_family(const uint8_t **p, const uint8_t *end)
+{
+	uint64_t len = 0;
+	unsigned shift = 0;
+
+	ck_assert(*p < end);
+	do {
+		ck_assert(*p < end);
+		len |= (uint64_t)(**p & 0x7f) << shift;
+		shift += 7;
+	} while (*(*p)++ & 0x80);
+	ck_assert_uint_le(len, (uint64_t)(end - *p));
+	*p += len;
+	return io__prometheus__client__metric_family__unpack(NULL, len, *p - len);
+}
+
+START_TEST(test_protobuf_decoded)
+{
+	struct snapshot *s = fixed_window();
+	size_t len;
+	const uint8_t *p = snapshot_body(s, EXPO_FORMAT_PROTOBUF, false, &len), *end = p + len;
+	Io__Prometheus__Client__MetricFamily *mf;
+	Io__Prometheus__Client__Histogram *h;
+
+	mf = next_family(&p, end);
+	ck_assert_ptr_nonnull(mf);
+	ck_assert_str_eq(mf->name, "memwatch_test_available_bytes");
+	ck_assert_str_eq(mf->help, avail_bytes.help);
+	ck_assert_int_eq(mf->type, IO__PROMETHEUS__CLIENT__METRIC_TYPE__GAUGE);
+	ck_assert_uint_eq(mf->n_metric, 1);
+	ck_assert(mf->metric[0]->gauge && mf->metric[0]->gauge->value == 123456789);
+	io__prometheus__client__metric_family__free_unpacked(mf, NULL);
+
+	mf = next_family(&p, end);
+	ck_assert_str_eq(mf->name, "memwatch_test_kills_total");
+	ck_assert_int_eq(mf->type, IO__PROMETHEUS__CLIENT__METRIC_TYPE__COUNTER);
+	ck_assert(mf->metric[0]->counter->value == 3);
+	ck_assert_int_eq(mf->metric[0]->counter->created_timestamp->seconds, 1700000000);
+	ck_assert_int_eq(mf->metric[0]->counter->created_timestamp->nanos, 250000000);
+	io__prometheus__client__metric_family__free_unpacked(mf, NULL);
+
+	mf = next_family(&p, end);
+	ck_assert_uint_eq(mf->n_metric, 2);
+	ck_assert_uint_eq(mf->metric[0]->n_label, 1);
+	ck_assert_str_eq(mf->metric[0]->label[0]->name, "cgroup");
+	ck_assert_str_eq(mf->metric[0]->label[0]->value, "/a\"b\\c\nd");
+	ck_assert_ptr_null(mf->metric[0]->counter->created_timestamp);
+	io__prometheus__client__metric_family__free_unpacked(mf, NULL);
+
+	mf = next_family(&p, end);
+	ck_assert_int_eq(mf->type, IO__PROMETHEUS__CLIENT__METRIC_TYPE__HISTOGRAM);
+	h = mf->metric[0]->histogram;
+	ck_assert_uint_eq(h->sample_count, 8);
+	ck_assert(h->sample_sum == 0.75);
+	ck_assert_uint_eq(h->n_bucket, 3);
+	ck_assert(h->bucket[0]->upper_bound == 0.001 && h->bucket[0]->cumulative_count == 1);
+	ck_assert(h->bucket[2]->upper_bound == 0.1 && h->bucket[2]->cumulative_count == 6);
+	io__prometheus__client__metric_family__free_unpacked(mf, NULL);
+
+	mf = next_family(&p, end);
+	ck_assert_str_eq(mf->name, "memwatch_test_ratio");
+	ck_assert(isnan(mf->metric[0]->gauge->value) && isinf(mf->metric[1]->gauge->value));
+	io__prometheus__client__metric_family__free_unpacked(mf, NULL);
+	ck_assert_ptr_eq(p, end);
+	snapshot_unref(s);
+}
+END_TEST
+
 /* Trimmed, a window has no body in any format. */
 START_TEST(test_trimmed)
 {
@@ -143,6 +228,8 @@ int main(void)
 
 	tcase_add_test(tc, test_text);
 	tcase_add_test(tc, test_openmetrics);
+	tcase_add_test(tc, test_protobuf);
+	tcase_add_test(tc, test_protobuf_decoded);
 	tcase_add_test(tc, test_trimmed);
 	suite_add_tcase(s, tc);
 	return fixture_run_suite(s);
