@@ -8,6 +8,8 @@
 # - wrk -t2 -c4 -dS --latency, N rounds per server (default 5), alternating:
 #   median latency, p99, requests/s; again N rounds with
 #   -H 'Accept-Encoding: gzip' (what Prometheus sends);
+#   again N rounds of memwatchd in OpenMetrics and in protobuf (Accept), each
+#   alternating with node_exporter's text;
 # - sequential scrapes by one curl (like one Prometheus server): latency per
 #   scrape, median and p99;
 # - CPU time per scrape: utime+stime from /proc/PID/stat before and after a
@@ -38,6 +40,9 @@ write_config "$BENCH_TMP/all.conf" all
 start_memwatchd "$BENCH_TMP/all.conf"
 start_node_exporter
 MW_URL=http://127.0.0.1:$MW_PORT/metrics
+# The Accept headers Prometheus 2.42 sends first, without and with native histograms.
+OM_ACCEPT='Accept: application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5'
+PB_ACCEPT='Accept: application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited,text/plain;version=0.0.4;q=0.5'
 NE_URL=http://127.0.0.1:$NE_PORT/metrics
 log "memwatchd pid $MW_PID at $MW_URL, node_exporter $NE_VERSION pid $NE_PID at $NE_URL"
 sleep 2
@@ -55,6 +60,8 @@ describe() { # NAME URL
 	rec info "$name" series "$(grep -vc '^#' "$body")"
 	rec info "$name" families "$(grep -c '^# TYPE ' "$body")"
 	rec info "$name" bytes "$(wc -c <"$body")"
+	[ "$name" != memwatchd ] || rec info "$name" om_bytes "$(curl -sf -H "$OM_ACCEPT" -o - "$url" | wc -c)"
+	[ "$name" != memwatchd ] || rec info "$name" pb_bytes "$(curl -sf -H "$PB_ACCEPT" -o - "$url" | wc -c)"
 	rec info "$name" gzip_bytes "$(curl -sf -H 'Accept-Encoding: gzip' -D "$hdr" -o - "$url" | wc -c)"
 	rec info "$name" gzip_encoding "$(awk 'tolower($1) == "content-encoding:" {gsub(/\r/, ""); print $2}' "$hdr" | grep . || echo identity)"
 	rec info "$name" reuse "$(curl -sv -o /dev/null -o /dev/null "$url" "$url" 2>&1 | grep -c 'Re-using existing connection' || true)"
@@ -87,6 +94,13 @@ done
 for ((i = 1; i <= ROUNDS; i++)); do
 	wrk_run wrkgz memwatchd "$MW_URL" 'Accept-Encoding: gzip'
 	wrk_run wrkgz node_exporter "$NE_URL" 'Accept-Encoding: gzip'
+done
+# memwatchd's other formats, alternating with node_exporter's text as above.
+for ((i = 1; i <= ROUNDS; i++)); do
+	wrk_run wrkom memwatchd "$MW_URL" "$OM_ACCEPT"
+	wrk_run wrkom node_exporter "$NE_URL"
+	wrk_run wrkpb memwatchd "$MW_URL" "$PB_ACCEPT"
+	wrk_run wrkpb node_exporter "$NE_URL"
 done
 
 # The floor: the same server answering a 3-byte /healthz, once each. On a
@@ -160,6 +174,8 @@ if [ "$P99_VERDICT" != met ] && [ "$(verdict "$FLOOR_P99" '<=' 2)" != met ]; the
 	P99_VERDICT="not resolved (the /healthz floor p99 is $(fmt 1 "$FLOOR_P99") ms)"
 fi
 GZ_RATIO=$(calc "$(med wrkgz memwatchd rps) / $(med wrkgz node_exporter rps)")
+OM_RATIO=$(calc "$(med wrkom memwatchd rps) / $(med wrkom node_exporter rps)")
+PB_RATIO=$(calc "$(med wrkpb memwatchd rps) / $(med wrkpb node_exporter rps)")
 CPU_MW=$(med cpu memwatchd net_ms) CPU_NE=$(med cpu node_exporter net_ms)
 info() { vals info "$1" "$2"; }
 ms() { fmt 3 "$1"; }
@@ -178,6 +194,8 @@ S=$BENCH_TMP/section.md
 	echo "| wrk, latency median, ms | $(ms "$(med wrk memwatchd p50)") | $(ms "$(med wrk node_exporter p50)") | | |"
 	echo "| wrk, latency p99, ms | $(ms "$P99_MW") | $(ms "$(med wrk node_exporter p99)") | | ≤ 2 ms — $P99_VERDICT |"
 	echo "| wrk + \`Accept-Encoding: gzip\`, requests/s | $(fmt 0 "$(med wrkgz memwatchd rps)") | $(fmt 0 "$(med wrkgz node_exporter rps)") | $(fmt 2 "$GZ_RATIO")× | |"
+	echo "| wrk, memwatchd in OpenMetrics 1.0 (node_exporter: its text), requests/s | $(fmt 0 "$(med wrkom memwatchd rps)") | $(fmt 0 "$(med wrkom node_exporter rps)") | $(fmt 2 "$OM_RATIO")× | ≥ 10× — $(verdict "$OM_RATIO" '>=' 10) |"
+	echo "| wrk, memwatchd in delimited protobuf (node_exporter: its text), requests/s | $(fmt 0 "$(med wrkpb memwatchd rps)") | $(fmt 0 "$(med wrkpb node_exporter rps)") | $(fmt 2 "$PB_RATIO")× | ≥ 10× — $(verdict "$PB_RATIO" '>=' 10) |"
 	echo "| wrk + gzip, latency median / p99, ms | $(ms "$(med wrkgz memwatchd p50)") / $(ms "$(med wrkgz memwatchd p99)") | $(ms "$(med wrkgz node_exporter p50)") / $(ms "$(med wrkgz node_exporter p99)") | | |"
 	echo "| floor: wrk on memwatchd's \`/healthz\` (3 bytes), median / p99, ms | $(ms "$(med floor memwatchd p50)") / $(ms "$(med floor memwatchd p99)") | | | |"
 	echo "| one client, $SEQ sequential gzip scrapes × 3: latency median / p99, ms (connect included) | $(ms "$(med seq memwatchd p50)") / $(ms "$(med seq memwatchd p99)") | $(ms "$(med seq node_exporter p50)") / $(ms "$(med seq node_exporter p99)") | | |"
@@ -186,6 +204,7 @@ S=$BENCH_TMP/section.md
 	echo "| idle CPU, % of one core (10 s, no scrapes) | $(fmt 2 "$(calc "$IDLE_MW * 100")") | $(fmt 2 "$(calc "$IDLE_NE * 100")") | | |"
 	echo "| series (samples) / metric families | $(info memwatchd series) / $(info memwatchd families) | $(info node_exporter series) / $(info node_exporter families) | | |"
 	echo "| body, bytes: plain / with \`Accept-Encoding: gzip\` | $(info memwatchd bytes) / $(info memwatchd gzip_bytes) ($(info memwatchd gzip_encoding)) | $(info node_exporter bytes) / $(info node_exporter gzip_bytes) ($(info node_exporter gzip_encoding)) | | |"
+	echo "| memwatchd body, bytes: OpenMetrics / protobuf | $(info memwatchd om_bytes) / $(info memwatchd pb_bytes) | | | |"
 	echo "| keep-alive: second request on the same connection | $([ "$(info memwatchd reuse)" -gt 0 ] && echo yes || echo "no (\`Connection: $(info memwatchd connection_header)\`)") | $([ "$(info node_exporter reuse)" -gt 0 ] && echo yes || echo "no (\`Connection: $(info node_exporter connection_header)\`)") | | |"
 	echo "| RSS / PSS at the end, MiB | $(echo "$MW_MEM" | awk '{printf "%.1f / %.1f", $1 / 1024, $2 / 1024}') | $(echo "$NE_MEM" | awk '{printf "%.1f / %.1f", $1 / 1024, $2 / 1024}') | | |"
 	echo
@@ -209,6 +228,7 @@ S=$BENCH_TMP/section.md
 } >"$S"
 cat "$S"
 summary_row "scrape throughput, wrk -t2 -c4 (memwatchd / node_exporter)" "≥ 10×" "$(fmt 0 "$RPS_MW") / $(fmt 0 "$RPS_NE") req/s = $(fmt 2 "$RPS_RATIO")× ($(fmt 2 "$RLO")× … $(fmt 2 "$RHI")×); with gzip $(fmt 2 "$GZ_RATIO")×" "$(verdict_ci "$RLO" "$RHI" '>=' 10)"
+summary_row "scrape throughput per format, wrk -t2 -c4 (memwatchd OpenMetrics / protobuf against node_exporter's text)" "≥ 10×" "$(fmt 2 "$OM_RATIO")× / $(fmt 2 "$PB_RATIO")×" "$(verdict "$OM_RATIO" '>=' 10), $(verdict "$PB_RATIO" '>=' 10)"
 summary_row "scrape latency p99 under wrk -t2 -c4" "≤ 2 ms" "$(ms "$P99_MW") ms (median $(ms "$(med wrk memwatchd p50)") ms; one sequential client: p99 $(ms "$(med seq memwatchd p99)") ms)" "$P99_VERDICT"
 summary_row "CPU per scrape (memwatchd / node_exporter)" "—" "$(ms "$CPU_MW") / $(ms "$CPU_NE") ms" ""
 [ -z "$WRITE_DOC" ] || update_doc_section scrape "$S"

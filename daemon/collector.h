@@ -112,6 +112,11 @@ struct collector_ops {
 	 * shares state (the memavail map) that two instances would fight over.
 	 * Otherwise the new one starts first, so nothing happens unseen between. */
 	bool restart_stop_first;
+	/* Its unlabelled counters and histograms count from zero from the
+	 * instant it was switched on (BPF counters, carried over restarts), so
+	 * that instant is their OpenMetrics _created. Not for a collector that
+	 * passes on kernel counters, which count since boot. */
+	bool counts_from_start;
 };
 
 extern const struct collector_ops meminfo_collector;

@@ -280,6 +280,7 @@ static void collector_start(struct core *core, struct collector_instance *ci)
 	}
 	r = instance_start(ci->ops, ci->settings.cfg, &ctx, &st, &priv);
 	collector_started(ci, r, priv, &st);
+	ci->counting_since_real_usec = now_real_usec();
 }
 
 void core_start_collectors(struct core *core)
@@ -458,6 +459,8 @@ void core_end_window(struct core *core, uint64_t now_mono, uint64_t now_real)
 			log_warning("Collector %s: out of memory carrying its counters over the last restart",
 				    ci->ops->name);
 		check_owners(snap, mark, ci->ops->name, &ci->foreign_family_logged);
+		if (ci->ops->counts_from_start)
+			snapshot_set_created(snap, mark, (double)ci->counting_since_real_usec / 1e6);
 		ci->series_dropped_total += snapshot_dropped_series(snap) - cut;
 	}
 	/* Our own series have a budget of their own: the cap never hides that it cuts. */
@@ -466,6 +469,8 @@ void core_end_window(struct core *core, uint64_t now_mono, uint64_t now_real)
 	health_mark = snapshot_mark(snap);
 	add_meta(core, snap, now_real);
 	check_owners(snap, health_mark, "daemon", &core->foreign_family_logged);
+	/* The daemon's own counters and the event channel's count from its start. */
+	snapshot_set_created(snap, health_mark, (double)core->start_real_usec / 1e6);
 	if (snapshot_dropped_series(snap) > dropped && core->health_dropped_total++ == 0)
 		log_error("Window %" PRIu64 ": %zu of the daemon's own series did not fit in their budget of %zu",
 			  w.seq, snapshot_dropped_series(snap) - dropped, (size_t)HEALTH_SERIES_BUDGET);

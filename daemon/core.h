@@ -34,6 +34,9 @@ struct collector_instance {
 	/* Counters carried over a restart (lib/carry.h); NULL until the first
 	 * restart, dropped when the collector is switched off. */
 	struct carry *carry;
+	/* Wall clock when it was switched on; a restart keeps it, as the carry
+	 * keeps its counters going (ops->counts_from_start). */
+	uint64_t counting_since_real_usec;
 };
 
 struct core {

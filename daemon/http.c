@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include "accept.h"
 #include "accept_encoding.h"
 #include "config.h"
 #include "core.h"
@@ -99,14 +100,31 @@ static bool wants_gzip(struct MHD_Connection *conn)
 	return accept_encoding_gzip(&ae);
 }
 
+static MHD_RESULT add_accept(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	if (strcasecmp(key, MHD_HTTP_HEADER_ACCEPT) == 0)
+		accept_format_parse(cls, value);
+	return MHD_YES;
+}
+
+/* Every Accept line counts, as for Accept-Encoding. */
+static enum expo_format wanted_format(struct MHD_Connection *conn)
+{
+	struct accept_format af;
+
+	accept_format_init(&af);
+	MHD_get_connection_values(conn, MHD_HEADER_KIND, add_accept, &af);
+	return accept_format_choose(&af);
+}
+
 /* Zero-copy: the response holds its own reference to snap until it has been sent. */
-static struct MHD_Response *metrics_response(struct snapshot *snap, bool gzip)
+static struct MHD_Response *metrics_response(struct snapshot *snap, enum expo_format format, bool gzip)
 {
 	struct MHD_Response *resp;
 	const void *body;
 	size_t len;
 
-	body = gzip ? snapshot_gzip(snap, &len) : snapshot_text(snap, &len);
+	body = snapshot_body(snap, format, gzip, &len);
 	if (!body)
 		return NULL;
 	snapshot_ref(snap);
@@ -115,8 +133,8 @@ static struct MHD_Response *metrics_response(struct snapshot *snap, bool gzip)
 		snapshot_unref(snap);
 		return NULL;
 	}
-	if (MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, EXPO_CONTENT_TYPE) != MHD_YES ||
-	    MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING) != MHD_YES ||
+	if (MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, expo_format_content_type(format)) != MHD_YES ||
+	    MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Accept, Accept-Encoding") != MHD_YES ||
 	    (gzip && MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip") != MHD_YES)) {
 		MHD_destroy_response(resp);
 		return NULL;
@@ -127,6 +145,7 @@ static struct MHD_Response *metrics_response(struct snapshot *snap, bool gzip)
 static MHD_RESULT serve_metrics(struct http_server *srv, struct MHD_Connection *conn)
 {
 	struct MHD_Response *resp = NULL;
+	enum expo_format format;
 	struct snapshot *snap;
 	MHD_RESULT ret;
 
@@ -134,11 +153,15 @@ static MHD_RESULT serve_metrics(struct http_server *srv, struct MHD_Connection *
 	if (!snap)
 		return respond_static(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8",
 				      "no window collected yet\n");
-	/* No gzip copy (compression failed) or no room for its header: the plain text will do. */
+	/* No gzip copy (compression failed) or no room for its header: the
+	 * plain body will do; no body in that format: the text. */
+	format = wanted_format(conn);
 	if (wants_gzip(conn))
-		resp = metrics_response(snap, true);
+		resp = metrics_response(snap, format, true);
 	if (!resp)
-		resp = metrics_response(snap, false);
+		resp = metrics_response(snap, format, false);
+	if (!resp && format != EXPO_FORMAT_TEXT)
+		resp = metrics_response(snap, EXPO_FORMAT_TEXT, false);
 	snapshot_unref(snap);
 	if (!resp)
 		return MHD_NO;

@@ -76,7 +76,7 @@ void snapshot_unref(struct snapshot *s)
 		next = b->next;
 		free(b);
 	}
-	free(s->text);
+	free(s->block);
 	free(s);
 }
 
@@ -306,7 +306,8 @@ static void compact_into(const struct snapshot *s, struct intern *t, char *block
 		const struct histogram_data *prev = NULL;
 		double *prev_bounds = NULL;
 
-		nf[i] = (struct family){ .desc = f->desc, .samples = ns, .n = f->n, .cap = f->n };
+		nf[i] = (struct family){ .desc = f->desc, .samples = ns, .n = f->n, .cap = f->n,
+					 .created_seconds = f->created_seconds };
 		for (j = 0; j < f->n; j++, ns++) {
 			const struct sample *o = &f->samples[j];
 			struct histogram_data *h;
@@ -493,47 +494,100 @@ int snapshot_render_text(const struct snapshot *s, struct strbuf *sb)
 	return strbuf_failed(sb) ? -ENOMEM : 0;
 }
 
+typedef int (*render_fn)(const struct snapshot *s, struct strbuf *sb);
+
+static const render_fn renderers[EXPO_FORMAT__COUNT] = {
+	[EXPO_FORMAT_TEXT] = snapshot_render_text,
+	[EXPO_FORMAT_OPENMETRICS] = snapshot_render_openmetrics,
+	[EXPO_FORMAT_PROTOBUF] = snapshot_render_protobuf,
+};
+
+static void strbufs_free(struct strbuf (*sb)[EXPO_FORMAT__COUNT])
+{
+	for (size_t f = 0; f < EXPO_FORMAT__COUNT; f++)
+		strbuf_free(&(*sb)[f]);
+}
+
+/* deflateBound() after a reset: a finished stream has its gzip trailer
+ * marked written, and the bound would leave it out. One deflate() call takes
+ * at most UINT_MAX bytes; no window comes near that. 0: no gzip copy. */
+static size_t gzip_bound(struct snapshot_gzip *g, size_t len)
+{
+	if (!g || len > UINT_MAX / 2 || deflateReset(&g->zs) != Z_OK)
+		return 0;
+	return deflateBound(&g->zs, (uLong)len);
+}
+
 int snapshot_seal_with(struct snapshot *s, struct snapshot_gzip *gzip)
 {
 	_cleanup_(snapshot_gzip_freep) struct snapshot_gzip *own = NULL;
-	struct strbuf sb;
-	char *text, *block;
-	size_t text_len, bound = 0;
-	ssize_t gz_len = -1;
+	_cleanup_(strbufs_free) struct strbuf sb[EXPO_FORMAT__COUNT];
+	size_t at[EXPO_FORMAT__COUNT], gz_at[EXPO_FORMAT__COUNT] = { 0 }, bound[EXPO_FORMAT__COUNT];
+	ssize_t gz_len[EXPO_FORMAT__COUNT];
+	size_t bodies = 0, bounds = 0, used;
+	char *block, *smaller;
+	size_t f;
 
+	for (f = 0; f < EXPO_FORMAT__COUNT; f++)
+		strbuf_init(&sb[f]);
 	if (s->sealed)
 		return 0;
 	snapshot_compact(s);
-	strbuf_init(&sb);
-	(void)snapshot_render_text(s, &sb);
-	text = strbuf_steal(&sb, &text_len);
-	if (!text)
-		return -ENOMEM;
 	if (!gzip)
 		gzip = own = snapshot_gzip_new();
-	/* Compressed once here, straight behind the text in the same block, so
-	 * that a gzip scrape, like a plain one, only takes a reference. On failure
-	 * there is no gzip copy and scrapes get the text: never an error. One
-	 * deflate() call takes at most UINT_MAX bytes; no window comes near that.
-	 * Reset before the bound: a finished stream has its gzip trailer marked
-	 * written, and deflateBound() would leave it out. */
-	if (gzip && text_len <= UINT_MAX / 2 && deflateReset(&gzip->zs) == Z_OK)
-		bound = deflateBound(&gzip->zs, (uLong)text_len);
-	block = bound ? realloc(text, text_len + 1 + bound) : NULL;
-	if (block) {
-		text = block;
-		gz_len = gzip_compress(gzip, text, text_len, text + text_len + 1, bound);
+	/* Every format is rendered and compressed once here, into one block, so
+	 * that any scrape, plain or gzip, only takes a reference. On a failed
+	 * compression there is no gzip copy and scrapes get the plain body:
+	 * never an error. */
+	for (f = 0; f < EXPO_FORMAT__COUNT; f++) {
+		at[f] = bound[f] = 0;
+		if (!renderers[f])
+			continue;
+		if (renderers[f](s, &sb[f]) < 0)
+			return -ENOMEM;
+		at[f] = bodies;
+		bodies += sb[f].len + 1;
+		bound[f] = gzip_bound(gzip, sb[f].len);
+		bounds += bound[f];
 	}
-	/* Right-sized: the strbuf grew by doubling, and the bound is generous. */
-	block = realloc(text, text_len + 1 + (gz_len > 0 ? (size_t)gz_len : 0));
-	if (block)
-		text = block;
-	if (gz_len > 0) {
-		s->gzip = text + text_len + 1;
-		s->gzip_len = (size_t)gz_len;
+	block = malloc(bodies + bounds);
+	if (!block) {
+		bounds = 0;
+		block = malloc(bodies);
+		if (!block)
+			return -ENOMEM;
 	}
-	s->text = text;
-	s->text_len = text_len;
+	used = bodies;
+	for (f = 0; f < EXPO_FORMAT__COUNT; f++) {
+		gz_len[f] = -1;
+		if (!renderers[f])
+			continue;
+		memcpy(block + at[f], sb[f].data ? sb[f].data : "", sb[f].len);
+		block[at[f] + sb[f].len] = '\0';
+		if (bounds && bound[f] && gzip_bound(gzip, sb[f].len) == bound[f]) {
+			gz_len[f] = gzip_compress(gzip, block + at[f], sb[f].len, block + used, bound[f]);
+			if (gz_len[f] > 0) {
+				gz_at[f] = used;
+				used += (size_t)gz_len[f];
+			}
+		}
+	}
+	/* Right-sized: the bounds are generous. */
+	smaller = realloc(block, used);
+	if (smaller)
+		block = smaller;
+	for (f = 0; f < EXPO_FORMAT__COUNT; f++) {
+		struct snapshot_body *b = &s->bodies[f];
+
+		if (!renderers[f])
+			continue;
+		*b = (struct snapshot_body){ .data = block + at[f], .len = sb[f].len };
+		if (gz_len[f] > 0) {
+			b->gzip = block + gz_at[f];
+			b->gzip_len = (size_t)gz_len[f];
+		}
+	}
+	s->block = block;
 	s->sealed = true;
 	return 0;
 }
@@ -545,16 +599,14 @@ int snapshot_seal(struct snapshot *s)
 
 void *snapshot_trim(struct snapshot *s)
 {
-	char *block = s->text;
+	char *block = s->block;
 
 	/* The acquire pairs with the release in other holders' unref: whatever
 	 * they sent from the text is done before we hand it over. */
 	if (!s->sealed || !block || atomic_load_explicit(&s->refcount, memory_order_acquire) != 1)
 		return NULL;
-	s->text = NULL;
-	s->text_len = 0;
-	s->gzip = NULL;
-	s->gzip_len = 0;
+	s->block = NULL;
+	memset(s->bodies, 0, sizeof(s->bodies));
 	return block;
 }
 
@@ -563,18 +615,30 @@ const struct snapshot_window *snapshot_window(const struct snapshot *s)
 	return &s->window;
 }
 
+const void *snapshot_body(const struct snapshot *s, enum expo_format format, bool gzip, size_t *len)
+{
+	const struct snapshot_body *b = &s->bodies[(unsigned)format < EXPO_FORMAT__COUNT ? format : EXPO_FORMAT_TEXT];
+
+	if (len)
+		*len = gzip ? b->gzip_len : b->len;
+	return gzip ? b->gzip : b->data;
+}
+
 const char *snapshot_text(const struct snapshot *s, size_t *len)
 {
-	if (len)
-		*len = s->text_len;
-	return s->text;
+	return snapshot_body(s, EXPO_FORMAT_TEXT, false, len);
 }
 
 const void *snapshot_gzip(const struct snapshot *s, size_t *len)
 {
-	if (len)
-		*len = s->gzip_len;
-	return s->gzip;
+	return snapshot_body(s, EXPO_FORMAT_TEXT, true, len);
+}
+
+void snapshot_set_created(struct snapshot *s, size_t mark, double created_seconds)
+{
+	for (size_t i = mark; !s->sealed && i < s->n_families; i++)
+		if (s->families[i].desc->type != METRIC_GAUGE && s->families[i].desc->n_labels == 0)
+			s->families[i].created_seconds = created_seconds;
 }
 
 void snapshot_set_max_series(struct snapshot *s, size_t max_series)

@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "accept.h"
 #include "expo.h"
 
 /* Everything one window produced. Built by one thread, then published
@@ -91,9 +92,23 @@ void *snapshot_trim(struct snapshot *s);
 
 /* Renders the text again from the samples, e.g. for a trimmed snapshot. */
 int snapshot_render_text(const struct snapshot *s, struct strbuf *sb);
+/* The same window in OpenMetrics 1.0 text (lib/snapshot_openmetrics.c). */
+int snapshot_render_openmetrics(const struct snapshot *s, struct strbuf *sb);
+/* And as delimited io.prometheus.client.MetricFamily messages (lib/snapshot_protobuf.c). */
+int snapshot_render_protobuf(const struct snapshot *s, struct strbuf *sb);
+
+/* Before seal: the families created since mark that count from a known
+ * instant (the emitter says so: its counters started from zero then and
+ * were carried over every restart since) get it as their OpenMetrics
+ * _created, seconds since the epoch. Only unlabelled counters and
+ * histograms: a labelled series (a process, a cgroup) can start later. */
+void snapshot_set_created(struct snapshot *s, size_t mark, double created_seconds);
 
 const struct snapshot_window *snapshot_window(const struct snapshot *s);
-/* NULL before seal and once trimmed. */
+/* A format's body as rendered at seal, or its gzip member; NULL before
+ * seal, once trimmed, for a format not rendered, or if compressing failed. */
+const void *snapshot_body(const struct snapshot *s, enum expo_format format, bool gzip, size_t *len);
+/* The text's: NULL before seal and once trimmed. */
 const char *snapshot_text(const struct snapshot *s, size_t *len);
 /* The text as one gzip member; NULL before seal, once trimmed, or if
  * compressing failed. */

@@ -5,6 +5,7 @@
 /* The inside of a snapshot, shared by lib/snapshot.c (building, sealing,
  * the text) and lib/snapshot_json.c (the JSON API's view of a window). */
 
+#include "accept.h"
 #include "snapshot.h"
 
 struct histogram_data {
@@ -24,6 +25,7 @@ struct family {
 	const struct metric_desc *desc;
 	struct sample *samples;
 	size_t n, cap;
+	double created_seconds; /* when its counting began (epoch); 0: not known */
 };
 
 /* Bump allocator: a snapshot's small strings die together. */
@@ -42,12 +44,16 @@ struct snapshot {
 	size_t n_families, cap_families;
 	size_t n_series, max_series, dropped_series;
 	struct arena_block *arena;
-	/* The text, NUL-terminated, then its gzip member in the same block, so
-	 * that snapshot_trim() hands over one pointer. NULL once trimmed. */
-	char *text;
-	size_t text_len;
-	const char *gzip; /* into text's block; NULL if compressing failed */
-	size_t gzip_len;
+	/* Every format's body (the text ones NUL-terminated) and its gzip
+	 * member, all in one block, so that snapshot_trim() hands over one
+	 * pointer. NULL once trimmed. */
+	char *block;
+	struct snapshot_body {
+		const char *data;
+		size_t len;
+		const char *gzip; /* into block; NULL if compressing failed */
+		size_t gzip_len;
+	} bodies[EXPO_FORMAT__COUNT];
 };
 
 #endif

@@ -7,7 +7,8 @@
 set -eu
 
 build_pkgs="meson ninja-build gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
-libmicrohttpd-dev libsystemd-dev libinih-dev libcurl4-openssl-dev libjansson-dev libncurses-dev"
+libmicrohttpd-dev libsystemd-dev libinih-dev libcurl4-openssl-dev libjansson-dev libncurses-dev
+libprotobuf-c-dev protobuf-c-compiler"
 test_pkgs="locales check libclang-rt-14-dev prometheus prometheus-alertmanager python3 python3-yaml linux-perf chromium tmux qemu-system-x86 busybox-static openssl curl systemd man-db strace dpkg-dev debhelper build-essential mmdebstrap wrk"
 
 # The cross compiler, the arm64 -dev packages of every library the daemon and
@@ -17,7 +18,7 @@ test_pkgs="locales check libclang-rt-14-dev prometheus prometheus-alertmanager p
 # tests/vm's cache instead: busybox-static:arm64 would replace the amd64 one.
 arm64_pkgs="gcc-aarch64-linux-gnu pkgconf:arm64 libc6-dev:arm64 libbpf-dev:arm64 libelf-dev:arm64
 zlib1g-dev:arm64 libmicrohttpd-dev:arm64 libsystemd-dev:arm64 libinih-dev:arm64 libcrypt-dev:arm64
-libcurl4-openssl-dev:arm64 libjansson-dev:arm64 libncurses-dev:arm64 qemu-system-arm"
+libcurl4-openssl-dev:arm64 libjansson-dev:arm64 libncurses-dev:arm64 libprotobuf-c-dev:arm64 qemu-system-arm"
 
 arm64=no
 pkgs=$build_pkgs

@@ -120,4 +120,5 @@ const struct collector_ops kswapd_collector = {
 	.collect = kswapd_collect,
 	.reload = kswapd_reload,
 	.stop = kswapd_stop,
+	.counts_from_start = true,
 };

@@ -331,4 +331,5 @@ const struct collector_ops oom_collector = {
 	.reload = oom_reload,
 	.stop = oom_stop,
 	.takeover = oom_takeover,
+	.counts_from_start = true,
 };

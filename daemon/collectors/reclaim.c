@@ -472,4 +472,5 @@ const struct collector_ops reclaim_collector = {
 	.reload = reclaim_reload,
 	.stop = reclaim_stop,
 	.series_hold_msec = reclaim_series_hold_msec,
+	.counts_from_start = true,
 };

@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The three exposition formats of one fixed window, byte for byte against
+ * tests/fixtures/formats/ (written by hand for the text formats and checked
+ * with promtool; the protobuf one decoded with protoc --decode_raw). */
+#include <check.h>
+#include <stdio.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "fixture.h"
+#include "metrics.pb-c.h"
+#include "snapshot.h"
+
+static const struct metric_desc avail_bytes = {
+	.name = "memwatch_test_available_bytes",
+	.help = "Available \"now\", a \\ and a\nnewline.",
+	.type = METRIC_GAUGE,
+	.unit = METRIC_UNIT_BYTES,
+};
+
+static const struct metric_desc kills_total = {
+	.name = "memwatch_test_kills_total",
+	.help = "Kills.",
+	.type = METRIC_COUNTER,
+};
+
+static const struct metric_desc cgroup_seconds_total = {
+	.name = "memwatch_test_cgroup_seconds_total",
+	.help = "Stall time by cgroup.",
+	.type = METRIC_COUNTER,
+	.unit = METRIC_UNIT_SECONDS,
+	.n_labels = 1,
+	.labels = { "cgroup" },
+};
+
+static const double bounds[] = { 0.001, 0.01, 0.1 };
+static const char *const le[] = { "0.001", "0.01", "0.1" };
+static const struct metric_desc stall_seconds = {
+	.name = "memwatch_test_stall_seconds",
+	.help = "Stalls.",
+	.type = METRIC_HISTOGRAM,
+	.unit = METRIC_UNIT_SECONDS,
+	.n_bounds = 3,
+	.bounds = bounds,
+	.le = le,
+};
+
+static const struct metric_desc ratio = {
+	.name = "memwatch_test_ratio",
+	.help = "A ratio, by zone.",
+	.type = METRIC_GAUGE,
+	.unit = METRIC_UNIT_RATIO,
+	.n_labels = 2,
+	.labels = { "zone", "node" },
+};
+
+#define CREATED 1700000000.25
+
+static struct snapshot *fixed_window(void)
+{
+	struct snapshot_window w = { .seq = 7 };
+	struct snapshot *s = snapshot_new(&w, 100);
+	size_t mark;
+
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(snapshot_add(s, &avail_bytes, NULL, 123456789), 0);
+	mark = snapshot_mark(s);
+	ck_assert_int_eq(snapshot_add(s, &kills_total, NULL, 3), 0);
+	ck_assert_int_eq(snapshot_add(s, &cgroup_seconds_total, (const char *const[]){ "/a\"b\\c\nd" }, 0.5), 0);
+	ck_assert_int_eq(snapshot_add(s, &cgroup_seconds_total, (const char *const[]){ "other" }, 1e-7), 0);
+	ck_assert_int_eq(snapshot_add_histogram_slots(s, &stall_seconds, NULL, (const uint64_t[]){ 1, 0, 5, 2 }, 4, 0.75), 0);
+	snapshot_set_created(s, mark, CREATED);
+	ck_assert_int_eq(snapshot_add(s, &ratio, (const char *const[]){ "Normal", "0" }, NAN), 0);
+	ck_assert_int_eq(snapshot_add(s, &ratio, (const char *const[]){ "DMA", "0" }, INFINITY), 0);
+	ck_assert_int_eq(snapshot_seal(s), 0);
+	return s;
+}
+
+static void check_body(enum expo_format f, const char *fixture)
+{
+	struct snapshot *s = fixed_window();
+	size_t want_len, len, gz_len;
+	char *want = fixture_read("formats", fixture, &want_len);
+	const char *body = snapshot_body(s, f, false, &len);
+	const unsigned char *gz = snapshot_body(s, f, true, &gz_len);
+	unsigned char *plain = malloc(len + 1);
+	uLongf plain_len = len + 1;
+	z_stream zs = { 0 };
+
+	ck_assert_ptr_nonnull(body);
+	/* MEMWATCH_WRITE_FIXTURE=1 writes the binary one anew, to be checked by hand. */
+	if (getenv("MEMWATCH_WRITE_FIXTURE") && f == EXPO_FORMAT_PROTOBUF) {
+		FILE *out = fopen(FIXTURES_DIR "/formats/window.pb", "wb");
+
+		ck_assert_ptr_nonnull(out);
+		ck_assert_uint_eq(fwrite(body, 1, len, out), len);
+		fclose(out);
+	}
+	ck_assert_msg(len == want_len && memcmp(body, want, len) == 0, "%s: got %zu bytes:\n%.*s", fixture, len,
+		      (int)len, body);
+	/* Its gzip copy holds the same bytes. */
+	ck_assert_ptr_nonnull(gz);
+	ck_assert_int_eq(inflateInit2(&zs, 15 + 16), Z_OK);
+	zs.next_in = (Bytef *)gz;
+	zs.avail_in = (uInt)gz_len;
+	zs.next_out = plain;
+	zs.avail_out = (uInt)plain_len;
+	ck_assert_int_eq(inflate(&zs, Z_FINISH), Z_STREAM_END);
+	ck_assert_uint_eq(zs.total_out, len);
+	ck_assert(memcmp(plain, body, len) == 0);
+	inflateEnd(&zs);
+	free(plain);
+	free(want);
+	snapshot_unref(s);
+}
+
+START_TEST(test_text)
+{
+	check_body(EXPO_FORMAT_TEXT, "window.prom");
+}
+END_TEST
+
+START_TEST(test_openmetrics)
+{
+	check_body(EXPO_FORMAT_OPENMETRICS, "window.om");
+}
+END_TEST
+
+START_TEST(test_protobuf)
+{
+	check_body(EXPO_FORMAT_PROTOBUF, "window.pb");
+}
+END_TEST
+
+/* The delimited stream read back by libprotobuf-c: lengths, then families. */
+static Io__Prometheus__Client__MetricFamily *next_family(const uint8_t **p, const uint8_t *end)
+{
+	uint64_t len = 0;
+	unsigned shift = 0;
+
+	ck_assert(*p < end);
+	do {
+		ck_assert(*p < end);
+		len |= (uint64_t)(**p & 0x7f) << shift;
+		shift += 7;
+	} while (*(*p)++ & 0x80);
+	ck_assert_uint_le(len, (uint64_t)(end - *p));
+	*p += len;
+	return io__prometheus__client__metric_family__unpack(NULL, len, *p - len);
+}
+
+START_TEST(test_protobuf_decoded)
+{
+	struct snapshot *s = fixed_window();
+	size_t len;
+	const uint8_t *p = snapshot_body(s, EXPO_FORMAT_PROTOBUF, false, &len), *end = p + len;
+	Io__Prometheus__Client__MetricFamily *mf;
+	Io__Prometheus__Client__Histogram *h;
+
+	mf = next_family(&p, end);
+	ck_assert_ptr_nonnull(mf);
+	ck_assert_str_eq(mf->name, "memwatch_test_available_bytes");
+	ck_assert_str_eq(mf->help, avail_bytes.help);
+	ck_assert_int_eq(mf->type, IO__PROMETHEUS__CLIENT__METRIC_TYPE__GAUGE);
+	ck_assert_uint_eq(mf->n_metric, 1);
+	ck_assert(mf->metric[0]->gauge && mf->metric[0]->gauge->value == 123456789);
+	io__prometheus__client__metric_family__free_unpacked(mf, NULL);
+
+	mf = next_family(&p, end);
+	ck_assert_str_eq(mf->name, "memwatch_test_kills_total");
+	ck_assert_int_eq(mf->type, IO__PROMETHEUS__CLIENT__METRIC_TYPE__COUNTER);
+	ck_assert(mf->metric[0]->counter->value == 3);
+	ck_assert_int_eq(mf->metric[0]->counter->created_timestamp->seconds, 1700000000);
+	ck_assert_int_eq(mf->metric[0]->counter->created_timestamp->nanos, 250000000);
+	io__prometheus__client__metric_family__free_unpacked(mf, NULL);
+
+	mf = next_family(&p, end);
+	ck_assert_uint_eq(mf->n_metric, 2);
+	ck_assert_uint_eq(mf->metric[0]->n_label, 1);
+	ck_assert_str_eq(mf->metric[0]->label[0]->name, "cgroup");
+	ck_assert_str_eq(mf->metric[0]->label[0]->value, "/a\"b\\c\nd");
+	ck_assert_ptr_null(mf->metric[0]->counter->created_timestamp);
+	io__prometheus__client__metric_family__free_unpacked(mf, NULL);
+
+	mf = next_family(&p, end);
+	ck_assert_int_eq(mf->type, IO__PROMETHEUS__CLIENT__METRIC_TYPE__HISTOGRAM);
+	h = mf->metric[0]->histogram;
+	ck_assert_uint_eq(h->sample_count, 8);
+	ck_assert(h->sample_sum == 0.75);
+	ck_assert_uint_eq(h->n_bucket, 3);
+	ck_assert(h->bucket[0]->upper_bound == 0.001 && h->bucket[0]->cumulative_count == 1);
+	ck_assert(h->bucket[2]->upper_bound == 0.1 && h->bucket[2]->cumulative_count == 6);
+	io__prometheus__client__metric_family__free_unpacked(mf, NULL);
+
+	mf = next_family(&p, end);
+	ck_assert_str_eq(mf->name, "memwatch_test_ratio");
+	ck_assert(isnan(mf->metric[0]->gauge->value) && isinf(mf->metric[1]->gauge->value));
+	io__prometheus__client__metric_family__free_unpacked(mf, NULL);
+	ck_assert_ptr_eq(p, end);
+	snapshot_unref(s);
+}
+END_TEST
+
+/* Trimmed, a window has no body in any format. */
+START_TEST(test_trimmed)
+{
+	struct snapshot *s = fixed_window();
+	void *block = snapshot_trim(s);
+	size_t len = 1;
+
+	ck_assert_ptr_nonnull(block);
+	for (int f = 0; f < EXPO_FORMAT__COUNT; f++) {
+		ck_assert_ptr_null(snapshot_body(s, f, false, &len));
+		ck_assert_uint_eq(len, 0);
+		ck_assert_ptr_null(snapshot_body(s, f, true, &len));
+	}
+	free(block);
+	snapshot_unref(s);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("formats");
+	TCase *tc = tcase_create("fixed window");
+
+	tcase_add_test(tc, test_text);
+	tcase_add_test(tc, test_openmetrics);
+	tcase_add_test(tc, test_protobuf);
+	tcase_add_test(tc, test_protobuf_decoded);
+	tcase_add_test(tc, test_trimmed);
+	suite_add_tcase(s, tc);
+	return fixture_run_suite(s);
+}
