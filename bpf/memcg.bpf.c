@@ -43,11 +43,19 @@ static __always_inline __u64 name_hash(struct cgroup *cgrp)
 	return h;
 }
 
+/* v1's OOM state, a member of mem_cgroup in the kernels that have it. A
+ * vmlinux.h without it (Debian's 6.12, whose BTF the arm64 build uses) must
+ * still compile; where the kernel lacks it, under_oom stays 0. */
+struct mem_cgroup___with_under_oom {
+	int under_oom;
+} __attribute__((preserve_access_index));
+
 SEC("iter/cgroup")
 int dump_memcg(struct bpf_iter__cgroup *ctx)
 {
 	struct cgroup *cgrp = ctx->cgroup;
 	struct cgroup_subsys_state *css;
+	struct mem_cgroup___with_under_oom *with_under_oom;
 	struct mem_cgroup *memcg;
 	struct memcg_record *rec;
 	__u32 slot;
@@ -68,6 +76,7 @@ int dump_memcg(struct bpf_iter__cgroup *ctx)
 	/* The css is the first member of its mem_cgroup; the verifier knows the
 	 * pointer only as a css, so the rest is read through probe-read. */
 	memcg = (struct mem_cgroup *)css;
+	with_under_oom = (struct mem_cgroup___with_under_oom *)css;
 	slot = n_records;
 	rec = bpf_map_lookup_elem(&records, &slot);
 	if (!rec) {
@@ -83,8 +92,8 @@ int dump_memcg(struct bpf_iter__cgroup *ctx)
 	rec->failcnt = BPF_CORE_READ(memcg, memory.failcnt);
 	rec->oom_kill = BPF_CORE_READ(memcg, memory_events[bpf_core_enum_value(enum memcg_memory_event, MEMCG_OOM_KILL)].counter);
 	rec->under_oom = 0;
-	if (bpf_core_field_exists(memcg->under_oom))
-		rec->under_oom = BPF_CORE_READ(memcg, under_oom) != 0;
+	if (bpf_core_field_exists(with_under_oom->under_oom))
+		rec->under_oom = BPF_CORE_READ(with_under_oom, under_oom) != 0;
 	return 0;
 }
 
