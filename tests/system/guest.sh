@@ -169,9 +169,10 @@ echo "type $(prop memwatchd Type)"
 echo "state-before-start $(prop memwatchd ActiveState)"
 mark "END unit-file"
 
-# A short series_ttl in the shipped configuration file, so that the test can
-# see the OOM-killed unit's count outlive it.
-sed -i "s/^series_ttl = 5m\$/series_ttl = ${SERIES_TTL}s/" $CONF
+# A short reclaim series_ttl in the shipped configuration file, so that the
+# test can see the OOM-killed unit's count outlive it: the OOM series stays for
+# [collector.oom] series_ttl (5 minutes, as shipped) after its cgroup went.
+sed -i "/^\[collector.reclaim\]/,/^\[/ s/^series_ttl = 5m\$/series_ttl = ${SERIES_TTL}s/" $CONF
 block conf-diff grep -n '^series_ttl' $CONF
 
 t0=$(now)

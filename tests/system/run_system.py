@@ -57,6 +57,7 @@ DYNAMIC_UIDS = range(61184, 65520)
 CACHE_CG = "/system.slice/mw-cache.service"
 OOM_CG = "/system.slice/mw-oom.service"
 IDLE_CG = "/system.slice/mw-idle.service"
+SELF_CG = "/system.slice/mw-systemtest.service"
 KERNEL_ARGS = ("console=ttyS0 rdinit=/lib/systemd/systemd panic=-1 quiet loglevel=1 "
                "systemd.show_status=0 systemd.wants=mw-systemtest.service mitigations=off")
 
@@ -428,6 +429,12 @@ def judge_cgroup_files(s, v, b):
             lo, hi = min(ka, kz), max(ka, kz)
             mine = None if got is None else (round(got / scale) if scale != 1 else got)
             gauge = key in ("current", "max", "high")
+            # The test's own unit runs the reads and the scrape (curl, awk):
+            # its memory.current moves while the window is taken and can be
+            # back where it was by the second read.
+            if cg == SELF_CG and key == "current":
+                moved += 1
+                continue
             if gauge and lo != hi:
                 # A gauge that moved may have been anywhere in between, or
                 # outside, at the window's end: not comparable.
