@@ -53,7 +53,15 @@ FOREIGN = {
     "arm64": {"e_machine": 183, "machine_name": "AArch64", "regs_type": b"user_pt_regs"},
 }
 EM_BPF = 247
-BPF_OBJECTS = 6  # bpf/meson.build's bpf_programs
+
+
+def bpf_program_count(source_root):
+    """How many BPF objects the daemon embeds: bpf/meson.build's bpf_programs."""
+    with open(os.path.join(source_root, "bpf", "meson.build"), encoding="utf-8") as f:
+        m = re.search(r"^bpf_programs\s*=\s*\[([^\]]*)\]", f.read(), re.M)
+    if not m:
+        opslib.fail("no bpf_programs = [...] in bpf/meson.build")
+    return len(re.findall(r"'[^']+'", m.group(1)))
 
 
 def run(argv, **kw):
@@ -74,7 +82,7 @@ def embedded_bpf_objects(data):
     return objects
 
 
-def check_foreign_binaries(root, arch, problems):
+def check_foreign_binaries(root, arch, n_objects, problems):
     want = FOREIGN[arch]
     for binary in ("usr/sbin/memwatchd", "usr/bin/memwatch-top"):
         with open(os.path.join(root, binary), "rb") as f:
@@ -90,8 +98,9 @@ def check_foreign_binaries(root, arch, problems):
         objects = embedded_bpf_objects(data)
         kprobes = [o for o in objects if b"kretprobe/" in o or b"kprobe/" in o]
         print("/%s: %d embedded BPF objects, %d with kprobe programs" % (binary, len(objects), len(kprobes)))
-        if len(objects) != BPF_OBJECTS:
-            problems.append("/%s embeds %d BPF objects, want %d" % (binary, len(objects), BPF_OBJECTS))
+        if len(objects) != n_objects:
+            problems.append("/%s embeds %d BPF objects, want %d (bpf/meson.build's bpf_programs)"
+                            % (binary, len(objects), n_objects))
         if not kprobes:
             problems.append("/%s: no embedded BPF object has a kprobe program" % binary)
         for o in kprobes:
@@ -195,7 +204,7 @@ def main():
                 if os.path.exists(a) and open(a, "rb").read() != sources[source]:
                     problems.append("/%s differs from %s" % (packaged, source))
         if x.returncode == 0 and arch:
-            check_foreign_binaries(root, arch, problems)
+            check_foreign_binaries(root, arch, bpf_program_count(source_root), problems)
         elif x.returncode == 0:
             v = run([os.path.join(root, "usr/sbin/memwatchd"), "--version"])
             if v.returncode != 0 or v.stdout.strip() != "memwatchd " + version:
