@@ -142,7 +142,7 @@ mark "END check-log"
 # For the record (not judged): can the memavail collector use a kretprobe on
 # this kernel too? Only that collector, forced to kprobe.
 {
-	for c in meminfo psi kswapd reclaim alloc faults oom cgroup; do
+	for c in meminfo psi kswapd reclaim alloc faults oom cgroup compaction; do
 		printf '[collector.%s]\nenabled = no\n' $c
 	done
 	printf '[collector.memavail]\nmethod = kprobe\n'
