@@ -40,7 +40,8 @@ keys() {
 vmstat_block() {
 	mark "BEGIN vmstat $1"
 	keys /proc/vmstat allocstall_dma allocstall_dma32 allocstall_normal allocstall_movable \
-		allocstall_device pgscan_direct pgsteal_direct pgscan_kswapd pageoutrun oom_kill
+		allocstall_device pgscan_direct pgsteal_direct pgscan_kswapd pageoutrun oom_kill \
+		compact_stall compact_fail compact_success compact_daemon_wake
 	keys /proc/meminfo MemTotal MemFree MemAvailable Cached AnonPages
 	mark "END vmstat $1"
 }
@@ -84,20 +85,21 @@ scrape_print() {
 	mark "END metrics $1"
 }
 
-# An independent count of the kswapd tracepoints: a tracefs histogram trigger
-# on each (its "Hits:" total), armed before the daemon starts.
-KSWAPD_EVENTS="mm_vmscan_kswapd_wake mm_vmscan_wakeup_kswapd"
+# An independent count of the kswapd tracepoints and of zone compactions: a
+# tracefs histogram trigger on each (its "Hits:" total), armed before the
+# daemon starts.
+TRACE_EVENTS="vmscan/mm_vmscan_kswapd_wake vmscan/mm_vmscan_wakeup_kswapd compaction/mm_compaction_end"
 trace_arm() {
-	for e in $KSWAPD_EVENTS; do
-		echo 'hist:keys=common_type' >"/sys/kernel/tracing/events/vmscan/$e/trigger" ||
-			mark "cannot arm a hist trigger on vmscan/$e"
+	for e in $TRACE_EVENTS; do
+		echo 'hist:keys=common_type' >"/sys/kernel/tracing/events/$e/trigger" ||
+			mark "cannot arm a hist trigger on $e"
 	done
 }
-# "EVENT HITS DROPPED" a line, for the events above.
+# "EVENT HITS DROPPED" a line (the event without its category), for the events above.
 trace_counts() {
-	for e in $KSWAPD_EVENTS; do
-		awk -v e="$e" '$1 == "Hits:" { h = $2 } $1 == "Dropped:" { d = $2 } END { print e, h, d }' \
-			"/sys/kernel/tracing/events/vmscan/$e/hist"
+	for e in $TRACE_EVENTS; do
+		awk -v e="${e#*/}" '$1 == "Hits:" { h = $2 } $1 == "Dropped:" { d = $2 } END { print e, h, d }' \
+			"/sys/kernel/tracing/events/$e/hist"
 	done
 }
 
@@ -165,12 +167,14 @@ mark "END check-fexit rc=$rc"
 # (available memory computed in BPF from zone and node counters), next to the
 # main one through the reclaim hog; judged on its mode, its figure against
 # MemAvailable, its pressure events, and the total reserve when
-# min_free_kbytes changes.
+# min_free_kbytes changes. Its compaction collector is forced to the
+# tracepoint method, judged against /proc/vmstat compact_stall (scenario 7).
 {
 	for c in psi kswapd alloc faults oom cgroup; do
 		printf '[collector.%s]\nenabled = no\n' $c
 	done
 	printf '[collector.memavail]\nmethod = counters\n'
+	printf '[collector.compaction]\nmethod = tracepoint\n'
 } >/tmp/memavail-counters.conf
 memwatchd --listen "$LISTEN2" -c /tmp/memavail-counters.conf >/tmp/memwatchd-counters.log 2>&1 &
 counters=$!
@@ -195,6 +199,10 @@ done
 mark "daemon healthy after $i polls"
 vmstat_block baseline
 scrape baseline
+SCRAPE_ADDR=$LISTEN2
+scrape_fetch
+scrape_print counters-baseline
+SCRAPE_ADDR=
 
 # Scenarios 1 and 2: fill the page cache with clean pages from the block device,
 # then a hog that needs most of that cache back. kswapd wakes and reclaims; with
@@ -227,6 +235,10 @@ mark "reclaim hog rc=$?"
 exec 3<&-
 vmstat_block reclaim
 scrape reclaim
+SCRAPE_ADDR=$LISTEN2
+scrape_fetch
+scrape_print counters-reclaim
+SCRAPE_ADDR=
 
 # Scenario 6, continued: the counters daemon's view of the reclaim, its figure
 # at quiescence, and the reserve followed through a min_free_kbytes change.

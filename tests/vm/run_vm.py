@@ -588,6 +588,7 @@ def judge(series, lines, rc, timed_out, host_release, host_fmt):
     judge_events(series, v, b, singles, child)
     judge_memavail(series, v, b, singles, guest)
     judge_counters(series, v, b, singles, guest)
+    judge_compaction(v, b, base, rec, vm_base, vm_rec, guest)
 
     exit_rc = single(singles, "daemon exit rc=")
     v.add("daemon exit", exit_rc == "0", f"SIGTERM -> exit {exit_rc}")
@@ -595,6 +596,77 @@ def judge(series, lines, rc, timed_out, host_release, host_fmt):
         for line in (b.get("daemon-log") or [])[-20:]:
             log(f"  daemon: {line}")
     return v
+
+
+def compaction_stalls(name, before, after, vm_stalls, mode):
+    """Problems and a summary of one daemon's direct compaction stalls between
+    two scrapes, against the /proc/vmstat compact_stall delta read around the
+    same interval (the guest is idle at both ends, so the two must be equal)."""
+    if before is None or after is None:
+        return [f"{name}: no scrape"], ""
+    got = {}
+    for metric in ("memwatch_compaction_stalls_total", "memwatch_compaction_stall_seconds_count"):
+        a, z = value(before, metric), value(after, metric)
+        if a is None or z is None:
+            return [f"{name}: {metric} {a} -> {z}"], ""
+        got[metric] = z - a
+    total, count = got["memwatch_compaction_stalls_total"], got["memwatch_compaction_stall_seconds_count"]
+    problems = []
+    if total != vm_stalls:
+        problems.append(f"{name} ({mode}) counted {total:g} stalls, /proc/vmstat compact_stall +{vm_stalls}")
+    # fexit observes each stall as it returns. The tracepoint method puts a
+    # stall into the histogram when its thread is seen leaving; every task that
+    # stalled here (dd, the hogs) has exited by the scrape, so none is left open.
+    if count != total:
+        problems.append(f"{name} ({mode}) histogram _count +{count:g} != stalls +{total:g}")
+    return problems, f"{name} ({mode}) +{total:g}, histogram +{count:g}"
+
+
+def judge_compaction(v, b, base, rec, vm_base, vm_rec, guest):
+    """(7) direct compaction stalls, forced by the reclaim hog's huge-page faults
+    in a guest whose free memory the page cache fill left fragmented: both
+    methods against /proc/vmstat compact_stall, and zone compactions against a
+    tracefs count of mm_compaction_end."""
+    vm_stalls = vm_rec.get("compact_stall", 0) - vm_base.get("compact_stall", 0)
+    problems, parts = [], []
+    if "compact_stall" not in vm_rec:
+        problems.append("no compact_stall in /proc/vmstat")
+    elif vm_stalls == 0:
+        problems.append("the reclaim hog caused no direct compaction (compact_stall +0): the scenario proved nothing")
+    mode = None
+    try:
+        mode = expectations.expected("busybox-guest", guest, conditions={})["compaction"]["mode"]
+    except (expectations.NoExpectation, KeyError) as e:
+        problems.append(f"no compaction row for {guest}: {e}")
+    p, summary = compaction_stalls("daemon", base, rec, vm_stalls, mode)
+    problems += p
+    parts.append(summary)
+    p, summary = compaction_stalls("counters daemon", parse_metrics(b.get("metrics counters-baseline")),
+                                   parse_metrics(b.get("metrics counters-reclaim")), vm_stalls, "tracepoint")
+    problems += p
+    parts.append(summary)
+    # Every zone compaction, whoever ran it, against tracefs's count of the same tracepoint.
+    hits = {}
+    for when in ("baseline before", "baseline after", "reclaim before", "reclaim after"):
+        for line in b.get(f"trace {when}") or []:
+            f = line.split()
+            if len(f) == 3 and f[0] == "mm_compaction_end" and f[1].isdigit():
+                hits[when] = int(f[1])
+    runs0 = value(base or [], "memwatch_compaction_runs_total")
+    runs1 = value(rec or [], "memwatch_compaction_runs_total")
+    direct = (value(rec or [], "memwatch_compaction_runs_total", task="direct") or 0) - \
+        (value(base or [], "memwatch_compaction_runs_total", task="direct") or 0)
+    if len(hits) != 4 or runs0 is None or runs1 is None:
+        problems.append(f"zone runs {runs0} -> {runs1}, tracefs mm_compaction_end hits {hits}: incomplete")
+    else:
+        lo = hits["reclaim before"] - hits["baseline after"]
+        hi = hits["reclaim after"] - hits["baseline before"]
+        if not lo <= runs1 - runs0 <= hi:
+            problems.append(f"memwatch_compaction_runs_total grew by {runs1 - runs0:g}, tracefs counted {lo}..{hi}")
+        parts.append(f"zone runs +{runs1 - runs0:g} (direct +{direct:g}), tracefs mm_compaction_end +{lo}"
+                     + (f"..{hi}" if hi != lo else ""))
+    v.add("7 compaction", not problems, "; ".join(problems + parts) if problems else
+          f"vmstat compact_stall +{vm_stalls}; " + "; ".join(parts))
 
 
 def judge_events(series, v, b, singles, child):
