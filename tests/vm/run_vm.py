@@ -85,6 +85,9 @@ OOM_HOG_COMM = "mwvm-oomvictim"
 MEMAVAIL_TOLERANCE = 0.01
 # Scenario 6: the counters method (computed in BPF) against MemAvailable.
 COUNTERS_TOLERANCE = 0.02
+# Scenario 7: direct compaction stalls the tracepoint method may not have put
+# into its histogram yet at the scrape (threads still alive, see compaction_stalls).
+OPEN_STALLS_MAX = 4
 
 
 HarnessError = kernel_packages.HarnessError
@@ -615,10 +618,15 @@ def compaction_stalls(name, before, after, vm_stalls, mode):
     if total != vm_stalls:
         problems.append(f"{name} ({mode}) counted {total:g} stalls, /proc/vmstat compact_stall +{vm_stalls}")
     # fexit observes each stall as it returns. The tracepoint method puts a
-    # stall into the histogram when its thread is seen leaving; every task that
-    # stalled here (dd, the hogs) has exited by the scrape, so none is left open.
-    if count != total:
+    # stall into the histogram when its thread is seen leaving: dd and the hog
+    # have exited by the scrape, but a thread still alive (the daemons', init's)
+    # whose allocation gave up after compacting keeps its last stall open, one
+    # at most per thread: four allowed.
+    if mode == "fexit" and count != total:
         problems.append(f"{name} ({mode}) histogram _count +{count:g} != stalls +{total:g}")
+    if mode != "fexit" and not total - OPEN_STALLS_MAX <= count <= total:
+        problems.append(f"{name} ({mode}) histogram _count +{count:g} for {total:g} stalls "
+                        f"(at most {OPEN_STALLS_MAX} left open)")
     return problems, f"{name} ({mode}) +{total:g}, histogram +{count:g}"
 
 
