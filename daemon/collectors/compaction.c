@@ -179,8 +179,8 @@ static int compaction_start(void *priv, const void *cfg, const struct collector_
 			collector_status_note_bpf_error(st, r_fexit);
 			return -EOPNOTSUPP;
 		}
-		log_debug_errno(r_fexit, "Collector compaction: fexit on try_to_compact_pages unavailable, "
-					 "using the compaction tracepoints: %m");
+		log_info("Collector compaction: fexit on try_to_compact_pages unavailable (%s): stalls from the "
+			 "compaction tracepoints", strerror(-r_fexit));
 	}
 	st->reason[0] = st->mode[0] = '\0';
 	return bpf_attach_hooks(&s->bpf, &compaction_bpf_skel_ops, stall_hooks, ARRAY_SIZE(stall_hooks),

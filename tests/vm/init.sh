@@ -11,6 +11,7 @@
 #   OOM_HOG_COMM comm the OOM hog's child sets (memhog -n), looked for in /api/v1/events
 #   LISTEN       address for the daemon
 #   LISTEN2      address for the second daemon (memavail forced to the counters method)
+#   COMPACT_HOG_COMM comm of the compaction scenario's hog (memhog -n)
 
 /bin/busybox mkdir -p /bin /sbin /usr/bin /usr/sbin /proc /sys /dev /tmp /run
 /bin/busybox --install -s
@@ -199,10 +200,6 @@ done
 mark "daemon healthy after $i polls"
 vmstat_block baseline
 scrape baseline
-SCRAPE_ADDR=$LISTEN2
-scrape_fetch
-scrape_print counters-baseline
-SCRAPE_ADDR=
 
 # Scenarios 1 and 2: fill the page cache with clean pages from the block device,
 # then a hog that needs most of that cache back. kswapd wakes and reclaims; with
@@ -238,6 +235,26 @@ scrape reclaim
 SCRAPE_ADDR=$LISTEN2
 scrape_fetch
 scrape_print counters-reclaim
+SCRAPE_ADDR=
+
+# Scenario 7: direct compaction. Most of the free memory is touched in small
+# pages and every other page given back, so that what is free is single-page
+# holes; huge-page faults (MADV_HUGEPAGE, defrag madvise) of more than the
+# unfragmented rest then make their huge pages by direct compaction. Judged
+# against /proc/vmstat compact_stall, with both daemons (fexit and the
+# tracepoint method) between the reclaim and compaction scrapes.
+free=$(meminfo_mib MemFree)
+frag=$((free - 48))
+[ $frag -gt 32 ] || frag=32
+huge=$((frag / 4))
+mark "compaction hog: $frag MiB fragmented, then $huge MiB of huge pages (MemFree $free MiB)"
+memhog -n "$COMPACT_HOG_COMM" -F $frag -H $huge
+mark "compaction hog rc=$?"
+vmstat_block compaction
+scrape compaction
+SCRAPE_ADDR=$LISTEN2
+scrape_fetch
+scrape_print counters-compaction
 SCRAPE_ADDR=
 
 # Scenario 6, continued: the counters daemon's view of the reclaim, its figure
