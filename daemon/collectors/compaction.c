@@ -35,7 +35,6 @@ struct compaction_config {
 struct compaction_state {
 	struct bpf_attachment bpf;
 	struct bpf_link *fexit_links[2];
-	bool by_fexit;
 	struct compaction_config cfg;
 };
 
@@ -157,7 +156,6 @@ static int start_fexit(struct compaction_state *s, struct collector_status *st)
 		bpf_attachment_destroy(&s->bpf);
 		return r;
 	}
-	s->by_fexit = true;
 	snprintf(st->mode, sizeof(st->mode), "fexit");
 	return 0;
 }

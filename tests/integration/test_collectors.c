@@ -1348,6 +1348,8 @@ static void compaction_read(const char *body, double *stalls, double *count, dou
  * histogram when its thread is seen leaving; the hog and the cache reader
  * have exited, so only a stall of a thread still alive elsewhere on the
  * machine, whose allocation gave up after compacting, can be missing there. */
+#define OPEN_STALLS_MAX 4 /* as tests/vm/run_vm.py allows: seen 0 here (534 stalls, 534 in the histogram) */
+
 static void assert_compaction_stalls(const char *body, unsigned long long lo0, unsigned long long hi0,
 				     unsigned long long lo1, unsigned long long hi1, double stalls, double count)
 {
@@ -1360,9 +1362,9 @@ static void assert_compaction_stalls(const char *body, unsigned long long lo0, u
 		      "memwatch_compaction_stalls_total grew by %.0f, /proc/vmstat compact_stall by %.0f..%.0f over "
 		      "the same windows",
 		      stalls, lo, hi);
-	ck_assert_msg(count <= stalls && count >= stalls - 2,
-		      "memwatch_compaction_stall_seconds_count grew by %.0f for %.0f stalls (at most two may be open)",
-		      count, stalls);
+	ck_assert_msg(count <= stalls && count >= stalls - OPEN_STALLS_MAX,
+		      "memwatch_compaction_stall_seconds_count grew by %.0f for %.0f stalls (at most %d may be open)",
+		      count, stalls, OPEN_STALLS_MAX);
 	(void)assert_histogram(body, "memwatch_compaction_stall_seconds");
 }
 
