@@ -15,6 +15,7 @@ const struct collector_ops *const all_collectors[] = {
 	&memavail_collector,
 	&oom_collector,
 	&cgroup_collector,
+	&compaction_collector,
 };
 const size_t n_all_collectors = ARRAY_SIZE(all_collectors);
 

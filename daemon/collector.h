@@ -124,6 +124,7 @@ extern const struct collector_ops psi_collector;
 extern const struct collector_ops kswapd_collector;
 extern const struct collector_ops reclaim_collector;
 extern const struct collector_ops alloc_collector;
+extern const struct collector_ops compaction_collector;
 extern const struct collector_ops faults_collector;
 extern const struct collector_ops memavail_collector;
 extern const struct collector_ops oom_collector;

@@ -311,6 +311,31 @@ const struct metric_desc metric_catalogue[METRIC__COUNT] = {
 		.owner = "alloc", .source = "`/proc/vmstat` `compact_daemon_wake`",
 	},
 
+	/* --- compaction: stalls timed per thread in the kernel --- */
+	[MW_COMPACTION_STALLS_TOTAL] = {
+		.name = "memwatch_compaction_stalls_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
+		.help = "Direct compaction stalls: try_to_compact_pages() calls that compacted, deferred or found a zone ready (what /proc/vmstat compact_stall counts), seen in the kernel.",
+		.owner = "compaction", .source = "BPF: fentry/fexit on `try_to_compact_pages`, else `compaction:mm_compaction_*` tracepoints",
+	},
+	[MW_COMPACTION_STALL_SECONDS] = {
+		.name = "memwatch_compaction_stall_seconds", .type = METRIC_HISTOGRAM, .unit = METRIC_UNIT_SECONDS,
+		.help = "Direct compaction stall time per stall; buckets are powers of two nanoseconds.",
+		.owner = "compaction", .source = "BPF: fentry/fexit on `try_to_compact_pages`, else `compaction:mm_compaction_*` tracepoints",
+		RECLAIM_SECONDS_HISTOGRAM,
+	},
+	[MW_COMPACTION_RUNS_TOTAL] = {
+		.name = "memwatch_compaction_runs_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
+		.help = "Zone compactions (compact_zone(), mm_compaction_begin to mm_compaction_end) by who ran them: direct, kcompactd or manual.",
+		.n_labels = 1, .labels = { "task" },
+		.owner = "compaction", .source = "BPF on `compaction:mm_compaction_{begin,end}`",
+	},
+	[MW_COMPACTION_RUN_SECONDS_TOTAL] = {
+		.name = "memwatch_compaction_run_seconds_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_SECONDS,
+		.help = "Time spent in zone compactions, by who ran them: direct, kcompactd or manual.",
+		.n_labels = 1, .labels = { "task" },
+		.owner = "compaction", .source = "BPF on `compaction:mm_compaction_{begin,end}`",
+	},
+
 	/* --- faults --- */
 	[MW_PROCESS_MAJOR_FAULTS_TOTAL] = {
 		.name = "memwatch_process_major_faults_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,

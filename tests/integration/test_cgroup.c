@@ -929,7 +929,8 @@ START_TEST(test_faults_top_k_other)
 		 "series_ttl = 0\n"
 		 /* No BPF: nothing else matters here. */
 		 "[collector.kswapd]\nenabled = no\n[collector.reclaim]\nenabled = no\n[collector.oom]\nenabled = no\n"
-		 "[collector.memavail]\nenabled = no\n[collector.cgroup]\nenabled = no\n",
+		 "[collector.memavail]\nenabled = no\n[collector.cgroup]\nenabled = no\n"
+		 "[collector.compaction]\nenabled = no\n",
 		 root);
 	conf = temp_config(text);
 	t = real_now();

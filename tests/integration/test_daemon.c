@@ -312,7 +312,7 @@ START_TEST(test_notify_ready_status_stopping)
 		/* "A/N collectors active": as many active as the expectation table
 		 * says for this kernel, the others named as degraded. */
 		static const char *const names[] = { "meminfo", "psi", "kswapd", "reclaim", "alloc", "faults",
-						     "memavail", "oom", "cgroup" };
+						     "memavail", "oom", "cgroup", "compaction" };
 		unsigned active = 0, enabled = 0, want_active = 0, want_degraded = 0;
 		bool known = true;
 		size_t i;
@@ -859,7 +859,7 @@ static bool check_row(const char *out, const char *name, char *state, size_t sta
 START_TEST(test_check_mode)
 {
 	static const char *const names[] = { "meminfo", "psi", "kswapd", "reclaim", "alloc", "faults", "memavail",
-					     "oom", "cgroup" };
+					     "oom", "cgroup", "compaction" };
 	char *out, *err, state[64], rest[512], mode[64], why[1024];
 	const char *reason;
 	size_t i;

@@ -805,7 +805,7 @@ static void count_series(const char *body, const char *prefix, struct series_cou
 }
 
 static const char *const collector_names[] = {
-	"meminfo", "psi", "kswapd", "reclaim", "alloc", "faults", "memavail", "oom", "cgroup",
+	"meminfo", "psi", "kswapd", "reclaim", "alloc", "faults", "memavail", "oom", "cgroup", "compaction",
 };
 
 START_TEST(test_health_budget)

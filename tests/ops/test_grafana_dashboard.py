@@ -49,6 +49,7 @@ COLLECTORS = {
     "cgroup": "memwatch_cgroup_memory_working_set_bytes",
     "oom": "memwatch_oom_kills_total",
     "memavail": "memwatch_memory_available_at_pressure_bytes",
+    "compaction": "memwatch_compaction_stalls_total",
     "daemon health": "memwatch_collector_up",
 }
 

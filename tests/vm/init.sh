@@ -11,6 +11,7 @@
 #   OOM_HOG_COMM comm the OOM hog's child sets (memhog -n), looked for in /api/v1/events
 #   LISTEN       address for the daemon
 #   LISTEN2      address for the second daemon (memavail forced to the counters method)
+#   COMPACT_HOG_COMM comm of the compaction scenario's hog (memhog -n)
 
 /bin/busybox mkdir -p /bin /sbin /usr/bin /usr/sbin /proc /sys /dev /tmp /run
 /bin/busybox --install -s
@@ -40,7 +41,8 @@ keys() {
 vmstat_block() {
 	mark "BEGIN vmstat $1"
 	keys /proc/vmstat allocstall_dma allocstall_dma32 allocstall_normal allocstall_movable \
-		allocstall_device pgscan_direct pgsteal_direct pgscan_kswapd pageoutrun oom_kill
+		allocstall_device pgscan_direct pgsteal_direct pgscan_kswapd pageoutrun oom_kill \
+		compact_stall compact_fail compact_success compact_daemon_wake
 	keys /proc/meminfo MemTotal MemFree MemAvailable Cached AnonPages
 	mark "END vmstat $1"
 }
@@ -84,20 +86,21 @@ scrape_print() {
 	mark "END metrics $1"
 }
 
-# An independent count of the kswapd tracepoints: a tracefs histogram trigger
-# on each (its "Hits:" total), armed before the daemon starts.
-KSWAPD_EVENTS="mm_vmscan_kswapd_wake mm_vmscan_wakeup_kswapd"
+# An independent count of the kswapd tracepoints and of zone compactions: a
+# tracefs histogram trigger on each (its "Hits:" total), armed before the
+# daemon starts.
+TRACE_EVENTS="vmscan/mm_vmscan_kswapd_wake vmscan/mm_vmscan_wakeup_kswapd compaction/mm_compaction_end"
 trace_arm() {
-	for e in $KSWAPD_EVENTS; do
-		echo 'hist:keys=common_type' >"/sys/kernel/tracing/events/vmscan/$e/trigger" ||
-			mark "cannot arm a hist trigger on vmscan/$e"
+	for e in $TRACE_EVENTS; do
+		echo 'hist:keys=common_type' >"/sys/kernel/tracing/events/$e/trigger" ||
+			mark "cannot arm a hist trigger on $e"
 	done
 }
-# "EVENT HITS DROPPED" a line, for the events above.
+# "EVENT HITS DROPPED" a line (the event without its category), for the events above.
 trace_counts() {
-	for e in $KSWAPD_EVENTS; do
-		awk -v e="$e" '$1 == "Hits:" { h = $2 } $1 == "Dropped:" { d = $2 } END { print e, h, d }' \
-			"/sys/kernel/tracing/events/vmscan/$e/hist"
+	for e in $TRACE_EVENTS; do
+		awk -v e="${e#*/}" '$1 == "Hits:" { h = $2 } $1 == "Dropped:" { d = $2 } END { print e, h, d }' \
+			"/sys/kernel/tracing/events/$e/hist"
 	done
 }
 
@@ -142,7 +145,7 @@ mark "END check-log"
 # For the record (not judged): can the memavail collector use a kretprobe on
 # this kernel too? Only that collector, forced to kprobe.
 {
-	for c in meminfo psi kswapd reclaim alloc faults oom cgroup; do
+	for c in meminfo psi kswapd reclaim alloc faults oom cgroup compaction; do
 		printf '[collector.%s]\nenabled = no\n' $c
 	done
 	printf '[collector.memavail]\nmethod = kprobe\n'
@@ -165,12 +168,14 @@ mark "END check-fexit rc=$rc"
 # (available memory computed in BPF from zone and node counters), next to the
 # main one through the reclaim hog; judged on its mode, its figure against
 # MemAvailable, its pressure events, and the total reserve when
-# min_free_kbytes changes.
+# min_free_kbytes changes. Its compaction collector is forced to the
+# tracepoint method, judged against /proc/vmstat compact_stall (scenario 7).
 {
 	for c in psi kswapd alloc faults oom cgroup; do
 		printf '[collector.%s]\nenabled = no\n' $c
 	done
 	printf '[collector.memavail]\nmethod = counters\n'
+	printf '[collector.compaction]\nmethod = tracepoint\n'
 } >/tmp/memavail-counters.conf
 memwatchd --listen "$LISTEN2" -c /tmp/memavail-counters.conf >/tmp/memwatchd-counters.log 2>&1 &
 counters=$!
@@ -227,6 +232,30 @@ mark "reclaim hog rc=$?"
 exec 3<&-
 vmstat_block reclaim
 scrape reclaim
+SCRAPE_ADDR=$LISTEN2
+scrape_fetch
+scrape_print counters-reclaim
+SCRAPE_ADDR=
+
+# Scenario 7: direct compaction. Most of the free memory is touched in small
+# pages and every other page given back, so that what is free is single-page
+# holes; huge-page faults (MADV_HUGEPAGE, defrag madvise) of more than the
+# unfragmented rest then make their huge pages by direct compaction. Judged
+# against /proc/vmstat compact_stall, with both daemons (fexit and the
+# tracepoint method) between the reclaim and compaction scrapes.
+free=$(meminfo_mib MemFree)
+frag=$((free - 48))
+[ $frag -gt 32 ] || frag=32
+huge=$((frag / 4))
+mark "compaction hog: $frag MiB fragmented, then $huge MiB of huge pages (MemFree $free MiB)"
+memhog -n "$COMPACT_HOG_COMM" -F $frag -H $huge
+mark "compaction hog rc=$?"
+vmstat_block compaction
+scrape compaction
+SCRAPE_ADDR=$LISTEN2
+scrape_fetch
+scrape_print counters-compaction
+SCRAPE_ADDR=
 
 # Scenario 6, continued: the counters daemon's view of the reclaim, its figure
 # at quiescence, and the reserve followed through a min_free_kbytes change.

@@ -2,7 +2,7 @@
 /* Guest workload for the VM tests: touches anonymous memory to create global
  * memory pressure inside a small qemu guest. Never run it on the host.
  *
- *   memhog [-H] [-f] [-n COMM] MIB
+ *   memhog [-H] [-f] [-n COMM] [-F FRAG_MIB] MIB
  *
  *   -H  madvise(MADV_HUGEPAGE) the mapping: each fault then wants an order-9
  *       page and, with THP defrag "madvise", compacts and reclaims directly,
@@ -13,6 +13,10 @@
  *   -n  set the comm (PR_SET_NAME, at most 15 bytes) of the process that
  *       touches the memory, the child with -f, so that an OOM victim or a
  *       stalled task can be told apart from the parent and other hogs.
+ *   -F  first fragment FRAG_MIB of memory: touch it in small pages, then give
+ *       back every other page, so that what is free lies in single-page holes
+ *       between pages still held (until exit). Huge pages (-H) then have to
+ *       be made by direct compaction.
  *
  * Exit status: 0 when the memory was touched (or, with -f, the child's own
  * status: 128 + signal when it was killed), 2 on bad usage, 1 on error. */
@@ -84,6 +88,34 @@ static int hog(unsigned long mib, bool huge, const char *comm)
 	return 0;
 }
 
+static int fragment(unsigned long mib)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), len = mib * MIB;
+	double start = now_seconds();
+	unsigned char *p;
+
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		fprintf(stderr, "memhog: mmap %lu MiB to fragment: %s\n", mib, strerror(errno));
+		return 1;
+	}
+	if (madvise(p, len, MADV_NOHUGEPAGE) < 0) {
+		fprintf(stderr, "memhog: madvise(MADV_NOHUGEPAGE): %s\n", strerror(errno));
+		return 1;
+	}
+	for (size_t off = 0; off < len; off += page)
+		p[off] = 1;
+	for (size_t off = page; off < len; off += 2 * page)
+		if (madvise(p + off, page, MADV_DONTNEED) < 0) {
+			fprintf(stderr, "memhog: madvise(MADV_DONTNEED): %s\n", strerror(errno));
+			return 1;
+		}
+	printf("memhog: pid %ld fragmented %lu MiB (every other page given back) in %.2f s\n", (long)getpid(), mib,
+	       now_seconds() - start);
+	fflush(stdout);
+	return 0;
+}
+
 static int hog_in_child(unsigned long mib, bool huge, const char *comm)
 {
 	int status;
@@ -114,17 +146,25 @@ int main(int argc, char *argv[])
 {
 	bool huge = false, in_child = false;
 	const char *comm = NULL;
-	unsigned long mib;
+	unsigned long mib, frag = 0;
 	char *end;
 	int c;
 
-	while ((c = getopt(argc, argv, "Hfn:")) >= 0) {
+	while ((c = getopt(argc, argv, "HfF:n:")) >= 0) {
 		switch (c) {
 		case 'H':
 			huge = true;
 			break;
 		case 'f':
 			in_child = true;
+			break;
+		case 'F':
+			errno = 0;
+			frag = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || frag == 0 || frag > 1024UL * 1024UL) {
+				fprintf(stderr, "memhog: -F '%s' is not a size in MiB (1 to 1048576)\n", optarg);
+				return 2;
+			}
 			break;
 		case 'n':
 			if (!*optarg || strlen(optarg) > 15) {
@@ -134,12 +174,12 @@ int main(int argc, char *argv[])
 			comm = optarg;
 			break;
 		default:
-			fprintf(stderr, "usage: memhog [-H] [-f] [-n COMM] MIB\n");
+			fprintf(stderr, "usage: memhog [-H] [-f] [-n COMM] [-F FRAG_MIB] MIB\n");
 			return 2;
 		}
 	}
 	if (optind + 1 != argc) {
-		fprintf(stderr, "usage: memhog [-H] [-f] [-n COMM] MIB\n");
+		fprintf(stderr, "usage: memhog [-H] [-f] [-n COMM] [-F FRAG_MIB] MIB\n");
 		return 2;
 	}
 	errno = 0;
@@ -148,5 +188,7 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "memhog: '%s' is not a size in MiB (1 to 1048576)\n", argv[optind]);
 		return 2;
 	}
+	if (frag && fragment(frag) != 0)
+		return 1;
 	return in_child ? hog_in_child(mib, huge, comm) : hog(mib, huge, comm);
 }

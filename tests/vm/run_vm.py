@@ -80,11 +80,16 @@ LISTEN2 = "127.0.0.1:9578"
 HOG_COMM = "memhog"
 # The OOM victim's own comm (memhog -n): nothing else in the guest is called that.
 OOM_HOG_COMM = "mwvm-oomvictim"
+# Scenario 7's hog (fragments memory, then faults huge pages).
+COMPACT_HOG_COMM = "mwvm-compact"
 # Scenario 4: the kernel's MemAvailable (fexit/kretprobe on si_mem_available)
 # against /proc/meminfo's, at quiescence.
 MEMAVAIL_TOLERANCE = 0.01
 # Scenario 6: the counters method (computed in BPF) against MemAvailable.
 COUNTERS_TOLERANCE = 0.02
+# Scenario 7: direct compaction stalls the tracepoint method may not have put
+# into its histogram yet at the scrape (threads still alive, see compaction_stalls).
+OPEN_STALLS_MAX = 4
 
 
 HarnessError = kernel_packages.HarnessError
@@ -199,6 +204,7 @@ def build_initramfs(args, path, busybox):
             f'CACHE_DEV=/dev/nvme0n1\n'
             f'OOM_HOG_MIB={OOM_HOG_MIB}\n'
             f'OOM_HOG_COMM={OOM_HOG_COMM}\n'
+            f'COMPACT_HOG_COMM={COMPACT_HOG_COMM}\n'
             f'LISTEN={LISTEN}\n'
             f'LISTEN2={LISTEN2}\n')
     cpio.file("etc/memwatchd-vm.conf", conf.encode())
@@ -499,7 +505,7 @@ def judge(series, lines, rc, timed_out, host_release, host_fmt):
     vm_base = parse_kv(b.get("vmstat baseline"))
     vm_rec = parse_kv(b.get("vmstat reclaim"))
     vm_oom = parse_kv(b.get("vmstat oom"))
-    for name in ("baseline", "reclaim", "oom", "quiet"):
+    for name in ("baseline", "reclaim", "compaction", "oom", "quiet"):
         status = [l for l in b.get(f"metrics {name}") or [] if l.startswith("# scrape exit ")]
         if not status or not status[-1].startswith("# scrape exit 0 fresh"):
             v.add(f"scrape {name}", False, status[-1][2:] if status else "no scrape")
@@ -588,6 +594,7 @@ def judge(series, lines, rc, timed_out, host_release, host_fmt):
     judge_events(series, v, b, singles, child)
     judge_memavail(series, v, b, singles, guest)
     judge_counters(series, v, b, singles, guest)
+    judge_compaction(v, b, singles, rec, vm_rec, guest)
 
     exit_rc = single(singles, "daemon exit rc=")
     v.add("daemon exit", exit_rc == "0", f"SIGTERM -> exit {exit_rc}")
@@ -595,6 +602,89 @@ def judge(series, lines, rc, timed_out, host_release, host_fmt):
         for line in (b.get("daemon-log") or [])[-20:]:
             log(f"  daemon: {line}")
     return v
+
+
+def compaction_stalls(name, before, after, vm_stalls, mode):
+    """Problems and a summary of one daemon's direct compaction stalls between
+    two scrapes, against the /proc/vmstat compact_stall delta read around the
+    same interval (the guest is idle at both ends, so the two must be equal)."""
+    if before is None or after is None:
+        return [f"{name}: no scrape"], ""
+    got = {}
+    for metric in ("memwatch_compaction_stalls_total", "memwatch_compaction_stall_seconds_count"):
+        a, z = value(before, metric), value(after, metric)
+        if a is None or z is None:
+            return [f"{name}: {metric} {a} -> {z}"], ""
+        got[metric] = z - a
+    total, count = got["memwatch_compaction_stalls_total"], got["memwatch_compaction_stall_seconds_count"]
+    problems = []
+    if total != vm_stalls:
+        problems.append(f"{name} ({mode}) counted {total:g} stalls, /proc/vmstat compact_stall +{vm_stalls}")
+    # fexit observes each stall as it returns. The tracepoint method puts a
+    # stall into the histogram when its thread is seen leaving: the hog has
+    # exited by the scrape, but a thread still alive (the daemons', init's)
+    # whose allocation gave up after compacting keeps its last stall open, one
+    # at most per thread: four allowed.
+    if mode == "fexit" and count != total:
+        problems.append(f"{name} ({mode}) histogram _count +{count:g} != stalls +{total:g}")
+    if mode != "fexit" and not total - OPEN_STALLS_MAX <= count <= total:
+        problems.append(f"{name} ({mode}) histogram _count +{count:g} for {total:g} stalls "
+                        f"(at most {OPEN_STALLS_MAX} left open)")
+    return problems, f"{name} ({mode}) +{total:g}, histogram +{count:g}"
+
+
+def judge_compaction(v, b, singles, base, vm_base, guest):
+    """(7) direct compaction stalls, forced by huge-page faults in a guest whose
+    free memory was left in single-page holes (from the reclaim scrape to the
+    compaction scrape): both methods against /proc/vmstat compact_stall, and
+    zone compactions against a tracefs count of mm_compaction_end."""
+    rec = parse_metrics(b.get("metrics compaction"))
+    vm_rec = parse_kv(b.get("vmstat compaction"))
+    vm_stalls = vm_rec.get("compact_stall", 0) - vm_base.get("compact_stall", 0)
+    problems, parts = [], []
+    hog_rc = single(singles, "compaction hog rc=")
+    if hog_rc != "0":
+        problems.append(f"compaction hog exit {hog_rc}")
+    if "compact_stall" not in vm_rec:
+        problems.append("no compact_stall in /proc/vmstat")
+    elif vm_stalls == 0:
+        problems.append("the compaction hog caused no direct compaction (compact_stall +0): the scenario proved nothing")
+    mode = None
+    try:
+        mode = expectations.expected("busybox-guest", guest, conditions={})["compaction"]["mode"]
+    except (expectations.NoExpectation, KeyError) as e:
+        problems.append(f"no compaction row for {guest}: {e}")
+    p, summary = compaction_stalls("daemon", base, rec, vm_stalls, mode)
+    problems += p
+    parts.append(summary)
+    p, summary = compaction_stalls("counters daemon", parse_metrics(b.get("metrics counters-reclaim")),
+                                   parse_metrics(b.get("metrics counters-compaction")), vm_stalls, "tracepoint")
+    problems += p
+    parts.append(summary)
+    # Every zone compaction, whoever ran it, against tracefs's count of the same tracepoint.
+    hits = {}
+    for when in ("reclaim before", "reclaim after", "compaction before", "compaction after"):
+        for line in b.get(f"trace {when}") or []:
+            f = line.split()
+            if len(f) == 3 and f[0] == "mm_compaction_end" and f[1].isdigit():
+                hits[when] = int(f[1])
+    runs0 = value(base or [], "memwatch_compaction_runs_total")
+    runs1 = value(rec or [], "memwatch_compaction_runs_total")
+    direct = (value(rec or [], "memwatch_compaction_runs_total", task="direct") or 0) - \
+        (value(base or [], "memwatch_compaction_runs_total", task="direct") or 0)
+    if len(hits) != 4 or runs0 is None or runs1 is None:
+        problems.append(f"zone runs {runs0} -> {runs1}, tracefs mm_compaction_end hits {hits}: incomplete")
+    else:
+        lo = hits["compaction before"] - hits["reclaim after"]
+        hi = hits["compaction after"] - hits["reclaim before"]
+        if not lo <= runs1 - runs0 <= hi:
+            problems.append(f"memwatch_compaction_runs_total grew by {runs1 - runs0:g}, tracefs counted {lo}..{hi}")
+        if vm_stalls and not direct:
+            problems.append('no zone compaction with task="direct" while compact_stall grew')
+        parts.append(f"zone runs +{runs1 - runs0:g} (direct +{direct:g}), tracefs mm_compaction_end +{lo}"
+                     + (f"..{hi}" if hi != lo else ""))
+    v.add("7 compaction", not problems, "; ".join(problems + parts) if problems else
+          f"vmstat compact_stall +{vm_stalls}; " + "; ".join(parts))
 
 
 def judge_events(series, v, b, singles, child):
