@@ -44,6 +44,42 @@ int snapshot_add_histogram_slots(struct snapshot *s, const struct metric_desc *d
 				 const char *const *label_values, const uint64_t *slots,
 				 size_t n_slots, double sum);
 
+/* A histogram's native (exponential) buckets: counts[i] (not cumulative) is
+ * bucket first_index + i of the schema, the zero bucket [-zero_threshold,
+ * zero_threshold] apart. They count the same observations as the classic
+ * buckets. */
+struct histogram_native {
+	int32_t schema;
+	int32_t first_index;
+	double zero_threshold;
+	uint64_t zero_count;
+	size_t n;
+	const uint64_t *counts;
+};
+
+/* One exemplar of classic bucket `bucket` (0 ... n_bounds, the last being
+ * +Inf): the labels of an observation, its value and when it was made. */
+struct histogram_exemplar {
+	size_t bucket;
+	unsigned n_labels;
+	const char *const *label_names;
+	const char *const *label_values;
+	double value;
+	double timestamp_seconds;
+};
+
+/* OpenMetrics bounds an exemplar's label names and values together. */
+#define SNAPSHOT_EXEMPLAR_LABEL_CHARS 128
+
+/* snapshot_add_histogram_slots() with native buckets (NULL: none) and
+ * exemplars (at most one per bucket; one whose labels exceed
+ * SNAPSHOT_EXEMPLAR_LABEL_CHARS code points is left out). Everything is
+ * copied. The formats show them where the descriptor's flags ask for them. */
+int snapshot_add_histogram_full(struct snapshot *s, const struct metric_desc *desc,
+				const char *const *label_values, const uint64_t *slots, size_t n_slots,
+				double sum, const struct histogram_native *native,
+				const struct histogram_exemplar *exemplars, size_t n_exemplars);
+
 /* Raises or lowers the series limit of a snapshot being built: the daemon
  * gives its own health series a budget of their own, on top of the
  * collectors' max_series. */
@@ -65,6 +101,10 @@ struct snapshot_cumulative {
 	const double *bounds;      /* n of them */
 	uint64_t *cumulative;      /* n + 1, the last one being the count */
 	double *sum;
+	/* A histogram's native buckets, if it has them: n_native counts, then
+	 * the zero bucket's count, each a counter of its own. */
+	size_t n_native;
+	uint64_t *native;
 };
 
 /* Before seal: calls fn for every counter and histogram sample of the
