@@ -120,6 +120,15 @@ int latency_hist_export(struct snapshot *snap, const struct metric_desc *desc, c
 		return -EINVAL;
 	read_consistent(src->h, classic, native);
 	nat.zero_count = native[0];
+	/* Only the populated range is kept: a window stays in the ring for
+	 * `history` windows, and most of the 208 buckets are empty. */
+	while (nat.n > 0 && nat.counts[0] == 0) {
+		nat.counts++;
+		nat.first_index++;
+		nat.n--;
+	}
+	while (nat.n > 0 && nat.counts[nat.n - 1] == 0)
+		nat.n--;
 	for (i = 0; i < LATENCY_CLASSIC_SLOTS; i++) {
 		size_t b = i < src->first_slot ? 0 : i - src->first_slot;
 		struct latency_exemplar e;

@@ -67,6 +67,7 @@ int snapshot_add_histogram_full(struct snapshot *s, const struct metric_desc *de
 		return -ENOMEM; /* the classic buckets are in */
 	*x = (struct histogram_extra){ .size = size, .n_native = n_native };
 	if (native) {
+		x->has_native = 1;
 		x->schema = native->schema;
 		x->first_index = native->first_index;
 		x->zero_threshold = native->zero_threshold;

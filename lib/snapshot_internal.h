@@ -17,7 +17,9 @@ struct histogram_extra {
 	int32_t schema;
 	int32_t first_index;
 	double zero_threshold;
-	size_t n_native; /* 0: no native buckets */
+	uint32_t has_native; /* then the zero bucket and n_native buckets (maybe none) */
+	uint32_t pad;
+	size_t n_native;
 	size_t n_exemplars;
 	uint64_t native[]; /* n_native + 1 */
 };

@@ -106,7 +106,7 @@ static char *valid_utf8(struct family_scratch *fs, const char *value)
 
 static bool shows_native(const struct metric_desc *d, const struct histogram_data *h)
 {
-	return (d->flags & METRIC_FLAG_NATIVE_HISTOGRAM) && h->extra && h->extra->n_native;
+	return (d->flags & METRIC_FLAG_NATIVE_HISTOGRAM) && h->extra && h->extra->has_native;
 }
 
 static bool shows_exemplars(const struct metric_desc *d, const struct histogram_data *h)
