@@ -696,10 +696,7 @@ void snapshot_foreach_cumulative(struct snapshot *s, size_t mark,
 				c.bounds = smp->hist->bounds;
 				c.cumulative = smp->hist->cumulative;
 				c.sum = &smp->hist->sum;
-				if (smp->hist->extra && smp->hist->extra->has_native) {
-					c.n_native = smp->hist->extra->n_native;
-					c.native = smp->hist->extra->native;
-				}
+				snapshot_cumulative_native(s, smp->hist, &c);
 			} else {
 				c.value = &smp->value;
 			}

@@ -101,11 +101,20 @@ struct snapshot_cumulative {
 	const double *bounds;      /* n of them */
 	uint64_t *cumulative;      /* n + 1, the last one being the count */
 	double *sum;
-	/* A histogram's native buckets, if it has them: n_native counts, then
-	 * the zero bucket's count, each a counter of its own. */
+	/* A histogram's native buckets, if has_native: n_native counts of
+	 * buckets native_first ..., each a counter of its own, and the zero
+	 * bucket's. snapshot_cumulative_widen_native() makes room for more. */
+	bool has_native;
+	int32_t native_schema, native_first;
 	size_t n_native;
 	uint64_t *native;
+	uint64_t *zero_count;
+	void *priv; /* the snapshot's */
 };
+
+/* Widens c's native range to cover buckets first ... first + n - 1 too
+ * (new buckets at 0); c's pointers follow. */
+int snapshot_cumulative_widen_native(struct snapshot_cumulative *c, int32_t first, size_t n);
 
 /* Before seal: calls fn for every counter and histogram sample of the
  * families created since mark. fn may change the values. */

@@ -88,3 +88,71 @@ int snapshot_add_histogram_full(struct snapshot *s, const struct metric_desc *de
 	h->extra = x;
 	return 0;
 }
+
+struct cumulative_priv {
+	struct snapshot *s;
+	struct histogram_data *h;
+};
+
+void snapshot_cumulative_native(struct snapshot *s, struct histogram_data *h, struct snapshot_cumulative *c)
+{
+	struct histogram_extra *x = h->extra;
+	struct cumulative_priv *p;
+
+	c->has_native = x && x->has_native;
+	if (!c->has_native)
+		return;
+	c->native_schema = x->schema;
+	c->native_first = x->first_index;
+	c->n_native = x->n_native;
+	c->native = x->native;
+	c->zero_count = &x->native[x->n_native];
+	p = snapshot_arena_alloc(s, sizeof(*p));
+	if (p)
+		*p = (struct cumulative_priv){ s, h };
+	c->priv = p;
+}
+
+int snapshot_cumulative_widen_native(struct snapshot_cumulative *c, int32_t first, size_t n)
+{
+	struct cumulative_priv *p = c->priv;
+	const struct histogram_extra *old;
+	struct histogram_extra *x;
+	int64_t lo, hi;
+	size_t n_new, exemplar_bytes, size;
+
+	if (!c->has_native || !p)
+		return -EINVAL;
+	if (n == 0)
+		return 0;
+	old = p->h->extra;
+	lo = old->n_native ? old->first_index : first;
+	hi = old->n_native ? (int64_t)old->first_index + (int64_t)old->n_native : (int64_t)first + (int64_t)n;
+	if (first < lo)
+		lo = first;
+	if ((int64_t)first + (int64_t)n > hi)
+		hi = (int64_t)first + (int64_t)n;
+	n_new = (size_t)(hi - lo);
+	if (n_new == old->n_native)
+		return 0;
+	exemplar_bytes = old->size - (sizeof(*old) + (old->n_native + 1) * sizeof(uint64_t));
+	size = sizeof(*x) + (n_new + 1) * sizeof(uint64_t) + exemplar_bytes;
+	x = snapshot_arena_alloc(p->s, size);
+	if (!x)
+		return -ENOMEM;
+	*x = *old;
+	x->size = size;
+	x->first_index = (int32_t)lo;
+	x->n_native = n_new;
+	memset(x->native, 0, (n_new + 1) * sizeof(uint64_t));
+	if (old->n_native)
+		memcpy(x->native + (old->first_index - lo), old->native, old->n_native * sizeof(uint64_t));
+	x->native[n_new] = old->native[old->n_native];
+	memcpy((char *)histogram_extra_exemplars(x), histogram_extra_exemplars(old), exemplar_bytes);
+	p->h->extra = x;
+	c->native_first = x->first_index;
+	c->n_native = n_new;
+	c->native = x->native;
+	c->zero_count = &x->native[n_new];
+	return 0;
+}

@@ -100,4 +100,7 @@ int snapshot_add_histogram_data(struct snapshot *s, const struct metric_desc *de
 				const char *const *label_values, const double *bounds,
 				const uint64_t *counts, size_t n, double sum, struct histogram_data **ret);
 
+/* Fills c's native fields from h (lib/snapshot_histogram.c). */
+void snapshot_cumulative_native(struct snapshot *s, struct histogram_data *h, struct snapshot_cumulative *c);
+
 #endif
