@@ -10,6 +10,7 @@
 
 #include "fixture.h"
 #include "latency_export.h"
+#include "metrics.pb-c.h"
 #include "snapshot.h"
 
 static int index_of(__u64 ns)
@@ -114,6 +115,34 @@ static int path_of(uint64_t id, char *buf, size_t len, void *userdata)
 	return 0;
 }
 
+/* The protobuf's native buckets count the same stalls as its classic ones. */
+static void check_native_matches_classic(const struct snapshot *s, uint64_t want)
+{
+	size_t len;
+	const uint8_t *p = snapshot_body(s, EXPO_FORMAT_PROTOBUF, false, &len);
+	Io__Prometheus__Client__MetricFamily *mf;
+	Io__Prometheus__Client__Histogram *ph;
+	int64_t running = 0;
+	uint64_t native = 0;
+
+	ck_assert_ptr_nonnull(p);
+	/* one family, its length a two-byte varint */
+	ck_assert(p[0] & 0x80 && !(p[1] & 0x80));
+	ck_assert_uint_eq((size_t)(p[0] & 0x7f) + ((size_t)p[1] << 7) + 2, len);
+	mf = io__prometheus__client__metric_family__unpack(NULL, len - 2, p + 2);
+	ck_assert_ptr_nonnull(mf);
+	ph = mf->metric[0]->histogram;
+	ck_assert_uint_eq(ph->sample_count, want);
+	ck_assert_int_eq(ph->schema, 3);
+	for (size_t i = 0; i < ph->n_positive_delta; i++) {
+		running += ph->positive_delta[i];
+		ck_assert_int_gt(running, 0);
+		native += (uint64_t)running;
+	}
+	ck_assert_uint_eq(native + ph->zero_count, want);
+	io__prometheus__client__metric_family__free_unpacked(mf, NULL);
+}
+
 /* Slots below 2^10 ns fold into the first bucket (le 2^10 ns, here 1e-6 for
  * short); the exemplars are the window's longest per bucket, an older
  * window's are left out, and the timestamp comes from the kernel's clock. */
@@ -156,6 +185,7 @@ START_TEST(test_export)
 	/* The labels at OpenMetrics' bound: the cgroup cut to what is left. */
 	ck_assert_uint_eq(strlen("pid101commlongercgroup") + 1 + strcspn(strstr(line, "\xe2\x80\xa6") + 3, "\""), 128);
 	strbuf_free(&sb);
+	check_native_matches_classic(s, 5);
 	snapshot_unref(s);
 	free(h);
 }
