@@ -136,8 +136,9 @@ int core_init(struct core *core, struct config *config, struct collector_setting
 	core->ring = snapshot_ring_new(config->daemon.history);
 	if (!core->ring)
 		return -ENOMEM;
-	/* Without it every window sets up its own compressor: slower, still correct. */
-	core->gzip = snapshot_gzip_new();
+	/* Without it every window sets up its own compressor, and renders formats
+	 * other than the text on request only: slower, still correct. */
+	core->renderer = snapshot_renderer_new();
 	/* Without it no cgroup paths and no auto roots: the collectors that need
 	 * them degrade, the rest run. */
 	(void)cgroup_hierarchy_new("/proc/self/mountinfo", cgroup_v2_has_memory, &core->cgroups);
@@ -319,7 +320,7 @@ void core_done(struct core *core)
 	cgroup_names_free(core->names);
 	bpf_shared_maps_close(&core->shared_maps);
 	snapshot_ring_free(core->ring);
-	snapshot_gzip_free(core->gzip);
+	snapshot_renderer_unref(core->renderer);
 	config_free(core->config);
 	*core = (struct core){ 0 };
 }
@@ -474,7 +475,7 @@ void core_end_window(struct core *core, uint64_t now_mono, uint64_t now_real)
 	if (snapshot_dropped_series(snap) > dropped && core->health_dropped_total++ == 0)
 		log_error("Window %" PRIu64 ": %zu of the daemon's own series did not fit in their budget of %zu",
 			  w.seq, snapshot_dropped_series(snap) - dropped, (size_t)HEALTH_SERIES_BUDGET);
-	if (snapshot_seal_with(snap, core->gzip) < 0) {
+	if (snapshot_seal_with(snap, core->renderer) < 0) {
 		log_error("Out of memory rendering window %" PRIu64 ", skipped", w.seq);
 		return;
 	}

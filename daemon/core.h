@@ -43,7 +43,7 @@ struct core {
 	struct config *config;
 	struct collector_instance *collectors; /* n_all_collectors entries */
 	struct snapshot_ring *ring;
-	struct snapshot_gzip *gzip; /* reused by every window's seal */
+	struct snapshot_renderer *renderer; /* shared by every window */
 	uint64_t seq;
 	uint64_t window_start_mono_usec;
 	uint64_t window_start_real_usec;

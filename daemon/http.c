@@ -203,12 +203,81 @@ static MHD_RESULT respond_strbuf(struct MHD_Connection *conn, struct strbuf *sb,
 	return ret;
 }
 
+/* /api/v1/windows is sent one window at a time: the whole answer (every
+ * window of the history with every series) runs to megabytes, one window to
+ * tens of kilobytes, and a buffer for the whole would come and go with each
+ * request. Each window is let go once the next one has its deltas. */
+struct windows_stream {
+	struct snapshot **snaps;
+	size_t n, first, next; /* next: the next window to render; n: the trailer */
+	struct strbuf sb;
+	size_t sent; /* of sb */
+	bool ended;
+};
+
+static void windows_stream_free(void *cls)
+{
+	struct windows_stream *ws = cls;
+
+	for (size_t i = 0; i < ws->n; i++)
+		snapshot_unref(ws->snaps[i]);
+	free(ws->snaps);
+	strbuf_free(&ws->sb);
+	free(ws);
+}
+
+/* Renders the next piece into ws->sb: a window, or the trailer after the last. */
+static void windows_stream_fill(struct windows_stream *ws)
+{
+	size_t i = ws->next++;
+
+	strbuf_reset(&ws->sb);
+	ws->sent = 0;
+	if (i == ws->first)
+		strbuf_puts(&ws->sb, "{\"windows\":[");
+	if (i >= ws->n) {
+		strbuf_puts(&ws->sb, "\n]}\n");
+		ws->ended = true;
+		return;
+	}
+	if (i > ws->first)
+		strbuf_putc(&ws->sb, ',');
+	strbuf_putc(&ws->sb, '\n');
+	snapshot_render_json(&ws->sb, ws->snaps[i], i ? ws->snaps[i - 1] : NULL);
+	if (i) {
+		snapshot_unref(ws->snaps[i - 1]);
+		ws->snaps[i - 1] = NULL;
+	}
+}
+
+static ssize_t windows_stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct windows_stream *ws = cls;
+	size_t k;
+
+	(void)pos;
+	while (ws->sent == ws->sb.len) {
+		if (ws->ended)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		windows_stream_fill(ws);
+		if (strbuf_failed(&ws->sb))
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+	}
+	k = ws->sb.len - ws->sent < max ? ws->sb.len - ws->sent : max;
+	memcpy(buf, ws->sb.data + ws->sent, k);
+	ws->sent += k;
+	return (ssize_t)k;
+}
+
+#define WINDOWS_STREAM_BLOCK (32 * 1024)
+
 static MHD_RESULT serve_windows(struct http_server *srv, struct MHD_Connection *conn)
 {
 	const char *arg = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "windows");
-	size_t want = HISTORY_MAX + 1, n, i, first;
-	struct snapshot **snaps;
-	struct strbuf sb;
+	size_t want = HISTORY_MAX + 1;
+	struct windows_stream *ws;
+	struct MHD_Response *resp;
+	MHD_RESULT ret;
 
 	if (arg) {
 		uint64_t v;
@@ -219,24 +288,27 @@ static MHD_RESULT serve_windows(struct http_server *srv, struct MHD_Connection *
 		if (v < want)
 			want = (size_t)v + 1; /* one more, for the deltas of the oldest shown */
 	}
-	snaps = calloc(want, sizeof(*snaps));
-	if (!snaps)
+	ws = calloc(1, sizeof(*ws));
+	if (!ws)
 		return MHD_NO;
-	n = snapshot_ring_recent(srv->ring, snaps, want);
-	first = arg && n == want ? 1 : 0;
-	strbuf_init(&sb);
-	strbuf_puts(&sb, "{\"windows\":[");
-	for (i = first; i < n; i++) {
-		if (i > first)
-			strbuf_putc(&sb, ',');
-		strbuf_putc(&sb, '\n');
-		snapshot_render_json(&sb, snaps[i], i ? snaps[i - 1] : NULL);
+	strbuf_init(&ws->sb);
+	ws->snaps = calloc(want, sizeof(*ws->snaps));
+	if (!ws->snaps) {
+		windows_stream_free(ws);
+		return MHD_NO;
 	}
-	strbuf_puts(&sb, "\n]}\n");
-	for (i = 0; i < n; i++)
-		snapshot_unref(snaps[i]);
-	free(snaps);
-	return respond_strbuf(conn, &sb, "application/json");
+	ws->n = snapshot_ring_recent(srv->ring, ws->snaps, want);
+	ws->first = ws->next = arg && ws->n == want ? 1 : 0;
+	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, WINDOWS_STREAM_BLOCK, windows_stream_read, ws,
+						 windows_stream_free);
+	if (!resp) {
+		windows_stream_free(ws);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+	ret = MHD_queue_response(conn, MHD_HTTP_OK, resp);
+	MHD_destroy_response(resp);
+	return ret;
 }
 
 static MHD_RESULT serve_events(struct http_server *srv, struct MHD_Connection *conn)

@@ -42,14 +42,14 @@ void snapshot_ring_free(struct snapshot_ring *ring)
 	free(ring);
 }
 
-/* At most this many texts are handed over per publish; the rest wait for the next. */
+/* At most this many windows' bodies are handed over per publish; the rest wait for the next. */
 #define TRIM_BATCH 8
 
 void snapshot_ring_publish(struct snapshot_ring *ring, struct snapshot *s)
 {
-	void *trimmed[TRIM_BATCH];
+	void *trimmed[TRIM_BATCH * EXPO_FORMAT__COUNT];
 	struct snapshot *evicted;
-	size_t n = 0, i;
+	size_t n = 0, windows = 0, i;
 
 	pthread_mutex_lock(&ring->lock);
 	evicted = ring->slots[ring->head];
@@ -57,15 +57,17 @@ void snapshot_ring_publish(struct snapshot_ring *ring, struct snapshot *s)
 	ring->head = (ring->head + 1) % ring->capacity;
 	if (ring->count < ring->capacity)
 		ring->count++;
-	/* Only the newest window's text is served, so the older ones drop theirs
-	 * once the ring holds their only reference. References are only taken
+	/* Only the newest window's bodies are served, so the older ones drop
+	 * theirs once the ring holds their only reference. References are only taken
 	 * from the ring under this lock or copied from one already held (a
 	 * scrape's response keeps its own until sent), so a count of 1 cannot
 	 * rise while we look. A busy one is retried at the next publish. */
-	for (i = 1; i < ring->count && n < TRIM_BATCH; i++) {
-		trimmed[n] = snapshot_trim(ring->slots[(ring->head + ring->capacity - 1 - i) % ring->capacity]);
-		if (trimmed[n])
-			n++;
+	for (i = 1; i < ring->count && windows < TRIM_BATCH; i++) {
+		size_t got = snapshot_trim(ring->slots[(ring->head + ring->capacity - 1 - i) % ring->capacity],
+					   trimmed + n);
+
+		n += got;
+		windows += got > 0;
 	}
 	pthread_mutex_unlock(&ring->lock);
 	for (i = 0; i < n; i++)

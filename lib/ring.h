@@ -14,8 +14,9 @@ void snapshot_ring_free(struct snapshot_ring *ring);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct snapshot_ring *, snapshot_ring_free)
 
 /* Takes over the caller's reference; drops the oldest when full. Older
- * windows lose their text and gzip copy (snapshot_trim()) once nobody else
- * holds them: only the newest is served as text, the rest through samples. */
+ * windows lose their rendered bodies (snapshot_trim()) once nobody else
+ * holds them: only the newest is served in the exposition formats, the rest
+ * through samples. */
 void snapshot_ring_publish(struct snapshot_ring *ring, struct snapshot *s);
 /* New reference to the newest snapshot, or NULL before the first window. */
 struct snapshot *snapshot_ring_latest(struct snapshot_ring *ring);

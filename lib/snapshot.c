@@ -4,8 +4,11 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <time.h>
 #include <zlib.h>
 #include "snapshot.h"
 #include "snapshot_internal.h"
@@ -49,6 +52,7 @@ struct snapshot *snapshot_new(const struct snapshot_window *window, size_t max_s
 	if (!s)
 		return NULL;
 	atomic_init(&s->refcount, 1);
+	pthread_mutex_init(&s->render_lock, NULL);
 	if (window)
 		s->window = *window;
 	s->max_series = max_series;
@@ -76,7 +80,10 @@ void snapshot_unref(struct snapshot *s)
 		next = b->next;
 		free(b);
 	}
-	free(s->block);
+	for (i = 0; i < EXPO_FORMAT__COUNT; i++)
+		free(s->bodies[i].block);
+	snapshot_renderer_unref(s->renderer);
+	pthread_mutex_destroy(&s->render_lock);
 	free(s);
 }
 
@@ -462,42 +469,82 @@ static void render_family(struct strbuf *sb, const struct family *f)
 /* Level 6 is zlib's default: within a few percent of 9's size at a fraction of its time. */
 #define GZIP_LEVEL 6
 
-struct snapshot_gzip {
+/* A format asked for within this long is rendered at every seal, so that
+ * its scrapes only take a reference; longer than any sensible scrape
+ * interval, so a steady scraper never waits for a render. */
+#define EAGER_FORMAT_USEC (5 * 60 * USEC_PER_SEC)
+
+struct snapshot_renderer {
+	atomic_uint refcount;
+	pthread_mutex_t lock; /* the compressor's; windows are compressed one at a time */
 	z_stream zs;
+	bool zs_ready;
+	_Atomic uint64_t asked_usec[EXPO_FORMAT__COUNT]; /* CLOCK_MONOTONIC; 0: never */
 };
 
-struct snapshot_gzip *snapshot_gzip_new(void)
+static uint64_t monotonic_usec(void)
 {
-	struct snapshot_gzip *g = calloc(1, sizeof(*g));
+	struct timespec ts;
 
-	/* windowBits 15 + 16: a gzip header and trailer instead of zlib's. */
-	if (g && deflateInit2(&g->zs, GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-		free(g);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
+}
+
+struct snapshot_renderer *snapshot_renderer_new(void)
+{
+	struct snapshot_renderer *r = calloc(1, sizeof(*r));
+
+	if (!r)
 		return NULL;
-	}
-	return g;
+	atomic_init(&r->refcount, 1);
+	pthread_mutex_init(&r->lock, NULL);
+	/* windowBits 15 + 16: a gzip header and trailer instead of zlib's.
+	 * Without the compressor every body is served plain. */
+	r->zs_ready = deflateInit2(&r->zs, GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK;
+	return r;
 }
 
-void snapshot_gzip_free(struct snapshot_gzip *g)
+struct snapshot_renderer *snapshot_renderer_ref(struct snapshot_renderer *r)
 {
-	if (!g)
+	if (r)
+		atomic_fetch_add_explicit(&r->refcount, 1, memory_order_relaxed);
+	return r;
+}
+
+void snapshot_renderer_unref(struct snapshot_renderer *r)
+{
+	if (!r || atomic_fetch_sub_explicit(&r->refcount, 1, memory_order_acq_rel) != 1)
 		return;
-	deflateEnd(&g->zs);
-	free(g);
+	if (r->zs_ready)
+		deflateEnd(&r->zs);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
 }
 
-/* Compresses in[len] into out[cap] (at least deflateBound() after the reset); returns the compressed length or < 0. */
-static ssize_t gzip_compress(struct snapshot_gzip *g, const char *in, size_t len, char *out, size_t cap)
+/* Compresses in[len] into out (room for gzip_bound() bytes); returns the
+ * compressed length or < 0. Under r->lock. */
+static ssize_t gzip_compress(struct snapshot_renderer *r, const char *in, size_t len, char *out, size_t cap)
 {
-	int r;
+	int ret;
 
-	g->zs.next_in = (Bytef *)in;
-	g->zs.avail_in = (uInt)len;
-	g->zs.next_out = (Bytef *)out;
-	g->zs.avail_out = (uInt)cap;
+	r->zs.next_in = (Bytef *)in;
+	r->zs.avail_in = (uInt)len;
+	r->zs.next_out = (Bytef *)out;
+	r->zs.avail_out = (uInt)cap;
 	/* With a deflateBound() buffer, one Z_FINISH call is guaranteed to finish. */
-	r = deflate(&g->zs, Z_FINISH);
-	return r == Z_STREAM_END ? (ssize_t)g->zs.total_out : -EIO;
+	ret = deflate(&r->zs, Z_FINISH);
+	return ret == Z_STREAM_END ? (ssize_t)r->zs.total_out : -EIO;
+}
+
+/* deflateBound() after a reset: a finished stream has its gzip trailer
+ * marked written, and the bound would leave it out. One deflate() call takes
+ * at most UINT_MAX bytes; no window comes near that. 0: no gzip copy.
+ * Under r->lock. */
+static size_t gzip_bound(struct snapshot_renderer *r, size_t len)
+{
+	if (!r->zs_ready || len > UINT_MAX / 2 || deflateReset(&r->zs) != Z_OK)
+		return 0;
+	return deflateBound(&r->zs, (uLong)len);
 }
 
 int snapshot_render_text(const struct snapshot *s, struct strbuf *sb)
@@ -518,92 +565,77 @@ static const render_fn renderers[EXPO_FORMAT__COUNT] = {
 	[EXPO_FORMAT_PROTOBUF] = snapshot_render_protobuf,
 };
 
-static void strbufs_free(struct strbuf (*sb)[EXPO_FORMAT__COUNT])
+/* Renders one format and its gzip member into one block: the body, a NUL,
+ * the gzip member. On a failed compression there is no gzip copy and
+ * scrapes get the plain body: never an error. Under s->render_lock. */
+static int render_body(struct snapshot *s, enum expo_format f)
 {
-	for (size_t f = 0; f < EXPO_FORMAT__COUNT; f++)
-		strbuf_free(&(*sb)[f]);
-}
-
-/* deflateBound() after a reset: a finished stream has its gzip trailer
- * marked written, and the bound would leave it out. One deflate() call takes
- * at most UINT_MAX bytes; no window comes near that. 0: no gzip copy. */
-static size_t gzip_bound(struct snapshot_gzip *g, size_t len)
-{
-	if (!g || len > UINT_MAX / 2 || deflateReset(&g->zs) != Z_OK)
-		return 0;
-	return deflateBound(&g->zs, (uLong)len);
-}
-
-int snapshot_seal_with(struct snapshot *s, struct snapshot_gzip *gzip)
-{
-	_cleanup_(snapshot_gzip_freep) struct snapshot_gzip *own = NULL;
-	_cleanup_(strbufs_free) struct strbuf sb[EXPO_FORMAT__COUNT];
-	size_t at[EXPO_FORMAT__COUNT], gz_at[EXPO_FORMAT__COUNT] = { 0 }, bound[EXPO_FORMAT__COUNT];
-	ssize_t gz_len[EXPO_FORMAT__COUNT];
-	size_t bodies = 0, bounds = 0, used;
+	_cleanup_(strbuf_free) struct strbuf sb;
+	struct snapshot_body *b = &s->bodies[f];
+	struct snapshot_renderer *r = s->renderer;
+	ssize_t gz_len = -1;
+	size_t len, cap, bound;
 	char *block, *smaller;
-	size_t f;
 
-	for (f = 0; f < EXPO_FORMAT__COUNT; f++)
-		strbuf_init(&sb[f]);
+	strbuf_init(&sb);
+	if (renderers[f](s, &sb) < 0)
+		return -ENOMEM;
+	len = sb.len;
+	cap = sb.cap;
+	block = strbuf_steal(&sb, NULL);
+	if (!block)
+		return -ENOMEM;
+	/* The gzip member goes behind the body's NUL, in the same block. */
+	pthread_mutex_lock(&r->lock);
+	bound = gzip_bound(r, len);
+	if (bound && cap < len + 1 + bound) {
+		char *bigger = realloc(block, len + 1 + bound);
+
+		if (bigger) {
+			block = bigger;
+			cap = len + 1 + bound;
+		}
+	}
+	if (bound && cap >= len + 1 + bound)
+		gz_len = gzip_compress(r, block, len, block + len + 1, bound);
+	pthread_mutex_unlock(&r->lock);
+	/* Right-sized: the capacity doubled while rendering, and the bound is generous. */
+	smaller = realloc(block, len + 1 + (gz_len > 0 ? (size_t)gz_len : 0));
+	if (smaller)
+		block = smaller;
+	b->block = block;
+	b->data = block;
+	b->len = len;
+	if (gz_len > 0) {
+		b->gzip = block + len + 1;
+		b->gzip_len = (size_t)gz_len;
+	}
+	atomic_store_explicit(&b->ready, true, memory_order_release);
+	return 0;
+}
+
+int snapshot_seal_with(struct snapshot *s, struct snapshot_renderer *renderer)
+{
+	uint64_t now = monotonic_usec();
+	int r;
+
 	if (s->sealed)
 		return 0;
 	snapshot_compact(s);
-	if (!gzip)
-		gzip = own = snapshot_gzip_new();
-	/* Every format is rendered and compressed once here, into one block, so
-	 * that any scrape, plain or gzip, only takes a reference. On a failed
-	 * compression there is no gzip copy and scrapes get the plain body:
-	 * never an error. */
-	for (f = 0; f < EXPO_FORMAT__COUNT; f++) {
-		at[f] = bound[f] = 0;
-		if (!renderers[f])
-			continue;
-		if (renderers[f](s, &sb[f]) < 0)
-			return -ENOMEM;
-		at[f] = bodies;
-		bodies += sb[f].len + 1;
-		bound[f] = gzip_bound(gzip, sb[f].len);
-		bounds += bound[f];
-	}
-	block = malloc(bodies + bounds);
-	if (!block) {
-		bounds = 0;
-		block = malloc(bodies);
-		if (!block)
-			return -ENOMEM;
-	}
-	used = bodies;
-	for (f = 0; f < EXPO_FORMAT__COUNT; f++) {
-		gz_len[f] = -1;
-		if (!renderers[f])
-			continue;
-		memcpy(block + at[f], sb[f].data ? sb[f].data : "", sb[f].len);
-		block[at[f] + sb[f].len] = '\0';
-		if (bounds && bound[f] && gzip_bound(gzip, sb[f].len) == bound[f]) {
-			gz_len[f] = gzip_compress(gzip, block + at[f], sb[f].len, block + used, bound[f]);
-			if (gz_len[f] > 0) {
-				gz_at[f] = used;
-				used += (size_t)gz_len[f];
-			}
-		}
-	}
-	/* Right-sized: the bounds are generous. */
-	smaller = realloc(block, used);
-	if (smaller)
-		block = smaller;
-	for (f = 0; f < EXPO_FORMAT__COUNT; f++) {
-		struct snapshot_body *b = &s->bodies[f];
+	s->renderer = renderer ? snapshot_renderer_ref(renderer) : snapshot_renderer_new();
+	if (!s->renderer)
+		return -ENOMEM;
+	/* The text always (the default, and what most clients read); a format
+	 * nobody asked for lately on its first request (snapshot_body()). */
+	r = render_body(s, EXPO_FORMAT_TEXT);
+	if (r < 0)
+		return r;
+	for (size_t f = 0; f < EXPO_FORMAT__COUNT; f++) {
+		uint64_t asked = atomic_load_explicit(&s->renderer->asked_usec[f], memory_order_relaxed);
 
-		if (!renderers[f])
-			continue;
-		*b = (struct snapshot_body){ .data = block + at[f], .len = sb[f].len };
-		if (gz_len[f] > 0) {
-			b->gzip = block + gz_at[f];
-			b->gzip_len = (size_t)gz_len[f];
-		}
+		if (f != EXPO_FORMAT_TEXT && renderers[f] && asked && now - asked < EAGER_FORMAT_USEC)
+			(void)render_body(s, f);
 	}
-	s->block = block;
 	s->sealed = true;
 	return 0;
 }
@@ -613,17 +645,27 @@ int snapshot_seal(struct snapshot *s)
 	return snapshot_seal_with(s, NULL);
 }
 
-void *snapshot_trim(struct snapshot *s)
+size_t snapshot_trim(struct snapshot *s, void *blocks[static EXPO_FORMAT__COUNT])
 {
-	char *block = s->block;
+	size_t n = 0;
 
 	/* The acquire pairs with the release in other holders' unref: whatever
-	 * they sent from the text is done before we hand it over. */
-	if (!s->sealed || !block || atomic_load_explicit(&s->refcount, memory_order_acquire) != 1)
-		return NULL;
-	s->block = NULL;
-	memset(s->bodies, 0, sizeof(s->bodies));
-	return block;
+	 * they sent from a body is done before we hand it over, and no render
+	 * is under way (a renderer holds a reference). */
+	if (!s->sealed || s->trimmed || atomic_load_explicit(&s->refcount, memory_order_acquire) != 1)
+		return 0;
+	s->trimmed = true;
+	for (size_t f = 0; f < EXPO_FORMAT__COUNT; f++) {
+		struct snapshot_body *b = &s->bodies[f];
+
+		if (b->block)
+			blocks[n++] = b->block;
+		atomic_store_explicit(&b->ready, false, memory_order_relaxed);
+		b->block = NULL;
+		b->data = b->gzip = NULL;
+		b->len = b->gzip_len = 0;
+	}
+	return n;
 }
 
 const struct snapshot_window *snapshot_window(const struct snapshot *s)
@@ -631,10 +673,33 @@ const struct snapshot_window *snapshot_window(const struct snapshot *s)
 	return &s->window;
 }
 
-const void *snapshot_body(const struct snapshot *s, enum expo_format format, bool gzip, size_t *len)
+bool snapshot_rendered(const struct snapshot *s, enum expo_format format)
 {
-	const struct snapshot_body *b = &s->bodies[(unsigned)format < EXPO_FORMAT__COUNT ? format : EXPO_FORMAT_TEXT];
+	return (unsigned)format < EXPO_FORMAT__COUNT &&
+	       atomic_load_explicit(&s->bodies[format].ready, memory_order_acquire);
+}
 
+const void *snapshot_body(const struct snapshot *cs, enum expo_format format, bool gzip, size_t *len)
+{
+	/* The bodies are a cache filled on demand, under render_lock: the
+	 * window they render does not change. */
+	struct snapshot *s = (struct snapshot *)cs;
+	enum expo_format f = (unsigned)format < EXPO_FORMAT__COUNT ? format : EXPO_FORMAT_TEXT;
+	struct snapshot_body *b = &s->bodies[f];
+
+	if (len)
+		*len = 0;
+	if (!s->sealed || !renderers[f])
+		return NULL;
+	atomic_store_explicit(&s->renderer->asked_usec[f], monotonic_usec(), memory_order_relaxed);
+	if (!atomic_load_explicit(&b->ready, memory_order_acquire)) {
+		pthread_mutex_lock(&s->render_lock);
+		if (!s->trimmed && !atomic_load_explicit(&b->ready, memory_order_relaxed))
+			(void)render_body(s, f);
+		pthread_mutex_unlock(&s->render_lock);
+		if (!atomic_load_explicit(&b->ready, memory_order_acquire))
+			return NULL;
+	}
 	if (len)
 		*len = gzip ? b->gzip_len : b->len;
 	return gzip ? b->gzip : b->data;

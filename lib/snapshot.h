@@ -121,23 +121,30 @@ int snapshot_cumulative_widen_native(struct snapshot_cumulative *c, int32_t firs
 void snapshot_foreach_cumulative(struct snapshot *s, size_t mark,
 				 void (*fn)(struct snapshot_cumulative *c, void *ud), void *ud);
 
-/* Renders the exposition text once, and a gzip copy of it; afterwards the
- * snapshot is read-only, but for snapshot_trim(). snapshot_seal_with() reuses
- * the compressor's state (~270 KiB, which a fresh one allocates and zeroes)
- * from one window to the next; snapshot_seal() sets one up for this call. */
-struct snapshot_gzip;
-struct snapshot_gzip *snapshot_gzip_new(void);
-void snapshot_gzip_free(struct snapshot_gzip *g);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct snapshot_gzip *, snapshot_gzip_free)
-int snapshot_seal_with(struct snapshot *s, struct snapshot_gzip *gzip);
+/* Seals the snapshot: afterwards it is read-only, but for the bodies
+ * rendered from it on demand and snapshot_trim(). The text and its gzip copy
+ * are rendered here; so is any other format asked for in the last five
+ * minutes (a scraper's next scrape then only takes a reference); a format
+ * nobody asked for lately waits for its first request (snapshot_body()),
+ * and is rendered at most once per window. The renderer is shared by every
+ * window: the compressor's state (~270 KiB, which a fresh one allocates and
+ * zeroes) and when each format was last asked for. snapshot_seal() sets one
+ * up for this snapshot alone. */
+struct snapshot_renderer;
+struct snapshot_renderer *snapshot_renderer_new(void);
+struct snapshot_renderer *snapshot_renderer_ref(struct snapshot_renderer *r);
+void snapshot_renderer_unref(struct snapshot_renderer *r);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct snapshot_renderer *, snapshot_renderer_unref)
+int snapshot_seal_with(struct snapshot *s, struct snapshot_renderer *renderer);
 int snapshot_seal(struct snapshot *s);
 
-/* Only the newest window's text is served; older ones are read through their
- * samples. Hands over the text and gzip copy (one block, for free()) if the
- * caller holds the only reference, else returns NULL: someone may still be
- * sending it. The caller must make sure no new reference can be taken
- * meanwhile (the ring calls it under its lock). Samples stay. */
-void *snapshot_trim(struct snapshot *s);
+/* Only the newest window's bodies are served; older ones are read through
+ * their samples. Hands over every body rendered (one block per format, each
+ * for free()) into blocks and returns their number, if the caller holds the
+ * only reference; else 0: someone may still be sending one. The caller must
+ * make sure no new reference can be taken meanwhile (the ring calls it under
+ * its lock). Samples stay; no body is rendered again. */
+size_t snapshot_trim(struct snapshot *s, void *blocks[static EXPO_FORMAT__COUNT]);
 
 /* Renders the text again from the samples, e.g. for a trimmed snapshot. */
 int snapshot_render_text(const struct snapshot *s, struct strbuf *sb);
@@ -154,14 +161,16 @@ int snapshot_render_protobuf(const struct snapshot *s, struct strbuf *sb);
 void snapshot_set_created(struct snapshot *s, size_t mark, double created_seconds);
 
 const struct snapshot_window *snapshot_window(const struct snapshot *s);
-/* A format's body as rendered at seal, or its gzip member; NULL before
- * seal, once trimmed, for a format not rendered, or if compressing failed. */
+/* A format's body, or its gzip member, rendered on this call if it was not
+ * yet; NULL before seal, once trimmed, for a format with no renderer, if
+ * rendering ran out of memory (a later call tries again) or, for the gzip
+ * member, if compressing failed. Safe from any thread holding a reference. */
 const void *snapshot_body(const struct snapshot *s, enum expo_format format, bool gzip, size_t *len);
-/* The text's: NULL before seal and once trimmed. */
+/* The text's body and gzip member, as snapshot_body(). */
 const char *snapshot_text(const struct snapshot *s, size_t *len);
-/* The text as one gzip member; NULL before seal, once trimmed, or if
- * compressing failed. */
 const void *snapshot_gzip(const struct snapshot *s, size_t *len);
+/* Whether the format's body is rendered (at seal or by a request so far). */
+bool snapshot_rendered(const struct snapshot *s, enum expo_format format);
 size_t snapshot_series(const struct snapshot *s);
 size_t snapshot_dropped_series(const struct snapshot *s);
 

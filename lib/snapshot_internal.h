@@ -5,6 +5,7 @@
 /* The inside of a snapshot, shared by lib/snapshot.c (building, sealing,
  * the text) and lib/snapshot_json.c (the JSON API's view of a window). */
 
+#include <pthread.h>
 #include "accept.h"
 #include "snapshot.h"
 
@@ -80,11 +81,15 @@ struct snapshot {
 	size_t n_families, cap_families;
 	size_t n_series, max_series, dropped_series;
 	struct arena_block *arena;
-	/* Every format's body (the text ones NUL-terminated) and its gzip
-	 * member, all in one block, so that snapshot_trim() hands over one
-	 * pointer. NULL once trimmed. */
-	char *block;
+	/* Each format's body (the text ones NUL-terminated) and its gzip member
+	 * share one block. The text is rendered at seal, like every format asked
+	 * for lately; any other on its first request, under render_lock, once. */
+	struct snapshot_renderer *renderer;
+	pthread_mutex_t render_lock;
+	bool trimmed;
 	struct snapshot_body {
+		atomic_bool ready; /* release: the fields below are set */
+		char *block;
 		const char *data;
 		size_t len;
 		const char *gzip; /* into block; NULL if compressing failed */

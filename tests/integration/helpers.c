@@ -701,20 +701,65 @@ static const char *find_header_end(const char *raw, size_t len, size_t *hdr_len)
 	return NULL;
 }
 
-static long content_length(const char *raw, size_t hdr_len)
+/* The value of the first header called name (with its colon), or NULL. */
+static const char *header_value(const char *raw, size_t hdr_len, const char *name)
 {
 	const char *p = raw, *end = raw + hdr_len;
+	size_t name_len = strlen(name);
 
 	while (p < end) {
 		const char *nl = memmem(p, (size_t)(end - p), "\r\n", 2);
 
 		if (!nl)
 			nl = end;
-		if ((size_t)(nl - p) > 15 && strncasecmp(p, "Content-Length:", 15) == 0)
-			return strtol(p + 15, NULL, 10);
+		if ((size_t)(nl - p) > name_len && strncasecmp(p, name, name_len) == 0)
+			return p + name_len + strspn(p + name_len, " \t");
 		p = nl + 2;
 	}
-	return -1;
+	return NULL;
+}
+
+static long content_length(const char *raw, size_t hdr_len)
+{
+	const char *v = header_value(raw, hdr_len, "Content-Length:");
+
+	return v ? strtol(v, NULL, 10) : -1;
+}
+
+static bool chunked(const char *raw, size_t hdr_len)
+{
+	const char *v = header_value(raw, hdr_len, "Transfer-Encoding:");
+
+	return v && strncasecmp(v, "chunked", 7) == 0;
+}
+
+/* Undoes chunked transfer coding in place; returns the body's length, or
+ * what was decoded before a malformed chunk. */
+static size_t dechunk(char *body, size_t len)
+{
+	size_t in = 0, out = 0;
+
+	while (in < len) {
+		size_t line = in, size = 0;
+
+		/* The size in hex, maybe an extension, CRLF. */
+		while (line < len && isxdigit((unsigned char)body[line])) {
+			size = size * 16 + (size_t)(isdigit((unsigned char)body[line]) ? body[line] - '0'
+										: (tolower((unsigned char)body[line]) - 'a' + 10));
+			line++;
+		}
+		if (line == in)
+			break;
+		while (line + 1 < len && !(body[line] == '\r' && body[line + 1] == '\n'))
+			line++;
+		line += 2;
+		if (size == 0 || line > len || size > len - line)
+			break;
+		memmove(body + out, body + line, size);
+		out += size;
+		in = line + size + 2;
+	}
+	return out;
 }
 
 /* Reads until EOF, a complete response, or timeout_ms without data. */
@@ -786,6 +831,8 @@ static void parse_response(char *raw, size_t len, struct mw_http_response *resp)
 
 		if (cl >= 0 && (size_t)cl < resp->body_len)
 			resp->body_len = (size_t)cl;
+		else if (cl < 0 && chunked(raw, hdr_len))
+			resp->body_len = dechunk((char *)body, resp->body_len); /* body points into raw */
 	}
 	resp->body = malloc(resp->body_len + 1);
 	if (resp->body) {

@@ -3,6 +3,7 @@
  * tests/fixtures/formats/ (written by hand for the text formats and checked
  * with promtool; the protobuf one decoded with protoc --decode_raw). */
 #include <check.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "fixture.h"
 #include "metrics.pb-c.h"
 #include "snapshot.h"
+#include "strbuf.h"
 
 static const struct metric_desc avail_bytes = {
 	.name = "memwatch_test_available_bytes",
@@ -84,7 +86,7 @@ static const struct metric_desc ratio = {
 
 #define CREATED 1700000000.25
 
-static struct snapshot *fixed_window(void)
+static struct snapshot *fixed_window_with(struct snapshot_renderer *renderer)
 {
 	struct snapshot_window w = { .seq = 7 };
 	struct snapshot *s = snapshot_new(&w, 100);
@@ -102,8 +104,13 @@ static struct snapshot *fixed_window(void)
 	snapshot_set_created(s, mark, CREATED);
 	ck_assert_int_eq(snapshot_add(s, &ratio, (const char *const[]){ "Normal", "0" }, NAN), 0);
 	ck_assert_int_eq(snapshot_add(s, &ratio, (const char *const[]){ "DMA", "0" }, INFINITY), 0);
-	ck_assert_int_eq(snapshot_seal(s), 0);
+	ck_assert_int_eq(snapshot_seal_with(s, renderer), 0);
 	return s;
+}
+
+static struct snapshot *fixed_window(void)
+{
+	return fixed_window_with(NULL);
 }
 
 static void check_body(enum expo_format f, const char *fixture)
@@ -262,16 +269,118 @@ END_TEST
 START_TEST(test_trimmed)
 {
 	struct snapshot *s = fixed_window();
-	void *block = snapshot_trim(s);
-	size_t len = 1;
+	void *blocks[EXPO_FORMAT__COUNT];
+	size_t len = 1, n;
 
-	ck_assert_ptr_nonnull(block);
+	/* Every format had been asked for before. */
+	for (int f = 0; f < EXPO_FORMAT__COUNT; f++)
+		ck_assert_ptr_nonnull(snapshot_body(s, f, false, NULL));
+	n = snapshot_trim(s, blocks);
+	ck_assert_uint_eq(n, EXPO_FORMAT__COUNT);
 	for (int f = 0; f < EXPO_FORMAT__COUNT; f++) {
 		ck_assert_ptr_null(snapshot_body(s, f, false, &len));
 		ck_assert_uint_eq(len, 0);
 		ck_assert_ptr_null(snapshot_body(s, f, true, &len));
 	}
-	free(block);
+	while (n)
+		free(blocks[--n]);
+	snapshot_unref(s);
+}
+END_TEST
+
+static char *rendered_by(int (*render)(const struct snapshot *, struct strbuf *), const struct snapshot *s,
+			 size_t *len)
+{
+	struct strbuf sb;
+
+	strbuf_init(&sb);
+	ck_assert_int_eq(render(s, &sb), 0);
+	return strbuf_steal(&sb, len);
+}
+
+/* Sealing renders the text only; another format waits for its first request,
+ * which renders it once: later requests get the same bytes at the same place. */
+START_TEST(test_rendered_on_first_request)
+{
+	struct snapshot *s = fixed_window();
+	size_t len, again_len, want_len;
+	const char *body, *again;
+	char *want;
+
+	ck_assert(snapshot_rendered(s, EXPO_FORMAT_TEXT));
+	ck_assert(!snapshot_rendered(s, EXPO_FORMAT_OPENMETRICS));
+	ck_assert(!snapshot_rendered(s, EXPO_FORMAT_PROTOBUF));
+	body = snapshot_body(s, EXPO_FORMAT_OPENMETRICS, true, &len);
+	ck_assert_ptr_nonnull(body);
+	ck_assert(snapshot_rendered(s, EXPO_FORMAT_OPENMETRICS));
+	ck_assert(!snapshot_rendered(s, EXPO_FORMAT_PROTOBUF));
+	again = snapshot_body(s, EXPO_FORMAT_OPENMETRICS, true, &again_len);
+	ck_assert_ptr_eq(again, body);
+	ck_assert_uint_eq(again_len, len);
+	body = snapshot_body(s, EXPO_FORMAT_OPENMETRICS, false, &len);
+	want = rendered_by(snapshot_render_openmetrics, s, &want_len);
+	ck_assert_uint_eq(len, want_len);
+	ck_assert_mem_eq(body, want, len);
+	free(want);
+	snapshot_unref(s);
+}
+END_TEST
+
+/* A format asked for in one window is rendered at the next one's seal, by
+ * the renderer the windows share; one nobody asked for is not. */
+START_TEST(test_asked_format_rendered_at_seal)
+{
+	struct snapshot_renderer *r = snapshot_renderer_new();
+	struct snapshot *first, *second;
+
+	ck_assert_ptr_nonnull(r);
+	first = fixed_window_with(r);
+	ck_assert(!snapshot_rendered(first, EXPO_FORMAT_PROTOBUF));
+	ck_assert_ptr_nonnull(snapshot_body(first, EXPO_FORMAT_PROTOBUF, false, NULL));
+	second = fixed_window_with(r);
+	ck_assert(snapshot_rendered(second, EXPO_FORMAT_PROTOBUF));
+	ck_assert(!snapshot_rendered(second, EXPO_FORMAT_OPENMETRICS));
+	snapshot_unref(first);
+	snapshot_unref(second);
+	snapshot_renderer_unref(r);
+}
+END_TEST
+
+#define RACERS 8
+
+struct racer {
+	struct snapshot *s;
+	const void *body;
+	size_t len;
+};
+
+static void *first_request(void *arg)
+{
+	struct racer *racer = arg;
+
+	racer->body = snapshot_body(racer->s, EXPO_FORMAT_PROTOBUF, true, &racer->len);
+	return NULL;
+}
+
+/* Scrapes arriving together for a format not yet rendered share one render. */
+START_TEST(test_concurrent_first_requests)
+{
+	struct snapshot *s = fixed_window();
+	struct racer racers[RACERS];
+	pthread_t threads[RACERS];
+	size_t i;
+
+	for (i = 0; i < RACERS; i++) {
+		racers[i] = (struct racer){ .s = snapshot_ref(s) };
+		ck_assert_int_eq(pthread_create(&threads[i], NULL, first_request, &racers[i]), 0);
+	}
+	for (i = 0; i < RACERS; i++) {
+		ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
+		ck_assert_ptr_nonnull(racers[i].body);
+		ck_assert_ptr_eq(racers[i].body, racers[0].body);
+		ck_assert_uint_eq(racers[i].len, racers[0].len);
+		snapshot_unref(racers[i].s);
+	}
 	snapshot_unref(s);
 }
 END_TEST
@@ -286,6 +395,9 @@ int main(void)
 	tcase_add_test(tc, test_protobuf);
 	tcase_add_test(tc, test_protobuf_decoded);
 	tcase_add_test(tc, test_trimmed);
+	tcase_add_test(tc, test_rendered_on_first_request);
+	tcase_add_test(tc, test_asked_format_rendered_at_seal);
+	tcase_add_test(tc, test_concurrent_first_requests);
 	suite_add_tcase(s, tc);
 	return fixture_run_suite(s);
 }

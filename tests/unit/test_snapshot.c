@@ -1064,7 +1064,7 @@ static const struct metric_desc cg_usage = {
  * (big, small, empty). */
 START_TEST(test_gzip_reused_across_windows)
 {
-	struct snapshot_gzip *gz = snapshot_gzip_new();
+	struct snapshot_renderer *gz = snapshot_renderer_new();
 	const unsigned series[] = { 3, 5000, 0, 1, 20000, 7 };
 	char cg[64];
 	const char *lv[] = { cg };
@@ -1082,7 +1082,7 @@ START_TEST(test_gzip_reused_across_windows)
 		assert_gzip_is_text(s);
 		snapshot_unref(s);
 	}
-	snapshot_gzip_free(gz);
+	snapshot_renderer_unref(gz);
 }
 END_TEST
 
@@ -1190,7 +1190,7 @@ START_TEST(test_trim_keeps_samples)
 {
 	struct snapshot *prev = mixed_snapshot(1, 1), *s = mixed_snapshot(2, 3);
 	_cleanup_free_ char *text = NULL, *json = NULL, *again = NULL, *json_again = NULL;
-	void *block;
+	void *blocks[EXPO_FORMAT__COUNT];
 	size_t len = 123;
 
 	ck_assert_int_eq(snapshot_seal(prev), 0);
@@ -1198,17 +1198,19 @@ START_TEST(test_trim_keeps_samples)
 	text = strdup(snapshot_text(s, NULL));
 	json = render_json(s, prev);
 
-	free(snapshot_trim(prev));
-	block = snapshot_trim(s);
-	ck_assert_ptr_nonnull(block);
+	ck_assert_uint_eq(snapshot_trim(prev, blocks), 1);
+	free(blocks[0]);
+	/* The text only: nobody asked for another format. */
+	ck_assert_uint_eq(snapshot_trim(s, blocks), 1);
 	ck_assert_ptr_null(snapshot_text(s, &len));
 	ck_assert_uint_eq(len, 0);
 	len = 123;
 	ck_assert_ptr_null(snapshot_gzip(s, &len));
 	ck_assert_uint_eq(len, 0);
-	free(block);
-	/* Once is enough. */
-	ck_assert_ptr_null(snapshot_trim(s));
+	free(blocks[0]);
+	/* Once is enough, and nothing is rendered again. */
+	ck_assert_uint_eq(snapshot_trim(s, blocks), 0);
+	ck_assert_ptr_null(snapshot_body(s, EXPO_FORMAT_OPENMETRICS, false, NULL));
 
 	/* The samples answer as before, deltas against a trimmed window too. */
 	again = render_text(s);
@@ -1229,20 +1231,22 @@ START_TEST(test_trim_refused_while_shared)
 {
 	struct snapshot *s = mixed_snapshot(1, 1), *other;
 	const char *text, *gz;
+	void *blocks[EXPO_FORMAT__COUNT];
 	size_t len, gz_len;
 
 	/* Before seal there is nothing to trim. */
-	ck_assert_ptr_null(snapshot_trim(s));
+	ck_assert_uint_eq(snapshot_trim(s, blocks), 0);
 	ck_assert_int_eq(snapshot_seal(s), 0);
 	text = snapshot_text(s, &len);
 	gz = snapshot_gzip(s, &gz_len);
 	other = snapshot_ref(s);
-	ck_assert_ptr_null(snapshot_trim(s));
+	ck_assert_uint_eq(snapshot_trim(s, blocks), 0);
 	ck_assert_ptr_eq(snapshot_text(other, NULL), text);
 	ck_assert_ptr_eq(snapshot_gzip(other, NULL), gz);
 	assert_gzip_is_text(other);
 	snapshot_unref(other);
-	free(snapshot_trim(s));
+	ck_assert_uint_eq(snapshot_trim(s, blocks), 1);
+	free(blocks[0]);
 	ck_assert_ptr_null(snapshot_text(s, NULL));
 	snapshot_unref(s);
 }
