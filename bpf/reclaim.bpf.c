@@ -11,8 +11,11 @@
 #include "reclaim.h"
 #include "events.bpf.h"
 #include "memavail.bpf.h"
+#include "latency_hist.bpf.h"
 
 struct reclaim_histogram histograms[RECLAIM_KINDS] = {};
+/* Raised by user space at each window's end: the exemplars' window. */
+__u64 exemplar_window = 0;
 /* end events with no recorded begin (start map full, or attached mid-stall) */
 __u64 unmatched_ends = 0;
 
@@ -101,32 +104,28 @@ static __always_inline int handle_end(enum reclaim_kind kind, __u64 nr_reclaimed
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u64 key = (pid_tgid & 0xffffffff) << 2 | kind;
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct reclaim_histogram *h;
-	__u64 *start, delta;
-	__u32 slot;
+	__u64 *start, delta, now;
 
 	start = bpf_map_lookup_elem(&starts, &key);
 	if (!start) {
 		counter_add(&unmatched_ends, 1);
 		return 0;
 	}
-	delta = bpf_ktime_get_ns() - *start;
+	now = bpf_ktime_get_ns();
+	delta = now - *start;
 	bpf_map_delete_elem(&starts, &key);
 
-	slot = log2_slot_ceil(delta);
-	if (slot >= RECLAIM_SLOTS)
-		slot = RECLAIM_SLOTS - 1;
 	if (kind >= RECLAIM_KINDS)
 		return 0;
 	h = &histograms[kind];
-	counter_add(&h->slots[slot], 1);
-	counter_add(&h->sum_ns, delta);
+	latency_record(&h->latency, *(volatile __u64 *)&exemplar_window, delta, now,
+		       pid_tgid >> 32, task_memcg_id(task));
 	counter_add(&h->pages, nr_reclaimed);
 
 	/* Softlimit reclaim runs inside kswapd or direct reclaim: already charged there. */
 	if (kind != RECLAIM_MEMCG_SOFTLIMIT) {
-		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-
 		account_process(task, pid_tgid >> 32, kind, delta, nr_reclaimed);
 		account_cgroup(task, kind, delta, nr_reclaimed);
 	}

@@ -2,9 +2,9 @@
 #ifndef MEMWATCH_RECLAIM_H
 #define MEMWATCH_RECLAIM_H
 
-/* Slot k counts stalls of at most 2^k ns; the last slot (2^35 ns, 34 s) also
- * takes everything longer. */
-#define RECLAIM_SLOTS 36
+#include "latency_hist.h"
+
+#define RECLAIM_SLOTS LATENCY_CLASSIC_SLOTS
 #define RECLAIM_COMM_LEN 16
 
 enum reclaim_kind {
@@ -15,8 +15,7 @@ enum reclaim_kind {
 };
 
 struct reclaim_histogram {
-	__u64 slots[RECLAIM_SLOTS];
-	__u64 sum_ns;
+	struct latency_histogram latency;
 	__u64 pages; /* nr_reclaimed from the end event */
 };
 

@@ -20,6 +20,13 @@ struct carry_entry {
 	double off_value;
 	double *bounds;      /* n */
 	uint64_t *cumulative, *off_cumulative; /* n + 1 each */
+	/* A native histogram's buckets native_first ... (n_native of them) and
+	 * its zero bucket, each a counter carried on its own. */
+	bool has_native;
+	int32_t native_schema, native_first;
+	size_t n_native;
+	uint64_t *native, *off_native;
+	uint64_t zero, off_zero;
 };
 
 struct carry {
@@ -72,7 +79,78 @@ static void entry_free(struct carry_entry *e)
 	free(e->bounds);
 	free(e->cumulative);
 	free(e->off_cumulative);
+	free(e->native);
+	free(e->off_native);
 	free(e);
+}
+
+static uint64_t gap_u(uint64_t carried, uint64_t now)
+{
+	return carried > now ? carried - now : 0;
+}
+
+/* The native buckets of s, as recorded (offsets 0). */
+static int native_record(struct carry_entry *e, const struct snapshot_cumulative *s)
+{
+	if (!s->has_native)
+		return 0;
+	e->native = calloc(s->n_native ? s->n_native : 1, sizeof(*e->native));
+	e->off_native = calloc(s->n_native ? s->n_native : 1, sizeof(*e->off_native));
+	if (!e->native || !e->off_native)
+		return -ENOMEM;
+	e->has_native = true;
+	e->native_schema = s->native_schema;
+	e->native_first = s->native_first;
+	e->n_native = s->n_native;
+	memcpy(e->native, s->native, s->n_native * sizeof(uint64_t));
+	e->zero = *s->zero_count;
+	return 0;
+}
+
+static uint64_t native_at(const struct snapshot_cumulative *s, int64_t index)
+{
+	int64_t i = index - s->native_first;
+
+	return i >= 0 && i < (int64_t)s->n_native ? s->native[i] : 0;
+}
+
+static bool same_native(const struct carry_entry *e, const struct snapshot_cumulative *s)
+{
+	return e->has_native && s->has_native && e->native_schema == s->native_schema;
+}
+
+/* offsets: what keeps each native bucket from going below its carried count
+ * (splice), or all of it (a series that started from zero). */
+static void native_offsets(struct carry_entry *e, const struct snapshot_cumulative *s, bool all)
+{
+	if (!same_native(e, s))
+		return;
+	for (size_t i = 0; i < e->n_native; i++)
+		e->off_native[i] = all ? e->native[i] : gap_u(e->native[i], native_at(s, e->native_first + (int64_t)i));
+	e->off_zero = all ? e->zero : gap_u(e->zero, *s->zero_count);
+}
+
+static void native_apply(const struct carry_entry *e, struct snapshot_cumulative *s)
+{
+	size_t lo = e->n_native, hi = 0;
+
+	if (!same_native(e, s))
+		return;
+	for (size_t i = 0; i < e->n_native; i++)
+		if (e->off_native[i]) {
+			if (lo > i)
+				lo = i;
+			hi = i + 1;
+		}
+	*s->zero_count += e->off_zero;
+	if (hi == 0)
+		return;
+	/* Without memory the native buckets stay as counted: they are a view
+	 * of the classic ones, which carry on. */
+	if (snapshot_cumulative_widen_native(s, e->native_first + (int32_t)lo, hi - lo) < 0)
+		return;
+	for (size_t i = lo; i < hi; i++)
+		s->native[e->native_first + (int64_t)i - s->native_first] += e->off_native[i];
 }
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct carry_entry *, entry_free)
@@ -211,6 +289,10 @@ static void record_one(struct snapshot_cumulative *s, void *ud)
 		memcpy(e->bounds, s->bounds, s->n * sizeof(double));
 		memcpy(e->cumulative, s->cumulative, (s->n + 1) * sizeof(uint64_t));
 		e->value = *s->sum;
+		if (native_record(e, s) < 0) {
+			ctx->r = -ENOMEM;
+			return;
+		}
 	}
 	if (find(ctx->c, e->key, e->key_len, e->hash))
 		return; /* a family repeated: the first sample wins */
@@ -251,6 +333,15 @@ static struct carry_entry *entry_copy(const struct carry_entry *o)
 			return NULL;
 		memcpy(e->bounds, o->bounds, o->n * sizeof(double));
 		memcpy(e->cumulative, o->cumulative, (o->n + 1) * sizeof(uint64_t));
+	}
+	e->native = e->off_native = NULL;
+	e->off_zero = 0;
+	if (o->has_native) {
+		e->native = malloc((o->n_native ? o->n_native : 1) * sizeof(uint64_t));
+		e->off_native = calloc(o->n_native ? o->n_native : 1, sizeof(uint64_t));
+		if (!e->native || !e->off_native)
+			return NULL;
+		memcpy(e->native, o->native, o->n_native * sizeof(uint64_t));
 	}
 	return TAKE_PTR(e);
 }
@@ -298,11 +389,6 @@ static double gap(double carried, double now)
 	return carried > now ? carried - now : 0;
 }
 
-static uint64_t gap_u(uint64_t carried, uint64_t now)
-{
-	return carried > now ? carried - now : 0;
-}
-
 static struct carry_entry *lookup(struct carry *c, const struct snapshot_cumulative *s)
 {
 	size_t len;
@@ -330,6 +416,7 @@ static void splice_one(struct snapshot_cumulative *s, void *ud)
 	for (i = 0; i <= e->n; i++)
 		e->off_cumulative[i] = gap_u(e->cumulative[i], s->cumulative[i]);
 	e->off_value = gap(e->value, *s->sum);
+	native_offsets(e, s, false);
 }
 
 void carry_splice(struct carry *c, struct snapshot *first, size_t mark)
@@ -354,6 +441,7 @@ static void decide_late(struct carry_entry *e, const struct snapshot_cumulative 
 	for (i = 0; i <= e->n; i++)
 		e->off_cumulative[i] = e->cumulative[i];
 	e->off_value = e->value;
+	native_offsets(e, s, true);
 }
 
 struct apply_ctx {
@@ -381,6 +469,7 @@ static void apply_one(struct snapshot_cumulative *s, void *ud)
 	for (i = 0; i <= s->n; i++)
 		s->cumulative[i] += e->off_cumulative[i];
 	*s->sum += e->off_value;
+	native_apply(e, s);
 }
 
 /* Exports a held series at its carried value. */

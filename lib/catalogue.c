@@ -23,8 +23,13 @@ _Static_assert(ARRAY_SIZE(reclaim_seconds_bounds) == RECLAIM_SECONDS_BOUNDS, "bu
  * (lib/cgroup_names.h), in the order cgroup_labels_values() gives them. */
 #define CGROUP_IDENTITY_LABELS "cgroup", "unit", "namespace", "pod", "container", "container_id"
 
+/* A stall histogram as struct latency_histogram (bpf/latency_hist.h) keeps it:
+ * the classic log2 buckets, schema-3 native buckets in the protobuf format
+ * (daemon/latency_export.c fills them). A family whose stalls have a process
+ * to blame adds METRIC_FLAG_EXEMPLARS. */
 #define RECLAIM_SECONDS_HISTOGRAM \
-	.n_bounds = RECLAIM_SECONDS_BOUNDS, .bounds = reclaim_seconds_bounds, .le = reclaim_seconds_le
+	.n_bounds = RECLAIM_SECONDS_BOUNDS, .bounds = reclaim_seconds_bounds, .le = reclaim_seconds_le, \
+	.flags = METRIC_FLAG_NATIVE_HISTOGRAM
 
 const struct metric_desc metric_catalogue[METRIC__COUNT] = {
 	/* --- meminfo --- */
@@ -193,13 +198,13 @@ const struct metric_desc metric_catalogue[METRIC__COUNT] = {
 		.name = "memwatch_direct_reclaim_seconds", .type = METRIC_HISTOGRAM, .unit = METRIC_UNIT_SECONDS,
 		.help = "Direct reclaim stall time per stall; buckets are powers of two nanoseconds.",
 		.owner = "reclaim", .source = "BPF on `vmscan:mm_vmscan_*_reclaim_{begin,end}`",
-		RECLAIM_SECONDS_HISTOGRAM,
+		RECLAIM_SECONDS_HISTOGRAM | METRIC_FLAG_EXEMPLARS,
 	},
 	[MW_MEMCG_RECLAIM_SECONDS] = {
 		.name = "memwatch_memcg_reclaim_seconds", .type = METRIC_HISTOGRAM, .unit = METRIC_UNIT_SECONDS,
 		.help = "Memory cgroup limit reclaim stall time per stall.",
 		.owner = "reclaim", .source = "BPF on `vmscan:mm_vmscan_*_reclaim_{begin,end}`",
-		RECLAIM_SECONDS_HISTOGRAM,
+		RECLAIM_SECONDS_HISTOGRAM | METRIC_FLAG_EXEMPLARS,
 	},
 	[MW_MEMCG_SOFTLIMIT_RECLAIM_SECONDS] = {
 		.name = "memwatch_memcg_softlimit_reclaim_seconds", .type = METRIC_HISTOGRAM, .unit = METRIC_UNIT_SECONDS,

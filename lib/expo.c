@@ -142,6 +142,14 @@ void expo_put_sample(struct strbuf *sb, const char *name, const char *suffix,
 		     const struct metric_desc *desc, const char *const *label_values,
 		     const char *extra_name, const char *extra_value, double value)
 {
+	expo_put_sample_open(sb, name, suffix, desc, label_values, extra_name, extra_value, value);
+	strbuf_putc(sb, '\n');
+}
+
+void expo_put_sample_open(struct strbuf *sb, const char *name, const char *suffix,
+			  const struct metric_desc *desc, const char *const *label_values,
+			  const char *extra_name, const char *extra_value, double value)
+{
 	bool first = true;
 	unsigned i;
 
@@ -156,5 +164,4 @@ void expo_put_sample(struct strbuf *sb, const char *name, const char *suffix,
 		strbuf_putc(sb, '}');
 	strbuf_putc(sb, ' ');
 	expo_put_number(sb, value);
-	strbuf_putc(sb, '\n');
 }

@@ -44,7 +44,15 @@ struct metric_desc {
 	size_t n_bounds;
 	const double *bounds;
 	const char *const *le;
+	/* METRIC_FLAG_*: what a histogram carries beyond its classic buckets in
+	 * the formats that can say it (lib/snapshot_openmetrics.c, _protobuf.c). */
+	unsigned flags;
 };
+
+/* Native (exponential) buckets in the protobuf format. */
+#define METRIC_FLAG_NATIVE_HISTOGRAM (1u << 0)
+/* Exemplars on the classic buckets in OpenMetrics and protobuf. */
+#define METRIC_FLAG_EXEMPLARS (1u << 1)
 
 const char *metric_type_name(enum metric_type t);
 
@@ -65,5 +73,9 @@ void expo_put_family_header(struct strbuf *sb, const struct metric_desc *desc);
 void expo_put_sample(struct strbuf *sb, const char *name, const char *suffix,
 		     const struct metric_desc *desc, const char *const *label_values,
 		     const char *extra_name, const char *extra_value, double value);
+/* The same without the newline, for a line that goes on (an exemplar). */
+void expo_put_sample_open(struct strbuf *sb, const char *name, const char *suffix,
+			  const struct metric_desc *desc, const char *const *label_values,
+			  const char *extra_name, const char *extra_value, double value);
 
 #endif

@@ -13,7 +13,7 @@
 #include "snapshot.h"
 #include "snapshot_internal.h"
 
-static void *arena_alloc(struct snapshot *s, size_t size)
+void *snapshot_arena_alloc(struct snapshot *s, size_t size)
 {
 	struct arena_block *b = s->arena;
 	void *p;
@@ -38,7 +38,7 @@ static void *arena_alloc(struct snapshot *s, size_t size)
 static char *arena_strdup(struct snapshot *s, const char *str)
 {
 	size_t n = strlen(str) + 1;
-	char *p = arena_alloc(s, n);
+	char *p = snapshot_arena_alloc(s, n);
 
 	if (p)
 		memcpy(p, str, n);
@@ -144,7 +144,7 @@ static struct sample *sample_new(struct snapshot *s, const struct metric_desc *d
 	smp = &f->samples[f->n];
 	*smp = (struct sample){ 0 };
 	if (desc->n_labels) {
-		smp->label_values = arena_alloc(s, desc->n_labels * sizeof(char *));
+		smp->label_values = snapshot_arena_alloc(s, desc->n_labels * sizeof(char *));
 		if (!smp->label_values)
 			return NULL;
 		for (i = 0; i < desc->n_labels; i++) {
@@ -181,6 +181,13 @@ static int add_histogram(struct snapshot *s, const struct metric_desc *desc,
 			 const char *const *label_values, const double *bounds,
 			 const uint64_t *counts, size_t n, double sum)
 {
+	return snapshot_add_histogram_data(s, desc, label_values, bounds, counts, n, sum, NULL);
+}
+
+int snapshot_add_histogram_data(struct snapshot *s, const struct metric_desc *desc,
+				const char *const *label_values, const double *bounds,
+				const uint64_t *counts, size_t n, double sum, struct histogram_data **ret)
+{
 	struct histogram_data *h;
 	struct sample *smp;
 	uint64_t acc = 0;
@@ -190,18 +197,18 @@ static int add_histogram(struct snapshot *s, const struct metric_desc *desc,
 	smp = sample_new(s, desc, label_values, &r);
 	if (!smp)
 		return r;
-	h = arena_alloc(s, sizeof(*h));
+	h = snapshot_arena_alloc(s, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
 	h->n = n;
 	h->sum = sum;
-	h->cumulative = arena_alloc(s, (n + 1) * sizeof(uint64_t));
+	h->cumulative = snapshot_arena_alloc(s, (n + 1) * sizeof(uint64_t));
 	if (!h->cumulative)
 		return -ENOMEM;
 	if (bounds == desc->bounds && n == desc->n_bounds) {
 		h->bounds = bounds;
 	} else {
-		double *copy = arena_alloc(s, (n ? n : 1) * sizeof(double));
+		double *copy = snapshot_arena_alloc(s, (n ? n : 1) * sizeof(double));
 
 		if (!copy)
 			return -ENOMEM;
@@ -211,7 +218,10 @@ static int add_histogram(struct snapshot *s, const struct metric_desc *desc,
 		acc += counts[i];
 		h->cumulative[i] = acc;
 	}
+	h->extra = NULL;
 	smp->hist = h;
+	if (ret)
+		*ret = h;
 	return 0;
 }
 
@@ -333,6 +343,10 @@ static void compact_into(const struct snapshot *s, struct intern *t, char *block
 			*h = (struct histogram_data){ .n = o->hist->n, .sum = o->hist->sum, .cumulative = (uint64_t *)p };
 			p += (h->n + 1) * sizeof(uint64_t);
 			memcpy(h->cumulative, o->hist->cumulative, (h->n + 1) * sizeof(uint64_t));
+			if (o->hist->extra) {
+				h->extra = memcpy(p, o->hist->extra, o->hist->extra->size);
+				p += o->hist->extra->size;
+			}
 			ns->hist = h;
 			if (desc_bounds(f, o->hist)) {
 				h->bounds = o->hist->bounds;
@@ -373,6 +387,8 @@ static void snapshot_compact(struct snapshot *s)
 			if (!h)
 				continue;
 			size += sizeof(*h) + (h->n + 1) * sizeof(uint64_t);
+			if (h->extra)
+				size += h->extra->size;
 			if (desc_bounds(f, h))
 				continue;
 			if (!shares_bounds(prev, h))
@@ -745,6 +761,7 @@ void snapshot_foreach_cumulative(struct snapshot *s, size_t mark,
 				c.bounds = smp->hist->bounds;
 				c.cumulative = smp->hist->cumulative;
 				c.sum = &smp->hist->sum;
+				snapshot_cumulative_native(s, smp->hist, &c);
 			} else {
 				c.value = &smp->value;
 			}

@@ -44,6 +44,42 @@ int snapshot_add_histogram_slots(struct snapshot *s, const struct metric_desc *d
 				 const char *const *label_values, const uint64_t *slots,
 				 size_t n_slots, double sum);
 
+/* A histogram's native (exponential) buckets: counts[i] (not cumulative) is
+ * bucket first_index + i of the schema, the zero bucket [-zero_threshold,
+ * zero_threshold] apart. They count the same observations as the classic
+ * buckets. */
+struct histogram_native {
+	int32_t schema;
+	int32_t first_index;
+	double zero_threshold;
+	uint64_t zero_count;
+	size_t n;
+	const uint64_t *counts;
+};
+
+/* One exemplar of classic bucket `bucket` (0 ... n_bounds, the last being
+ * +Inf): the labels of an observation, its value and when it was made. */
+struct histogram_exemplar {
+	size_t bucket;
+	unsigned n_labels;
+	const char *const *label_names;
+	const char *const *label_values;
+	double value;
+	double timestamp_seconds;
+};
+
+/* OpenMetrics bounds an exemplar's label names and values together. */
+#define SNAPSHOT_EXEMPLAR_LABEL_CHARS 128
+
+/* snapshot_add_histogram_slots() with native buckets (NULL: none) and
+ * exemplars (at most one per bucket; one whose labels exceed
+ * SNAPSHOT_EXEMPLAR_LABEL_CHARS code points is left out). Everything is
+ * copied. The formats show them where the descriptor's flags ask for them. */
+int snapshot_add_histogram_full(struct snapshot *s, const struct metric_desc *desc,
+				const char *const *label_values, const uint64_t *slots, size_t n_slots,
+				double sum, const struct histogram_native *native,
+				const struct histogram_exemplar *exemplars, size_t n_exemplars);
+
 /* Raises or lowers the series limit of a snapshot being built: the daemon
  * gives its own health series a budget of their own, on top of the
  * collectors' max_series. */
@@ -65,7 +101,20 @@ struct snapshot_cumulative {
 	const double *bounds;      /* n of them */
 	uint64_t *cumulative;      /* n + 1, the last one being the count */
 	double *sum;
+	/* A histogram's native buckets, if has_native: n_native counts of
+	 * buckets native_first ..., each a counter of its own, and the zero
+	 * bucket's. snapshot_cumulative_widen_native() makes room for more. */
+	bool has_native;
+	int32_t native_schema, native_first;
+	size_t n_native;
+	uint64_t *native;
+	uint64_t *zero_count;
+	void *priv; /* the snapshot's */
 };
+
+/* Widens c's native range to cover buckets first ... first + n - 1 too
+ * (new buckets at 0); c's pointers follow. */
+int snapshot_cumulative_widen_native(struct snapshot_cumulative *c, int32_t first, size_t n);
 
 /* Before seal: calls fn for every counter and histogram sample of the
  * families created since mark. fn may change the values. */

@@ -9,11 +9,47 @@
 #include "accept.h"
 #include "snapshot.h"
 
+/* A histogram's native buckets and exemplars, in one position-independent
+ * block (copied as it is when the snapshot is compacted): the header, the
+ * n_native bucket counts followed by the zero bucket's, then n_exemplars
+ * records, ascending by bucket. */
+struct histogram_extra {
+	size_t size; /* of the whole block, a multiple of 8 */
+	int32_t schema;
+	int32_t first_index;
+	double zero_threshold;
+	uint32_t has_native; /* then the zero bucket and n_native buckets (maybe none) */
+	uint32_t pad;
+	size_t n_native;
+	size_t n_exemplars;
+	uint64_t native[]; /* n_native + 1 */
+};
+
+struct exemplar_record {
+	size_t size; /* of the record and its text, a multiple of 8 */
+	size_t bucket;
+	double value;
+	double timestamp_seconds;
+	unsigned n_labels;
+	char text[]; /* name\0value\0 per label */
+};
+
+static inline const struct exemplar_record *histogram_extra_exemplars(const struct histogram_extra *x)
+{
+	return (const struct exemplar_record *)(x->native + x->n_native + 1);
+}
+
+static inline const struct exemplar_record *exemplar_record_next(const struct exemplar_record *r)
+{
+	return (const struct exemplar_record *)((const char *)r + r->size);
+}
+
 struct histogram_data {
 	size_t n;          /* finite buckets; +Inf follows */
 	const double *bounds; /* the descriptor's own, or a copy in the snapshot */
 	uint64_t *cumulative; /* n + 1 entries, last one is the total count */
 	double sum;
+	struct histogram_extra *extra; /* NULL: classic buckets only */
 };
 
 struct sample {
@@ -60,5 +96,16 @@ struct snapshot {
 		size_t gzip_len;
 	} bodies[EXPO_FORMAT__COUNT];
 };
+
+/* The snapshot's arena (lib/snapshot.c): 16-byte aligned, freed with it. */
+void *snapshot_arena_alloc(struct snapshot *s, size_t size);
+/* A histogram sample; bounds as in snapshot_add_histogram(), unchecked.
+ * *ret (if not NULL) is its data, for the caller to add an extra block to. */
+int snapshot_add_histogram_data(struct snapshot *s, const struct metric_desc *desc,
+				const char *const *label_values, const double *bounds,
+				const uint64_t *counts, size_t n, double sum, struct histogram_data **ret);
+
+/* Fills c's native fields from h (lib/snapshot_histogram.c). */
+void snapshot_cumulative_native(struct snapshot *s, struct histogram_data *h, struct snapshot_cumulative *c);
 
 #endif

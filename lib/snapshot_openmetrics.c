@@ -70,6 +70,59 @@ static void put_metadata(struct strbuf *sb, const struct metric_desc *d, const c
 	strbuf_putc(sb, '\n');
 }
 
+/* The exemplar of bucket b, if the family shows exemplars and there is one;
+ * *next walks the records, which are ascending by bucket. */
+static const struct exemplar_record *bucket_exemplar(const struct metric_desc *d, const struct histogram_data *h,
+						     size_t b, const struct exemplar_record **next, size_t *left)
+{
+	const struct exemplar_record *r;
+
+	if (!(d->flags & METRIC_FLAG_EXEMPLARS) || !h->extra)
+		return NULL;
+	if (!*next) {
+		*next = histogram_extra_exemplars(h->extra);
+		*left = h->extra->n_exemplars;
+	}
+	if (*left == 0 || (*next)->bucket != b)
+		return NULL;
+	r = *next;
+	*next = exemplar_record_next(r);
+	(*left)--;
+	return r;
+}
+
+/* " # {name="value",...} value timestamp" after a bucket's count. */
+static void put_exemplar(struct strbuf *sb, const struct exemplar_record *r)
+{
+	const char *t = r->text;
+
+	strbuf_puts(sb, " # {");
+	for (unsigned k = 0; k < r->n_labels; k++) {
+		const char *value = t + strlen(t) + 1;
+
+		if (k)
+			strbuf_putc(sb, ',');
+		strbuf_puts(sb, t);
+		strbuf_puts(sb, "=\"");
+		expo_put_label_value(sb, value);
+		strbuf_putc(sb, '"');
+		t = value + strlen(value) + 1;
+	}
+	strbuf_puts(sb, "} ");
+	expo_put_number(sb, r->value);
+	strbuf_putc(sb, ' ');
+	expo_put_number(sb, r->timestamp_seconds);
+}
+
+static void put_bucket(struct strbuf *sb, const char *base, const struct metric_desc *d, const char *const *lv,
+		       const char *le, uint64_t count, const struct exemplar_record *ex)
+{
+	expo_put_sample_open(sb, base, "_bucket", d, lv, "le", le, (double)count);
+	if (ex)
+		put_exemplar(sb, ex);
+	strbuf_putc(sb, '\n');
+}
+
 static void render_family(struct strbuf *sb, const struct family *f)
 {
 	const struct metric_desc *d = f->desc;
@@ -88,6 +141,9 @@ static void render_family(struct strbuf *sb, const struct family *f)
 		if (!h) {
 			expo_put_sample(sb, d->name, NULL, d, lv, NULL, NULL, smp->value);
 		} else {
+			const struct exemplar_record *next = NULL;
+			size_t left = 0;
+
 			for (b = 0; b < h->n; b++) {
 				const char *text = le;
 
@@ -95,9 +151,9 @@ static void render_family(struct strbuf *sb, const struct family *f)
 					text = d->le[b];
 				else
 					expo_format_number(le, h->bounds[b]);
-				expo_put_sample(sb, base, "_bucket", d, lv, "le", text, (double)h->cumulative[b]);
+				put_bucket(sb, base, d, lv, text, h->cumulative[b], bucket_exemplar(d, h, b, &next, &left));
 			}
-			expo_put_sample(sb, base, "_bucket", d, lv, "le", "+Inf", (double)h->cumulative[h->n]);
+			put_bucket(sb, base, d, lv, "+Inf", h->cumulative[h->n], bucket_exemplar(d, h, h->n, &next, &left));
 			expo_put_sample(sb, base, "_count", d, lv, NULL, NULL, (double)h->cumulative[h->n]);
 			expo_put_sample(sb, base, "_sum", d, lv, NULL, NULL, h->sum);
 		}

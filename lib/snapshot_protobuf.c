@@ -19,6 +19,8 @@ typedef Io__Prometheus__Client__Counter Counter;
 typedef Io__Prometheus__Client__Histogram Histogram;
 typedef Io__Prometheus__Client__Bucket Bucket;
 typedef Io__Prometheus__Client__Timestamp Timestamp;
+typedef Io__Prometheus__Client__BucketSpan BucketSpan;
+typedef Io__Prometheus__Client__Exemplar Exemplar;
 
 /* Everything one family's messages point at, freed once it is packed. */
 struct family_scratch {
@@ -33,6 +35,15 @@ struct family_scratch {
 	Bucket **bucket_ptrs;
 	char **repaired; /* label values made valid UTF-8, one per pair at most */
 	size_t n_repaired;
+	/* native buckets and exemplars, for the families whose flags ask */
+	BucketSpan *spans;
+	BucketSpan **span_ptrs;
+	int64_t *deltas;
+	Exemplar *exemplars;
+	Timestamp *exemplar_times;
+	LabelPair *exemplar_pairs;
+	LabelPair **exemplar_pair_ptrs;
+	size_t n_spans, n_deltas, n_exemplars, n_exemplar_pairs;
 };
 
 static void family_scratch_done(struct family_scratch *fs)
@@ -49,6 +60,13 @@ static void family_scratch_done(struct family_scratch *fs)
 	free(fs->histograms);
 	free(fs->buckets);
 	free(fs->bucket_ptrs);
+	free(fs->spans);
+	free(fs->span_ptrs);
+	free(fs->deltas);
+	free(fs->exemplars);
+	free(fs->exemplar_times);
+	free(fs->exemplar_pairs);
+	free(fs->exemplar_pair_ptrs);
 }
 
 /* Protobuf strings are UTF-8, and the text repairs a bad byte into U+FFFD
@@ -86,18 +104,56 @@ static char *valid_utf8(struct family_scratch *fs, const char *value)
 	return copy;
 }
 
+static bool shows_native(const struct metric_desc *d, const struct histogram_data *h)
+{
+	return (d->flags & METRIC_FLAG_NATIVE_HISTOGRAM) && h->extra && h->extra->has_native;
+}
+
+static bool shows_exemplars(const struct metric_desc *d, const struct histogram_data *h)
+{
+	return (d->flags & METRIC_FLAG_EXEMPLARS) && h->extra && h->extra->n_exemplars;
+}
+
 static int family_scratch_alloc(struct family_scratch *fs, const struct family *f)
 {
-	size_t n = f->n, n_pairs = f->n * f->desc->n_labels, n_buckets = 0;
+	size_t n = f->n, n_pairs = f->n * f->desc->n_labels, n_buckets = 0, n_native = 0, n_ex = 0, n_ex_pairs = 0;
 
-	for (size_t i = 0; i < f->n; i++)
-		if (f->samples[i].hist)
-			n_buckets += f->samples[i].hist->n;
+	for (size_t i = 0; i < f->n; i++) {
+		const struct histogram_data *h = f->samples[i].hist;
+
+		if (!h)
+			continue;
+		n_buckets += h->n;
+		if (shows_native(f->desc, h))
+			n_native += h->extra->n_native + 1; /* at most a span per bucket, or the no-op span */
+		if (shows_exemplars(f->desc, h)) {
+			const struct exemplar_record *r = histogram_extra_exemplars(h->extra);
+
+			for (size_t k = 0; k < h->extra->n_exemplars; k++, r = exemplar_record_next(r))
+				n_ex_pairs += r->n_labels;
+			n_ex += h->extra->n_exemplars;
+		}
+	}
+	if (n_native) {
+		fs->spans = calloc(n_native, sizeof(*fs->spans));
+		fs->span_ptrs = calloc(n_native, sizeof(*fs->span_ptrs));
+		fs->deltas = calloc(n_native, sizeof(*fs->deltas));
+		if (!fs->spans || !fs->span_ptrs || !fs->deltas)
+			return -ENOMEM;
+	}
+	if (n_ex) {
+		fs->exemplars = calloc(n_ex, sizeof(*fs->exemplars));
+		fs->exemplar_times = calloc(n_ex, sizeof(*fs->exemplar_times));
+		fs->exemplar_pairs = calloc(n_ex_pairs ? n_ex_pairs : 1, sizeof(*fs->exemplar_pairs));
+		fs->exemplar_pair_ptrs = calloc(n_ex_pairs ? n_ex_pairs : 1, sizeof(*fs->exemplar_pair_ptrs));
+		if (!fs->exemplars || !fs->exemplar_times || !fs->exemplar_pairs || !fs->exemplar_pair_ptrs)
+			return -ENOMEM;
+	}
 	fs->metrics = calloc(n, sizeof(*fs->metrics));
 	fs->metric_ptrs = calloc(n, sizeof(*fs->metric_ptrs));
 	fs->pairs = calloc(n_pairs ? n_pairs : 1, sizeof(*fs->pairs));
 	fs->pair_ptrs = calloc(n_pairs ? n_pairs : 1, sizeof(*fs->pair_ptrs));
-	fs->repaired = calloc(n_pairs ? n_pairs : 1, sizeof(*fs->repaired));
+	fs->repaired = calloc(n_pairs + n_ex_pairs ? n_pairs + n_ex_pairs : 1, sizeof(*fs->repaired));
 	fs->gauges = calloc(n, sizeof(*fs->gauges));
 	fs->counters = calloc(n, sizeof(*fs->counters));
 	fs->histograms = calloc(n, sizeof(*fs->histograms));
@@ -122,6 +178,87 @@ static void put_varint(struct strbuf *sb, uint64_t v)
 		n++;
 	} while (v);
 	strbuf_append(sb, buf, n);
+}
+
+/* Spans of consecutive non-empty buckets, each offset counting the empty ones
+ * skipped; deltas from one populated bucket to the next, the first from 0. */
+static void set_native(Histogram *ph, const struct histogram_extra *x, struct family_scratch *fs)
+{
+	BucketSpan **spans = &fs->span_ptrs[fs->n_spans];
+	int64_t *deltas = &fs->deltas[fs->n_deltas], prev = 0;
+	size_t n_spans = 0, n_deltas = 0, gap = 0;
+	bool open = false;
+
+	ph->has_schema = ph->has_zero_threshold = ph->has_zero_count = true;
+	ph->schema = x->schema;
+	ph->zero_threshold = x->zero_threshold;
+	ph->zero_count = x->native[x->n_native];
+	for (size_t i = 0; i < x->n_native; i++) {
+		BucketSpan *span;
+
+		if (x->native[i] == 0) {
+			gap++;
+			open = false;
+			continue;
+		}
+		if (!open) {
+			span = &fs->spans[fs->n_spans + n_spans];
+			io__prometheus__client__bucket_span__init(span);
+			span->has_offset = span->has_length = true;
+			span->offset = (int32_t)(n_spans == 0 ? x->first_index + (int64_t)gap : (int64_t)gap);
+			spans[n_spans++] = span;
+			gap = 0;
+			open = true;
+		}
+		spans[n_spans - 1]->length++;
+		deltas[n_deltas++] = (int64_t)x->native[i] - prev;
+		prev = (int64_t)x->native[i];
+	}
+	if (n_spans == 0) {
+		/* No observation yet: a no-op span still says "native". */
+		BucketSpan *span = &fs->spans[fs->n_spans];
+
+		io__prometheus__client__bucket_span__init(span);
+		span->has_offset = span->has_length = true;
+		spans[n_spans++] = span;
+	}
+	ph->n_positive_span = n_spans;
+	ph->positive_span = spans;
+	ph->n_positive_delta = n_deltas;
+	ph->positive_delta = deltas;
+	fs->n_spans += n_spans;
+	fs->n_deltas += n_deltas;
+}
+
+static int set_exemplar(Exemplar *e, const struct exemplar_record *r, struct family_scratch *fs)
+{
+	Timestamp *ts = &fs->exemplar_times[fs->n_exemplars];
+	const char *t = r->text;
+
+	io__prometheus__client__exemplar__init(e);
+	io__prometheus__client__timestamp__init(ts);
+	e->label = &fs->exemplar_pair_ptrs[fs->n_exemplar_pairs];
+	e->n_label = r->n_labels;
+	for (unsigned k = 0; k < r->n_labels; k++) {
+		LabelPair *lp = &fs->exemplar_pairs[fs->n_exemplar_pairs];
+
+		io__prometheus__client__label_pair__init(lp);
+		lp->name = (char *)t;
+		t += strlen(t) + 1;
+		lp->value = valid_utf8(fs, t);
+		if (!lp->value)
+			return -ENOMEM;
+		t += strlen(t) + 1;
+		fs->exemplar_pair_ptrs[fs->n_exemplar_pairs++] = lp;
+	}
+	e->has_value = true;
+	e->value = r->value;
+	ts->has_seconds = ts->has_nanos = true;
+	ts->seconds = (int64_t)floor(r->timestamp_seconds);
+	ts->nanos = (int32_t)((r->timestamp_seconds - floor(r->timestamp_seconds)) * 1e9);
+	e->timestamp = ts;
+	fs->n_exemplars++;
+	return 0;
 }
 
 static void set_histogram(Histogram *ph, const struct histogram_data *h, Bucket **bucket_ptrs, Bucket *buckets)
@@ -187,6 +324,21 @@ static int put_family(struct strbuf *sb, const struct family *f)
 		}
 		if (smp->hist) {
 			set_histogram(&fs.histograms[i], smp->hist, &fs.bucket_ptrs[bucket], &fs.buckets[bucket]);
+			if (shows_native(d, smp->hist))
+				set_native(&fs.histograms[i], smp->hist->extra, &fs);
+			if (shows_exemplars(d, smp->hist)) {
+				const struct exemplar_record *ex = histogram_extra_exemplars(smp->hist->extra);
+
+				/* +Inf's exemplar has no bucket of its own: Prometheus adds it. */
+				for (size_t k = 0; k < smp->hist->extra->n_exemplars; k++, ex = exemplar_record_next(ex)) {
+					if (ex->bucket >= smp->hist->n)
+						continue;
+					r = set_exemplar(&fs.exemplars[fs.n_exemplars], ex, &fs);
+					if (r < 0)
+						return r;
+					fs.buckets[bucket + ex->bucket].exemplar = &fs.exemplars[fs.n_exemplars - 1];
+				}
+			}
 			bucket += smp->hist->n;
 			if (has_created)
 				fs.histograms[i].created_timestamp = &created;

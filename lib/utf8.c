@@ -33,3 +33,23 @@ size_t utf8_valid_len(const unsigned char *s)
 		return 0;
 	return n;
 }
+
+size_t utf8_chars(const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t chars = 0, n;
+
+	for (; *s; s += n ? n : 1, chars++)
+		n = utf8_valid_len(s);
+	return chars;
+}
+
+const char *utf8_tail(const char *str, size_t max_chars)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t chars = utf8_chars(str), n;
+
+	for (; chars > max_chars; s += n ? n : 1, chars--)
+		n = utf8_valid_len(s);
+	return (const char *)s;
+}

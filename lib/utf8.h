@@ -8,4 +8,10 @@
  * overlong forms, surrogates and code points past U+10FFFF are invalid. */
 size_t utf8_valid_len(const unsigned char *s);
 
+/* Code points as the formats write them (lib/expo.c): a byte that is not
+ * valid UTF-8 counts as the one U+FFFD it becomes. */
+size_t utf8_chars(const char *s);
+/* The end of s that has at most max_chars code points (counted so). */
+const char *utf8_tail(const char *s, size_t max_chars);
+
 #endif

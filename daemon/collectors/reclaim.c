@@ -22,6 +22,7 @@
 #include "log.h"
 #include "events.h"
 #include "label_base.h"
+#include "latency_export.h"
 #include "reclaim.h"
 #include "reclaim.skel.h"
 #include "tracker.h"
@@ -382,32 +383,43 @@ static void collect_cgroups(struct reclaim_state *s, struct snapshot *snap, uint
 	snapshot_add(snap, METRIC(MW_CGROUP_RECLAIM_SECONDS_TOTAL), labels, (double)s->cgroups.other[CG_NS] / 1e9);
 }
 
+/* An exemplar's cgroup: the path of the memory cgroup its stall was charged to. */
+static int exemplar_cgroup_path(uint64_t id, char *buf, size_t len, void *userdata)
+{
+	struct reclaim_state *s = userdata;
+
+	if (s->cgroup_table < 0)
+		return -ENOENT;
+	return cgroup_hierarchy_lookup(s->hierarchy, s->cgroup_table, id, now_mono_usec(), buf, len);
+}
+
 static int reclaim_collect(void *priv, struct snapshot *snap)
 {
 	struct reclaim_state *s = priv;
 	struct reclaim_bpf *skel = s->bpf.skel;
 	uint64_t now = now_mono_usec();
+	struct latency_hist_source src = {
+		.first_slot = FIRST_EXPORTED_SLOT,
+		.window = latency_hist_next_window(&skel->bss->exemplar_window),
+		.now_mono_ns = now * 1000,
+		.now_real_ns = now_real_usec() * 1000,
+		.cgroup_path = exemplar_cgroup_path,
+		.userdata = s,
+	};
 	int kind;
 
 	for (kind = 0; kind < RECLAIM_KINDS; kind++) {
 		const struct reclaim_histogram *h = &skel->bss->histograms[kind];
-		uint64_t slots[RECLAIM_SLOTS - FIRST_EXPORTED_SLOT], count = 0;
-		size_t i;
+		uint64_t count = 0;
 
 		if ((kind == RECLAIM_MEMCG && !s->bpf.hook_present[HOOK_MEMCG_END]) ||
 		    (kind == RECLAIM_MEMCG_SOFTLIMIT && !s->bpf.hook_present[HOOK_SOFTLIMIT_END]))
 			continue;
-		memset(slots, 0, sizeof(slots));
-		for (i = 0; i < RECLAIM_SLOTS; i++) {
-			uint64_t v = __atomic_load_n(&h->slots[i], __ATOMIC_RELAXED);
-
-			slots[i < FIRST_EXPORTED_SLOT ? 0 : i - FIRST_EXPORTED_SLOT] += v;
-			count += v;
-		}
+		src.h = &h->latency;
+		if (latency_hist_export(snap, METRIC(seconds_ids[kind]), NULL, &src, &count) < 0)
+			continue;
 		/* The counter is the histogram's count, read once, so the two always agree. */
 		snapshot_add(snap, METRIC(total_ids[kind]), NULL, (double)count);
-		snapshot_add_histogram_slots(snap, METRIC(seconds_ids[kind]), NULL, slots, ARRAY_SIZE(slots),
-					     (double)__atomic_load_n(&h->sum_ns, __ATOMIC_RELAXED) * 1e-9);
 		snapshot_add(snap, METRIC(pages_ids[kind]), NULL, (double)__atomic_load_n(&h->pages, __ATOMIC_RELAXED));
 	}
 	snapshot_add(snap, METRIC(MW_RECLAIM_UNMATCHED_ENDS_TOTAL), NULL, (double)__atomic_load_n(&skel->bss->unmatched_ends, __ATOMIC_RELAXED));

@@ -3,19 +3,28 @@
 """A real Prometheus (Debian's 2.42) ingests each format memwatchd negotiates.
 
 Two runs, each a memwatchd and a Prometheus on loopback scraping it every second:
-  - plain Prometheus asks for OpenMetrics first: its parser must take the
-    scrape (up == 1), keep the counters under their _total names, and store
-    the _created samples (2.42 keeps them as series) at the daemon's start;
+  - Prometheus with --enable-feature=exemplar-storage asks for OpenMetrics
+    first: its parser must take the scrape (up == 1), keep the counters under
+    their _total names, and store the _created samples (2.42 keeps them as
+    series) at the daemon's start. The test then puts a dd it starts under
+    memcg reclaim (it reads a sparse file in a memory cgroup with a 32 MiB
+    limit), and /api/v1/query_exemplars on memwatch_memcg_reclaim_seconds_bucket
+    must hold an exemplar with that dd's pid (the one the test started),
+    comm "dd" and the cgroup's path;
   - with --enable-feature=native-histograms it asks for delimited protobuf:
     up == 1 and no _created series (the protobuf carries created timestamps,
-    which 2.42 does not turn into series: the scrape was protobuf). The test
-    makes memcg reclaim (page cache written in a memory cgroup with a 32 MiB
-    limit) and the histogram's increase(_count[30s]) must be > 0 and equal
-    increase(memwatch_memcg_reclaim_total[30s]) at the same instant (the two
-    come from one read), and histogram_quantile(0.99, ...) must answer.
-Every process is stopped by PID; the cgroup is removed.
+    which 2.42 does not turn into series: the scrape was protobuf). The
+    histogram is a native one (the query answers with "histogram", not
+    "value"). The test makes memcg reclaim under perf stat, which counts
+    vmscan:mm_vmscan_memcg_reclaim_end system-wide; histogram_count() of the
+    native histogram must have grown by exactly perf's count between a sample
+    before and one after, histogram_count(increase(...[30s])) must be > 0 and
+    histogram_quantile(0.99, increase(...[30s])) must answer with a finite
+    number.
+Every process is stopped by PID; the cgroup is removed; tracefs is unmounted
+if the test mounted it.
 
-usage: test_prometheus_formats.py SOURCE_ROOT MEMWATCHD PROMETHEUS
+usage: test_prometheus_formats.py SOURCE_ROOT MEMWATCHD PROMETHEUS PERF
 """
 import json
 import os
@@ -30,6 +39,8 @@ import opslib  # noqa: E402
 
 DISCOVERY_TIMEOUT = 60
 MEMCG_LIMIT = 32 << 20
+SPARSE_BYTES = 2 << 30
+TRACEFS = "/sys/kernel/tracing"
 
 
 def api_query(port, q, at=None):
@@ -58,9 +69,13 @@ class Memcg:
         with open(os.path.join(self.path, limit_file), "w") as f:
             f.write(str(MEMCG_LIMIT))
 
+    def argv(self, argv):
+        """argv run inside the cgroup: sh moves itself in and execs it (same pid)."""
+        return ["sh", "-c", 'echo $$ >"$0/cgroup.procs" && exec "$@"', self.path] + argv
+
     def run(self, argv):
-        return subprocess.run(["sh", "-c", 'echo $$ >"$0/cgroup.procs" && exec "$@"', self.path] + argv,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False).returncode
+        return subprocess.run(self.argv(argv), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              check=False).returncode
 
     def remove(self):
         for _ in range(50):
@@ -135,8 +150,56 @@ class Run:
         opslib.rmtree(self.tmp)
 
 
+def exemplars_of(run, start, end):
+    params = urllib.parse.urlencode({"query": 'memwatch_memcg_reclaim_seconds_bucket{job="memwatchd"}',
+                                     "start": "%.3f" % start, "end": "%.3f" % end})
+    status, body = opslib.http_get("http://127.0.0.1:%d/api/v1/query_exemplars?%s" % (run.pport, params))
+    if status != 200:
+        return []
+    doc = json.loads(body)
+    return [e for series in doc.get("data") or [] for e in series.get("exemplars", [])]
+
+
+def check_exemplars(run, tmp, problems):
+    """A dd the test starts, under memcg reclaim: its pid must come back as an exemplar."""
+    memcg = Memcg("mw-prom-exemplars-%d" % os.getpid())
+    sparse = os.path.join(tmp, "sparse")
+    try:
+        with open(sparse, "wb") as f:
+            f.truncate(SPARSE_BYTES)
+        start = time.time()
+        dd = subprocess.Popen(memcg.argv(["dd", "if=" + sparse, "of=/dev/null", "bs=1M"]),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if dd.wait(timeout=120) != 0:
+            problems.append("dd in the memory cgroup exited %d" % dd.returncode)
+        want_cgroup = "/" + os.path.basename(memcg.path)
+
+        def found():
+            return [e for e in exemplars_of(run, start - 1, time.time() + 1)
+                    if e.get("labels", {}).get("pid") == str(dd.pid)]
+        mine = []
+        opslib.wait_for(lambda: mine.extend(found()) or mine, 10, interval=0.5)
+        if not mine:
+            problems.append("no exemplar of pid %d (the test's dd) in query_exemplars: %s"
+                            % (dd.pid, exemplars_of(run, start - 1, time.time() + 1)[:5]))
+            return
+        labels = mine[0]["labels"]
+        if labels.get("comm") != "dd" or labels.get("cgroup") != want_cgroup:
+            problems.append("exemplar of pid %d has comm %r, cgroup %r; want 'dd', %r"
+                            % (dd.pid, labels.get("comm"), labels.get("cgroup"), want_cgroup))
+        if not 0 < float(mine[0]["value"]) < 10:
+            problems.append("exemplar value %s is no stall time" % mine[0]["value"])
+        print("ok: %d exemplars of the test's dd (pid %d), e.g. %s" % (len(mine), dd.pid, mine[0]))
+    finally:
+        try:
+            os.unlink(sparse)
+        except OSError:
+            pass
+        memcg.remove()
+
+
 def openmetrics_run(exe, prometheus):
-    run = Run(exe, prometheus, [])
+    run = Run(exe, prometheus, ["exemplar-storage"])
     try:
         time.sleep(3)
         problems = []
@@ -152,6 +215,7 @@ def openmetrics_run(exe, prometheus):
                             % (created[0]["value"][1], start[0]["value"][1]))
         if not run.query('memwatch_memcg_reclaim_seconds_bucket{job="memwatchd",le="+Inf"}'):
             problems.append("no memwatch_memcg_reclaim_seconds_bucket{le=\"+Inf\"}")
+        check_exemplars(run, run.tmp, problems)
         if problems:
             run.fail("OpenMetrics scrape:\n  " + "\n  ".join(problems))
         print("ok: Prometheus took the OpenMetrics scrape (_created = the daemon's start)")
@@ -159,9 +223,41 @@ def openmetrics_run(exe, prometheus):
         run.stop()
 
 
-def protobuf_run(exe, prometheus):
+class Tracefs:
+    """perf finds tracepoints through tracefs: mounted if it is not, and
+    unmounted afterwards only then."""
+
+    def __init__(self):
+        self.mounted = False
+        if not os.path.exists(os.path.join(TRACEFS, "events")):
+            self.mounted = subprocess.run(["mount", "-t", "tracefs", "nodev", TRACEFS], check=False).returncode == 0
+
+    def close(self):
+        if self.mounted:
+            subprocess.run(["umount", TRACEFS], check=False)
+
+
+def perf_count(perf, event, argv):
+    """(exit status of argv, how often event fired system-wide while it ran)."""
+    r = subprocess.run([perf, "stat", "-x,", "-a", "-e", event, "--"] + argv,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
+    for line in r.stderr.splitlines():
+        fields = line.split(",")
+        if len(fields) > 2 and fields[2] == event and fields[0].isdigit():
+            return r.returncode, int(fields[0])
+    return r.returncode, None
+
+
+def native_count(run, at=None):
+    """histogram_count of the native histogram, or None if it is not one."""
+    r = run.query('histogram_count(memwatch_memcg_reclaim_seconds{job="memwatchd"})', at)
+    return float(r[0]["value"][1]) if r else None
+
+
+def protobuf_run(exe, prometheus, perf):
     run = Run(exe, prometheus, ["native-histograms"])
     memcg = None
+    tracefs = Tracefs()
     try:
         time.sleep(2)
         problems = []
@@ -169,46 +265,53 @@ def protobuf_run(exe, prometheus):
             problems.append("memwatch_oom_kills_created is a series: the scrape was not protobuf")
         if not run.query('memwatch_oom_kills_total{job="memwatchd"}'):
             problems.append("no memwatch_oom_kills_total")
-        before = run.query('memwatch_memcg_reclaim_total{job="memwatchd"}')
+        raw = run.query('memwatch_memcg_reclaim_seconds{job="memwatchd"}')
+        if not raw or "histogram" not in raw[0]:
+            problems.append("memwatch_memcg_reclaim_seconds is no native histogram: %s" % raw)
+        time.sleep(1.5)
+        before = native_count(run)
         memcg = Memcg("mw-prom-formats-%d" % os.getpid())
         data = os.path.join(run.tmp, "pagecache")
         # Page cache past the limit: the memcg reclaims it (no swap needed, nothing is killed).
-        rc = memcg.run(["dd", "if=/dev/zero", "of=" + data, "bs=1M", "count=128", "conv=fsync"])
-        if rc != 0:
-            problems.append("dd in the memory cgroup exited %d" % rc)
+        rc, fired = perf_count(perf, "vmscan:mm_vmscan_memcg_reclaim_end",
+                               memcg.argv(["dd", "if=/dev/zero", "of=" + data, "bs=1M", "count=128", "conv=fsync"]))
+        if rc != 0 or fired is None:
+            problems.append("perf stat around dd in the memory cgroup: exit %d, count %s" % (rc, fired))
         time.sleep(4)  # a few scrapes after the reclaim
         at = time.time()
-        # Both at the same instant: the same scrapes, so the same extrapolation.
-        hist = run.query('increase(memwatch_memcg_reclaim_seconds_count{job="memwatchd"}[30s])', at)
-        total = run.query('increase(memwatch_memcg_reclaim_total{job="memwatchd"}[30s])', at)
-        q99 = run.query('histogram_quantile(0.99, rate(memwatch_memcg_reclaim_seconds_bucket{job="memwatchd"}[30s]))')
-        after = run.query('memwatch_memcg_reclaim_total{job="memwatchd"}')
-        print("memcg reclaims: %s -> %s; increase of the histogram's count %s, of the counter %s; p99 %s"
-              % (before and before[0]["value"][1], after and after[0]["value"][1],
-                 hist and hist[0]["value"][1], total and total[0]["value"][1], q99 and q99[0]["value"][1]))
-        if not hist or not float(hist[0]["value"][1]) > 0:
-            problems.append("increase(memwatch_memcg_reclaim_seconds_count[30s]) = %s after the test's reclaim" % hist)
-        elif not total or abs(float(hist[0]["value"][1]) - float(total[0]["value"][1])) > 1e-9 * float(total[0]["value"][1]):
-            problems.append("histogram count increase %s != memwatch_memcg_reclaim_total increase %s" % (hist, total))
-        if not q99 or q99[0]["value"][1] in ("NaN", "+Inf"):
-            problems.append("histogram_quantile(0.99, ...) = %s" % q99)
+        after = native_count(run, at)
+        increase = run.query('histogram_count(increase(memwatch_memcg_reclaim_seconds{job="memwatchd"}[30s]))', at)
+        q99 = run.query('histogram_quantile(0.99, increase(memwatch_memcg_reclaim_seconds{job="memwatchd"}[30s]))', at)
+        print("memcg reclaims (native histogram_count): %s -> %s, perf counted %s; "
+              "histogram_count(increase[30s]) %s; p99 %s"
+              % (before, after, fired, increase and increase[0]["value"][1], q99 and q99[0]["value"][1]))
+        if before is None or after is None or fired is None or after - before != fired:
+            problems.append("histogram_count grew %s -> %s, perf counted %s memcg reclaims" % (before, after, fired))
+        if not fired:
+            problems.append("the test's dd made no memcg reclaim (perf: %s)" % fired)
+        if not increase or not float(increase[0]["value"][1]) > 0:
+            problems.append("histogram_count(increase(memwatch_memcg_reclaim_seconds[30s])) = %s" % increase)
+        if not q99 or not 0 < float(q99[0]["value"][1]) < 10:
+            problems.append("histogram_quantile(0.99, increase(...)) = %s" % q99)
         if problems:
             run.fail("protobuf scrape:\n  " + "\n  ".join(problems))
-        print("ok: Prometheus took the protobuf scrape with native histograms enabled")
+        print("ok: Prometheus took the protobuf scrape with native histograms")
     finally:
+        tracefs.close()
         if memcg:
             memcg.remove()
         run.stop()
 
 
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) != 5:
         opslib.fail(__doc__)
-    _, exe, prometheus = sys.argv[1:]
+    _, exe, prometheus, perf = sys.argv[1:]
     opslib.need_tool(prometheus, "prometheus (package prometheus)")
+    opslib.need_tool(perf, "perf (package linux-perf)")
     opslib.need_root("memwatchd loads BPF programs; the test makes a memory cgroup")
     openmetrics_run(exe, prometheus)
-    protobuf_run(exe, prometheus)
+    protobuf_run(exe, prometheus, perf)
 
 
 if __name__ == "__main__":

@@ -157,6 +157,72 @@ START_TEST(test_histogram)
 }
 END_TEST
 
+static const char *const native_le[2] = { "0.001", "0.01" };
+static const struct metric_desc native_stall = {
+	.name = "memwatch_native_stall_seconds", .help = "Stalls.", .type = METRIC_HISTOGRAM,
+	.n_bounds = 2, .bounds = bounds, .le = native_le, .flags = METRIC_FLAG_NATIVE_HISTOGRAM,
+};
+
+static void add_native(struct snapshot *s, const uint64_t *classic, int32_t first, const uint64_t *counts, size_t n,
+		       uint64_t zero)
+{
+	const struct histogram_native nat = { .schema = 3, .first_index = first, .zero_threshold = 0x1p-20,
+					      .zero_count = zero, .n = n, .counts = counts };
+
+	ck_assert_int_eq(snapshot_add_histogram_full(s, &native_stall, NULL, classic, 3, 0.1, &nat, NULL, 0), 0);
+}
+
+struct native_seen {
+	int32_t first;
+	size_t n;
+	uint64_t counts[8], zero;
+};
+
+static void on_native(struct snapshot_cumulative *c, void *ud)
+{
+	struct native_seen *seen = ud;
+
+	ck_assert(c->has_native);
+	ck_assert_uint_le(c->n_native, 8);
+	seen->first = c->native_first;
+	seen->n = c->n_native;
+	memcpy(seen->counts, c->native, c->n_native * sizeof(uint64_t));
+	seen->zero = *c->zero_count;
+}
+
+/* Each native bucket is a counter of its own: after the restart it continues
+ * from what was exported, also where the new instance has not counted yet
+ * (the range widens to hold it). */
+START_TEST(test_native_histogram)
+{
+	struct carry *c = carry_new();
+	struct snapshot *last = snap(), *first = snap(), *w = snap();
+	struct native_seen seen = { 0 };
+
+	/* old: buckets -10: 3, -8: 2, zero 1 (6 stalls) */
+	add_native(last, (const uint64_t[]){ 1, 5, 0 }, -10, (const uint64_t[]){ 3, 0, 2 }, 3, 1);
+	ck_assert_int_eq(carry_record(c, last, 0, 0), 0);
+	/* new, at the switch: -8: 1 */
+	add_native(first, (const uint64_t[]){ 0, 1, 0 }, -8, (const uint64_t[]){ 1 }, 1, 0);
+	carry_splice(c, first, 0);
+	/* new, a window on: -9: 4, -8: 2, zero 1 */
+	add_native(w, (const uint64_t[]){ 1, 6, 0 }, -9, (const uint64_t[]){ 4, 2 }, 2, 1);
+	ck_assert_int_eq(carry_apply(c, w, 0, 1000), 0);
+	snapshot_foreach_cumulative(w, 0, on_native, &seen);
+	/* -10: 3 carried; -9: 4; -8: 2 + (2 - 1); zero: 1 + 1 */
+	ck_assert_int_eq(seen.first, -10);
+	ck_assert_uint_eq(seen.n, 3);
+	ck_assert_uint_eq(seen.counts[0], 3);
+	ck_assert_uint_eq(seen.counts[1], 4);
+	ck_assert_uint_eq(seen.counts[2], 3);
+	ck_assert_uint_eq(seen.zero, 2);
+	snapshot_unref(last);
+	snapshot_unref(first);
+	snapshot_unref(w);
+	carry_free(c);
+}
+END_TEST
+
 /* A per-process series the new instance has not seen yet stays at its carried
  * value while held; when it comes back it continues from there. */
 START_TEST(test_held_then_back)
@@ -293,6 +359,7 @@ static Suite *carry_suite(void)
 	tcase_add_test(tc, test_counter_from_zero);
 	tcase_add_test(tc, test_counter_continuing);
 	tcase_add_test(tc, test_histogram);
+	tcase_add_test(tc, test_native_histogram);
 	tcase_add_test(tc, test_held_then_back);
 	tcase_add_test(tc, test_hold_expires);
 	tcase_add_test(tc, test_restart_twice);

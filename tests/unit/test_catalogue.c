@@ -124,9 +124,14 @@ START_TEST(test_histogram_bounds)
 
 		if (d->type != METRIC_HISTOGRAM) {
 			ck_assert_msg(!d->bounds && !d->le && d->n_bounds == 0, "%s: bounds on a non-histogram", d->name);
+			ck_assert_msg(d->flags == 0, "%s: native buckets or exemplars on a non-histogram", d->name);
 			continue;
 		}
 		histograms++;
+		/* Native buckets and exemplars are the kernel's stall histograms'
+		 * (struct latency_histogram): in seconds. */
+		ck_assert_msg(d->flags == 0 || d->unit == METRIC_UNIT_SECONDS, "%s: flags on a histogram not in seconds",
+			      d->name);
 		ck_assert_msg(d->bounds && d->le && d->n_bounds > 0, "%s: a histogram without bounds", d->name);
 		for (b = 0; b < d->n_bounds; b++) {
 			char text[EXPO_NUMBER_MAX];
@@ -140,6 +145,9 @@ START_TEST(test_histogram_bounds)
 		}
 	}
 	ck_assert_uint_eq(histograms, 4); /* three reclaim kinds and direct compaction */
+	ck_assert(METRIC(MW_DIRECT_RECLAIM_SECONDS)->flags == (METRIC_FLAG_NATIVE_HISTOGRAM | METRIC_FLAG_EXEMPLARS));
+	ck_assert(METRIC(MW_MEMCG_RECLAIM_SECONDS)->flags == (METRIC_FLAG_NATIVE_HISTOGRAM | METRIC_FLAG_EXEMPLARS));
+	ck_assert(METRIC(MW_MEMCG_SOFTLIMIT_RECLAIM_SECONDS)->flags == METRIC_FLAG_NATIVE_HISTOGRAM);
 }
 END_TEST
 

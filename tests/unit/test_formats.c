@@ -47,6 +47,32 @@ static const struct metric_desc stall_seconds = {
 	.n_bounds = 3,
 	.bounds = bounds,
 	.le = le,
+	.flags = METRIC_FLAG_NATIVE_HISTOGRAM | METRIC_FLAG_EXEMPLARS,
+};
+
+/* The same 8 observations as the classic buckets { 1, 0, 5, 2 }: one in the
+ * zero bucket, three in native bucket -40, two in -38 (both within 0.01 to
+ * 0.1 s) and two in -8 (0.5 s). */
+static const uint64_t native_counts[] = { 3, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+					  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2 };
+static const struct histogram_native stall_native = {
+	.schema = 3,
+	.first_index = -40,
+	.zero_threshold = 0x1p-20,
+	.zero_count = 1,
+	.n = sizeof(native_counts) / sizeof(native_counts[0]),
+	.counts = native_counts,
+};
+static const char *const exemplar_names[] = { "pid", "comm", "cgroup" };
+/* 3 + 2 + 4 + 2 + 6 + 111 = 128 characters: fits; one more does not. */
+#define CGROUP_111 "/long/" "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xc3\xa9"
+static const struct histogram_exemplar stall_exemplars[] = {
+	{ .bucket = 0, .n_labels = 3, .label_names = exemplar_names,
+	  .label_values = (const char *const[]){ "42", "dd", CGROUP_111 "b" }, .value = 1e-6, .timestamp_seconds = 1 },
+	{ .bucket = 2, .n_labels = 3, .label_names = exemplar_names,
+	  .label_values = (const char *const[]){ "42", "dd", "/x\"y" }, .value = 0.05, .timestamp_seconds = 1700000001.5 },
+	{ .bucket = 3, .n_labels = 3, .label_names = exemplar_names,
+	  .label_values = (const char *const[]){ "43", "\xff\xff", CGROUP_111 }, .value = 0.5, .timestamp_seconds = 1700000002.125 },
 };
 
 static const struct metric_desc ratio = {
@@ -72,7 +98,9 @@ static struct snapshot *fixed_window_with(struct snapshot_renderer *renderer)
 	ck_assert_int_eq(snapshot_add(s, &kills_total, NULL, 3), 0);
 	ck_assert_int_eq(snapshot_add(s, &cgroup_seconds_total, (const char *const[]){ "/a\"b\\c\nd" }, 0.5), 0);
 	ck_assert_int_eq(snapshot_add(s, &cgroup_seconds_total, (const char *const[]){ "other" }, 1e-7), 0);
-	ck_assert_int_eq(snapshot_add_histogram_slots(s, &stall_seconds, NULL, (const uint64_t[]){ 1, 0, 5, 2 }, 4, 0.75), 0);
+	ck_assert_int_eq(snapshot_add_histogram_full(s, &stall_seconds, NULL, (const uint64_t[]){ 1, 0, 5, 2 }, 4, 0.75,
+						     &stall_native, stall_exemplars, 3),
+			 0);
 	snapshot_set_created(s, mark, CREATED);
 	ck_assert_int_eq(snapshot_add(s, &ratio, (const char *const[]){ "Normal", "0" }, NAN), 0);
 	ck_assert_int_eq(snapshot_add(s, &ratio, (const char *const[]){ "DMA", "0" }, INFINITY), 0);
@@ -199,6 +227,33 @@ START_TEST(test_protobuf_decoded)
 	ck_assert_uint_eq(h->n_bucket, 3);
 	ck_assert(h->bucket[0]->upper_bound == 0.001 && h->bucket[0]->cumulative_count == 1);
 	ck_assert(h->bucket[2]->upper_bound == 0.1 && h->bucket[2]->cumulative_count == 6);
+	/* Native: schema 3, the zero bucket, spans over the populated buckets
+	 * (-40; then -38, one empty bucket on; then -8) and their deltas. */
+	ck_assert(h->has_schema && h->schema == 3);
+	ck_assert(h->zero_threshold == 0x1p-20);
+	ck_assert_uint_eq(h->zero_count, 1);
+	ck_assert_uint_eq(h->n_positive_span, 3);
+	ck_assert_int_eq(h->positive_span[0]->offset, -40);
+	ck_assert_uint_eq(h->positive_span[0]->length, 1);
+	ck_assert_int_eq(h->positive_span[1]->offset, 1);
+	ck_assert_int_eq(h->positive_span[2]->offset, 29);
+	ck_assert_uint_eq(h->n_positive_delta, 3);
+	ck_assert_int_eq(h->positive_delta[0], 3);
+	ck_assert_int_eq(h->positive_delta[1], -1);
+	ck_assert_int_eq(h->positive_delta[2], 0);
+	ck_assert_uint_eq(h->n_negative_span, 0);
+	/* Exemplars: the one of 129 characters is left out, +Inf has no bucket here. */
+	ck_assert_ptr_null(h->bucket[0]->exemplar);
+	ck_assert_ptr_null(h->bucket[1]->exemplar);
+	ck_assert_ptr_nonnull(h->bucket[2]->exemplar);
+	ck_assert_uint_eq(h->bucket[2]->exemplar->n_label, 3);
+	ck_assert_str_eq(h->bucket[2]->exemplar->label[0]->name, "pid");
+	ck_assert_str_eq(h->bucket[2]->exemplar->label[0]->value, "42");
+	ck_assert_str_eq(h->bucket[2]->exemplar->label[1]->value, "dd");
+	ck_assert_str_eq(h->bucket[2]->exemplar->label[2]->value, "/x\"y");
+	ck_assert(h->bucket[2]->exemplar->value == 0.05);
+	ck_assert_int_eq(h->bucket[2]->exemplar->timestamp->seconds, 1700000001);
+	ck_assert_int_eq(h->bucket[2]->exemplar->timestamp->nanos, 500000000);
 	io__prometheus__client__metric_family__free_unpacked(mf, NULL);
 
 	mf = next_family(&p, end);
