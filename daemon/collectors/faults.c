@@ -374,9 +374,11 @@ static void put_thp(struct snapshot *snap, const struct vmstat *vm)
 	}
 }
 
-/* What moves when the host's memory does: any growth of the pressure
- * signals, or walk_faults faults, calls for a walk (see docs/metrics.md). */
-enum { SIG_PGFAULT, SIG_PGMAJFAULT, SIG_ALLOCSTALL, SIG_PGSCAN, SIG_OOM_KILL, N_SIGNALS };
+/* What moves when the host's memory does: walk_faults faults (major ones
+ * count 32 times: each is a read from disk), or any direct reclaim or OOM
+ * kill, calls for a walk (see docs/metrics.md). */
+enum { SIG_PGFAULT, SIG_PGMAJFAULT, SIG_ALLOCSTALL, SIG_OOM_KILL, N_SIGNALS };
+#define MAJOR_FAULT_WEIGHT 32
 
 static size_t host_signals(const struct faults_state *s, const struct vmstat *vm, struct refresh_signal *sig)
 {
@@ -384,10 +386,10 @@ static size_t host_signals(const struct faults_state *s, const struct vmstat *vm
 		return 0;
 	sig[SIG_PGFAULT] = (struct refresh_signal){ vm->pgfault, s->cfg.walk_faults,
 						    (vm->present & VMSTAT_HAS_PGFAULT) != 0 };
-	sig[SIG_PGMAJFAULT] = (struct refresh_signal){ vm->pgmajfault, 1, (vm->present & VMSTAT_HAS_PGMAJFAULT) != 0 };
+	sig[SIG_PGMAJFAULT] = (struct refresh_signal){ vm->pgmajfault,
+						       (s->cfg.walk_faults + MAJOR_FAULT_WEIGHT - 1) / MAJOR_FAULT_WEIGHT,
+						       (vm->present & VMSTAT_HAS_PGMAJFAULT) != 0 };
 	sig[SIG_ALLOCSTALL] = (struct refresh_signal){ vm->allocstall, 1, (vm->present & VMSTAT_HAS_ALLOCSTALL) != 0 };
-	sig[SIG_PGSCAN] = (struct refresh_signal){ vm->pgscan_kswapd + vm->pgscan_direct, 1,
-						   (vm->present & (VMSTAT_HAS_PGSCAN_KSWAPD | VMSTAT_HAS_PGSCAN_DIRECT)) != 0 };
 	sig[SIG_OOM_KILL] = (struct refresh_signal){ vm->oom_kill, 1, (vm->present & VMSTAT_HAS_OOM_KILL) != 0 };
 	return N_SIGNALS;
 }
