@@ -56,7 +56,7 @@ static void faults_config_defaults(void *cfg)
 	struct faults_config *c = cfg;
 
 	*c = (struct faults_config){ .top_k = 10, .max_processes = 65536, .series_ttl_msec = 0,
-				       .walk_interval = 10, .walk_faults = 32768, .use_bpf = true };
+				       .walk_interval = 1, .walk_faults = 32768, .use_bpf = true };
 	snprintf(c->proc_root, sizeof(c->proc_root), "/proc");
 }
 
