@@ -110,11 +110,20 @@ to_ms() { awk '{ v = $1; u = v; sub(/[0-9.]+/, "", u); sub(/[a-z]+$/, "", v)
 
 # The daemon's CPU time over CPU_SECONDS, nothing scraping: utime + stime
 # (clock ticks, /proc/PID/stat) and the schedstat sum (ns), as % of one core.
+# Beside it, what the host did meanwhile (the faults collector walks every
+# process when the host faults, reclaims or OOM-kills: on a shared machine the
+# neighbours decide how often) and how often the daemon walked.
+walks() { curl -sf "$URL" | awk '$1 == "memwatch_fault_process_walks_total" {print $2}'; }
+host_faults() { awk '$1 == "pgfault" {print $2}' /proc/vmstat; }
 cpu_share() {
-	local phase=$1 t0 t1 n0 n1 s0 s1
+	local phase=$1 t0 t1 n0 n1 s0 s1 w0 w1 f0 f1
+	w0=$(walks) f0=$(host_faults)
 	t0=$(cpu_ticks "$MW_PID") n0=$(cpu_ns "$MW_PID") s0=$(date +%s.%N)
 	sleep "$CPU_SECONDS"
 	t1=$(cpu_ticks "$MW_PID") n1=$(cpu_ns "$MW_PID") s1=$(date +%s.%N)
+	w1=$(walks) f1=$(host_faults)
+	rec "$phase" walks 0 "$((${w1:-0} - ${w0:-0}))"
+	rec "$phase" host_faults_per_s 0 "$(calc "($f1 - $f0) / ($s1 - $s0)")"
 	rec "$phase" cpu_pct 0 "$(calc "($t1 - $t0) / $CLK_TCK / ($s1 - $s0) * 100")"
 	rec "$phase" cpu_ticks 0 "$((t1 - t0))"
 	rec "$phase" cpu_ns_pct 0 "$(calc "($n1 - $n0) / 1e9 / ($s1 - $s0) * 100")"
@@ -195,6 +204,11 @@ perf report -i "$BENCH_TMP/perf.data" --no-children --sort dso,symbol --stdio 2>
 	grep -E '^ +[0-9.]+%' | head -20 >"$BENCH_TMP/profile.txt" || true
 perf report -i "$BENCH_TMP/perf.data" --children --sort symbol --stdio -g none 2>/dev/null |
 	grep -E '^ +[0-9.]+%' | head -30 >"$BENCH_TMP/profile-children.txt" || true
+perf report -i "$BENCH_TMP/perf.data" --no-children --sort dso --stdio 2>/dev/null |
+	grep -E '^ +[0-9.]+%' | head -12 >"$BENCH_TMP/profile-dso.txt" || true
+# The window's rendering (three formats) and their gzip, with callees.
+perf report -i "$BENCH_TMP/perf.data" --children --sort symbol --stdio -g none 2>/dev/null |
+	grep -E '^ +[0-9.]+%.*(snapshot_seal_with|render_|gzip_compress|deflate)' | head -8 >"$BENCH_TMP/profile-render.txt" || true
 # --- the third load: many more (empty) cgroups -----------------------------------------------
 if [ "$BIG" != 0 ]; then
 	log "adding cgroups up to $BIG"
@@ -239,6 +253,7 @@ c_scrape() { echo "$(fmt 3 "$(one "$1" p50)") / $(fmt 3 "$(one "$1" p99)")"; }
 c_rps() { fmt 0 "$(one "$1" rps)"; }
 c_mem() { echo "$(mib "$(one "$1" anon)") / $(mib "$(one "$1" pss)") / $(mib "$(one "$1" rss)")"; }
 c_hwm() { mib "$(one "$1" hwm)"; }
+c_walks() { echo "$(one "$1" walks) / $(fmt 0 "$(one "$1" host_faults_per_s)")"; }
 c_series() { echo "$(one "$1" series) / $(one "$1" bytes)"; }
 c_tracked() { one "$1" tracked; }
 c_cgroups() { one "$1" cgroups; }
@@ -257,6 +272,7 @@ S=$BENCH_TMP/section.md
 	echo "$head target |"
 	echo "$sep---|"
 	row "daemon CPU, utime + stime over ${CPU_SECONDS} s without scrapes, % of one core" "≤ 0.5 % at 1,000 cgroups — $(verdict "$CPU_SCALE" '<=' 0.5)$([ "$BIG" = 0 ] || echo "; ≤ 2 % at $BIG — $(verdict "$(one big cpu_pct)" '<=' 2)")" c_cpu
+	row "walks of every process in those ${CPU_SECONDS} s (\`memwatch_fault_process_walks_total\`) / the host's faults per second (\`pgfault\`, all processes: the machine is shared)" "" c_walks
 	row "window collect time, ms: median of $WINDOWS windows (sum over collectors)" "≤ 50 ms — $(verdict "$W_MED" '<=' 50)" c_wmed
 	row "window collect time, ms: p90 / max" "" c_wp90
 	row "scrape latency under wrk -t2 -c4 -d${DURATION}s: median / p99, ms" "p99 ≤ 10 ms — $(verdict "$P99" '<=' 10)$([ "$BIG" = 0 ] || echo "; at $BIG: $(verdict "$(one big p99)" '<=' 10)")" c_scrape
@@ -280,6 +296,14 @@ S=$BENCH_TMP/section.md
 	echo
 	echo '```'
 	cat "$BENCH_TMP/profile.txt"
+	echo '```'
+	echo
+	echo "By object (libz: the gzip of the three renderings; memwatchd: all of user space), and the rendering's own entries with callees"
+	echo "(\`snapshot_seal_with\` renders 0.0.4 text, OpenMetrics and protobuf and gzips each, every window):"
+	echo
+	echo '```'
+	cat "$BENCH_TMP/profile-dso.txt"
+	cat "$BENCH_TMP/profile-render.txt"
 	echo '```'
 	echo
 	echo "The same profile with callees included (\`--children\`; kernel call chains are complete, user-space"

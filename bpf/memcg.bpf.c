@@ -25,21 +25,21 @@ __u32 n_records = 0;
 __u32 overflowed = 0; /* a cgroup found no room */
 __u32 complete = 0;   /* the walk reached its end */
 
-/* The name tells user space that a cgroup was renamed (v1 allows it): its
- * path changed under the same id. */
-static __always_inline __u64 name_hash(struct cgroup *cgrp)
+/* What tells user space that a cgroup was renamed (v1 allows it): its path
+ * changed under the same id. A rename gives the kernfs node a new copy of
+ * its name (kernfs_rename_ns), so the pointer says it without the string
+ * being read; mixed, so no kernel address reaches the records. */
+static __always_inline __u64 name_tag(struct cgroup *cgrp)
 {
-	char name[MEMCG_NAME_HASHED];
-	__u64 h = 0xcbf29ce484222325ULL;
-	int i;
+	__u64 h = 0;
 
-	if (bpf_probe_read_kernel_str(name, sizeof(name), cgrp->kn->name) < 0)
-		return 0;
-	for (i = 0; i < MEMCG_NAME_HASHED; i++) {
-		if (!name[i])
-			break;
-		h = (h ^ (__u8)name[i]) * 0x100000001b3ULL;
-	}
+	/* Read as a number: the verifier lets no kernel pointer into a map. */
+	bpf_probe_read_kernel(&h, sizeof(h), &cgrp->kn->name);
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
 	return h;
 }
 
@@ -86,7 +86,7 @@ int dump_memcg(struct bpf_iter__cgroup *ctx)
 	n_records = slot + 1;
 	rec->id = cgrp->kn->id;
 	rec->level = cgrp->level;
-	rec->name_hash = name_hash(cgrp);
+	rec->name_hash = name_tag(cgrp);
 	rec->usage_pages = BPF_CORE_READ(memcg, memory.usage.counter);
 	rec->max_pages = BPF_CORE_READ(memcg, memory.max);
 	rec->failcnt = BPF_CORE_READ(memcg, memory.failcnt);

@@ -14,9 +14,8 @@ struct memcg_record {
 	__u64 oom_kill;    /* memcg->memory_events[MEMCG_OOM_KILL] */
 	__u32 under_oom;   /* 1 while the cgroup is under OOM (v1) */
 	__u32 level;       /* 0: the hierarchy's root, whose usage the kernel sums differently */
-	__u64 name_hash;   /* FNV-1a of the directory's name (its first MEMCG_NAME_HASHED bytes) */
+	__u64 name_hash;   /* changes when the directory is renamed (a hash of its name's address) */
 };
 
-#define MEMCG_NAME_HASHED 64
 
 #endif

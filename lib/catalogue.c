@@ -366,8 +366,20 @@ const struct metric_desc metric_catalogue[METRIC__COUNT] = {
 	},
 	[MW_FAULT_TRACKED_PROCESSES] = {
 		.name = "memwatch_fault_tracked_processes", .type = METRIC_GAUGE, .unit = METRIC_UNIT_NONE,
-		.help = "Processes whose faults were read in this window.",
+		.help = "Processes whose faults the last walk read.",
 		.owner = "faults", .source = "BPF task iterator (`iter/task`), `/proc/PID/stat` as fallback",
+	},
+
+	/* --- faults: the task walk's schedule --- */
+	[MW_FAULT_PROCESS_AGE_SECONDS] = {
+		.name = "memwatch_fault_process_age_seconds", .type = METRIC_GAUGE, .unit = METRIC_UNIT_SECONDS,
+		.help = "Age of the per-process fault counts in this window: time since the walk of every process that read them.",
+		.owner = "faults", .source = "the daemon",
+	},
+	[MW_FAULT_PROCESS_WALKS_TOTAL] = {
+		.name = "memwatch_fault_process_walks_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
+		.help = "Walks of every process (task iterator or /proc) that read the per-process fault counts.",
+		.owner = "faults", .source = "the daemon",
 	},
 
 	/* --- faults: thrashing and huge pages (/proc/vmstat) --- */

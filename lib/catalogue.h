@@ -80,6 +80,9 @@ enum metric_id {
 	MW_MAJOR_FAULTS_TOTAL,
 	MW_MINOR_FAULTS_TOTAL,
 	MW_FAULT_TRACKED_PROCESSES,
+	/* faults: the task walk's schedule */
+	MW_FAULT_PROCESS_AGE_SECONDS,
+	MW_FAULT_PROCESS_WALKS_TOTAL,
 	/* faults: thrashing and huge pages from /proc/vmstat */
 	MW_MEMORY_REFAULTS_TOTAL,
 	MW_MEMORY_REFAULT_ACTIVATIONS_TOTAL,

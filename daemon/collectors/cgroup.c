@@ -271,7 +271,7 @@ static int emit(struct cgroup_state *s, struct snapshot *snap, uint64_t now)
 		if (e->mem.has_inactive_file)
 			other_ws += cgroup_working_set(e->mem.usage, e->mem.inactive_file);
 		for (c = 0; c < N_COUNTERS; c++)
-			s->trackers[c / TRACKER_MAX_COUNTERS].other[c % TRACKER_MAX_COUNTERS] += cgroup_row_delta(s, e->key, c);
+			s->trackers[c / TRACKER_MAX_COUNTERS].other[c % TRACKER_MAX_COUNTERS] += cgroup_row_delta(s, rank[i].index, c);
 	}
 	cgroup_labels_values("other", NULL, labels);
 	snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_USAGE_BYTES), labels, (double)other_usage);

@@ -67,6 +67,7 @@ struct cached {
 	uint64_t seen; /* the window it was last walked in */
 	struct cgroup_files files;
 	uint64_t inactive_file;
+	uint64_t stat_usage, stat_events; /* usage and the events' sum when memory.stat was read */
 	uint64_t workingset[3][2];
 	unsigned workingset_present;
 	bool stat_read, has_inactive_file;
@@ -150,7 +151,8 @@ int cgroup_scan(struct cgroup_state *s, bool *truncated);
 /* cgroup_rank.c: per-cgroup counters through lib/tracker, and the order of export. */
 uint64_t cgroup_counter_value(const struct cgroup_mem *m, unsigned c, bool *present);
 int cgroup_trackers_update(struct cgroup_state *s, uint64_t now);
-uint64_t cgroup_row_delta(const struct cgroup_state *s, uint64_t key, unsigned c);
+/* The window delta of counter c of entry i (s->entries). */
+uint64_t cgroup_row_delta(const struct cgroup_state *s, size_t i, unsigned c);
 /* This window's entries, most interesting first (calloc'd, n_entries + 1). */
 struct cgroup_rank *cgroup_rank_entries(const struct cgroup_state *s);
 

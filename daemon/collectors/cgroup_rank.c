@@ -90,9 +90,14 @@ int cgroup_trackers_update(struct cgroup_state *s, uint64_t now)
 	return 0;
 }
 
-uint64_t cgroup_row_delta(const struct cgroup_state *s, uint64_t key, unsigned c)
+/* The entries are in key order (cgroup_scan sorts them), and so are the
+ * rows: entry i is row i unless a cgroup skipped in this window took a row
+ * before it. */
+uint64_t cgroup_row_delta(const struct cgroup_state *s, size_t i, unsigned c)
 {
-	const struct tracked_row *r = find_row(&s->trackers[c / TRACKER_MAX_COUNTERS], key);
+	const struct tracker *t = &s->trackers[c / TRACKER_MAX_COUNTERS];
+	uint64_t key = s->entries[i].key;
+	const struct tracked_row *r = i < t->n_rows && t->rows[i].key == key ? &t->rows[i] : find_row(t, key);
 
 	return r ? r->delta[c % TRACKER_MAX_COUNTERS] : 0;
 }
@@ -113,7 +118,7 @@ struct cgroup_rank *cgroup_rank_entries(const struct cgroup_state *s)
 			.usage = e->mem.usage,
 			.limit = e->mem.limit,
 			.has_limit = e->mem.has_limit,
-			.pressure_some_delta = cgroup_row_delta(s, e->key, C_SOME),
+			.pressure_some_delta = cgroup_row_delta(s, i, C_SOME),
 		};
 	}
 	cgroup_rank_sort(rank, s->n_entries);

@@ -125,31 +125,70 @@ static int read_memory(struct cgroup_state *s, struct cgroup_dir *d, struct cach
 	return 0;
 }
 
+static uint64_t events_sum(const struct cgroup_mem *m)
+{
+	uint64_t sum = 0;
+
+	for (unsigned e = 0; e < _CGROUP_EVENT_MAX; e++)
+		sum += m->events[e];
+	return sum;
+}
+
+/* A cgroup's memory.stat changes with its usage: one not exported whose
+ * usage and events (from the iterator, known before memory.stat is read)
+ * are what they were at its last memory.stat read is read only every
+ * STAT_UNCHANGED_FACTOR * stat_interval windows (10,000 empty cgroups: 1,000
+ * memory.stat reads a window otherwise, 30 ms of the kernel formatting them). */
+#define STAT_UNCHANGED_FACTOR 6
+
+static bool stat_due_moved(const struct cgroup_state *s, const struct cached *c, const struct cgroup_mem *m)
+{
+	if (!stat_due(s, c))
+		return false;
+	if (!c || !c->stat_read || c->exported || s->cfg.stat_interval <= 1)
+		return true;
+	if (m->usage != c->stat_usage || events_sum(m) != c->stat_events)
+		return true;
+	return (s->window + cgroup_key_mix(c->key)) % (s->cfg.stat_interval * STAT_UNCHANGED_FACTOR) == 0;
+}
+
 /* The four counter files came from the cgroup iterator: only memory.stat,
- * when due, is read here, through the kept-open file or the directory. */
-static int read_memory_stat_only(struct cgroup_state *s, struct cgroup_dir *d, struct cached *c,
-				 struct cgroup_files *f, struct cgroup_mem *m)
+ * when due, is read here, through the kept-open file, the directory, or
+ * (rel: its path below the v1 root) opened for this read when no file may
+ * stay open. */
+static int read_memory_stat_only(struct cgroup_state *s, struct cgroup_dir *d, const char *rel,
+				 struct cached *c, struct cgroup_files *f, struct cgroup_mem *m)
 {
 	unsigned before = f ? cgroup_files_count(f) : 0;
+	bool own_dfd = false;
 	int dfd = -1, r;
 
-	if (!stat_due(s, c)) {
+	if (!stat_due_moved(s, c, m)) {
 		m->inactive_file = c->inactive_file;
 		m->has_inactive_file = c->has_inactive_file;
 		memcpy(m->workingset, c->workingset, sizeof(m->workingset));
 		m->workingset_present = c->workingset_present;
 		return 0;
 	}
-	if (!f || f->fd[4] < 0) {
+	if ((!f || f->fd[4] < 0) && d) {
 		dfd = cgroup_dir_fd(d);
 		if (dfd < 0)
 			return dfd;
+	} else if (!f || f->fd[4] < 0) {
+		dfd = openat(s->roots.v1_fd, rel[1] ? rel + 1 : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (dfd < 0)
+			return -errno;
+		own_dfd = true;
 	}
 	r = cgroup_read_v1_stat(dfd, f, s->buf, m);
+	if (own_dfd)
+		close(dfd);
 	file_cache_count_opened(s, f, before);
 	if (r < 0 || !c)
 		return r;
 	c->stat_read = true;
+	c->stat_usage = m->usage;
+	c->stat_events = events_sum(m);
 	c->inactive_file = m->inactive_file;
 	c->has_inactive_file = m->has_inactive_file;
 	memcpy(c->workingset, m->workingset, sizeof(c->workingset));
@@ -172,7 +211,7 @@ static int on_v1(struct cgroup_dir *d, void *userdata)
 	f = file_cache_files(s, c);
 	/* Everything first, then one entry: a cgroup removed half-way is skipped whole. */
 	if (cgroup_bpf_lookup(s, d->ino, &m))
-		r = read_memory_stat_only(s, d, c, f, &m);
+		r = read_memory_stat_only(s, d, d->path, c, f, &m);
 	else
 		r = read_memory(s, d, c, f, true, &m);
 	if (r == 0 && s->roots.pressure) {
@@ -227,8 +266,8 @@ static int on_v2(struct cgroup_dir *d, void *userdata)
 }
 
 /* Windows between full walks while the tree looks unchanged: a cgroup2
- * twin made after its v1 cgroup (its pressure), or a rename beyond the
- * hashed part of a name, is found by the next full walk. */
+ * twin made after its v1 cgroup (its pressure) is found by the next full
+ * walk. */
 #define FULL_WALK_EVERY 30
 
 /* The iterator listed the same cgroups under the same names as when the
@@ -248,19 +287,19 @@ static int reread_entry(struct cgroup_state *s, struct entry *e)
 	struct cgroup_mem m;
 	int r;
 
-	if (!f)
+	/* Through the iterator a cgroup needs no file kept open: past the
+	 * budget of open files its memory.stat is opened when due. */
+	if (c && cgroup_bpf_lookup(s, e->key & ~KEY_V1, &m)) {
+		r = read_memory_stat_only(s, NULL, s->paths.data + e->path_off, c, f, &m);
+	} else if (!f) {
 		return -EAGAIN;
-	if (cgroup_bpf_lookup(s, e->key & ~KEY_V1, &m)) {
-		if (stat_due(s, c) && f->fd[4] < 0)
-			return -EAGAIN;
-		r = read_memory_stat_only(s, NULL, c, f, &m);
 	} else {
 		if (!cgroup_files_complete(f))
 			return -EAGAIN;
 		r = read_memory(s, NULL, c, f, true, &m);
 	}
 	if (r == 0 && e->mem.has_pressure) {
-		if (f->fd[CGROUP_FILE_PRESSURE] < 0)
+		if (!f || f->fd[CGROUP_FILE_PRESSURE] < 0)
 			return -EAGAIN;
 		r = read_pressure(s, -1, f, &m);
 	}
@@ -279,6 +318,13 @@ static int reread_entries(struct cgroup_state *s)
 			return r;
 	}
 	return 0;
+}
+
+static int cmp_entry_key(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+
+	return x->key < y->key ? -1 : x->key > y->key;
 }
 
 int cgroup_scan(struct cgroup_state *s, bool *truncated)
@@ -321,6 +367,10 @@ int cgroup_scan(struct cgroup_state *s, bool *truncated)
 	s->skipped += st1.vanished + st2.vanished;
 	*truncated = st1.truncated || st2.truncated;
 	if (r >= 0) {
+		/* In key order, the trackers take the rows as they come (no sort of
+		 * 10,000 rows of 200 bytes each window), and the windows that read
+		 * the entries again keep it. */
+		qsort(s->entries, s->n_entries, sizeof(*s->entries), cmp_entry_key);
 		file_cache_sweep(s);
 		/* A walk cut at max_cgroups visits the same cgroups of the same tree again. */
 		s->layout_valid = s->skipped == 0 && s->memcg_signature != 0;

@@ -20,6 +20,7 @@
 #include "fileio.h"
 #include "log.h"
 #include "procstat.h"
+#include "refresh_gate.h"
 #include "tracker.h"
 #include "vmstat.h"
 #include "vmstat_source.h"
@@ -30,6 +31,8 @@ struct faults_config {
 	uint64_t top_k;
 	uint64_t max_processes;
 	uint64_t series_ttl_msec;
+	uint64_t walk_interval; /* windows; 1: every window */
+	uint64_t walk_faults;   /* pgfault growth that walks at once */
 	bool use_bpf;
 	char proc_root[256];
 };
@@ -41,13 +44,19 @@ struct faults_state {
 	struct tracker procs;
 	struct vmstat_source *vmstat; /* NULL: not readable */
 	char *buf; /* ITER_CHUNK bytes */
+	/* The last walk's export, re-exported until the next walk: pointers
+	 * into procs.rows, which stay until the next tracker_update. */
+	struct refresh_gate gate;
+	const struct tracked_row **top;
+	size_t n_top, cap_top, n_tracked;
 };
 
 static void faults_config_defaults(void *cfg)
 {
 	struct faults_config *c = cfg;
 
-	*c = (struct faults_config){ .top_k = 10, .max_processes = 65536, .series_ttl_msec = 0, .use_bpf = true };
+	*c = (struct faults_config){ .top_k = 10, .max_processes = 65536, .series_ttl_msec = 0,
+				       .walk_interval = 1, .walk_faults = 32768, .use_bpf = true };
 	snprintf(c->proc_root, sizeof(c->proc_root), "/proc");
 }
 
@@ -69,6 +78,8 @@ static const struct config_key faults_keys[] = {
 	CONFIG_KEY_UINT("top_k", struct faults_config, top_k, 1, 1000),
 	CONFIG_KEY_UINT("max_processes", struct faults_config, max_processes, 64, 4194304),
 	CONFIG_KEY_DURATION("series_ttl", struct faults_config, series_ttl_msec, 0, 86400000),
+	CONFIG_KEY_UINT("walk_interval", struct faults_config, walk_interval, 1, 3600),
+	CONFIG_KEY_UINT("walk_faults", struct faults_config, walk_faults, 1, UINT64_C(1) << 40),
 	CONFIG_KEY_CUSTOM("source", struct faults_config, use_bpf, parse_source),
 	CONFIG_KEY_PATH("proc_root", struct faults_config, proc_root),
 };
@@ -363,43 +374,89 @@ static void put_thp(struct snapshot *snap, const struct vmstat *vm)
 	}
 }
 
-static int faults_collect(void *priv, struct snapshot *snap)
-{
-	struct faults_state *s = priv;
-	uint64_t now = now_mono_usec();
-	const struct tracked_row **top;
-	struct tracked_row *rows;
-	size_t n, i;
-	char pid[16];
+/* What moves when the host's memory does: walk_faults faults (major ones
+ * count 32 times: each is a read from disk), or any direct reclaim or OOM
+ * kill, calls for a walk (see docs/metrics.md). */
+enum { SIG_PGFAULT, SIG_PGMAJFAULT, SIG_ALLOCSTALL, SIG_OOM_KILL, N_SIGNALS };
+#define MAJOR_FAULT_WEIGHT 32
 
+static size_t host_signals(const struct faults_state *s, const struct vmstat *vm, struct refresh_signal *sig)
+{
+	if (!vm)
+		return 0;
+	sig[SIG_PGFAULT] = (struct refresh_signal){ vm->pgfault, s->cfg.walk_faults,
+						    (vm->present & VMSTAT_HAS_PGFAULT) != 0 };
+	sig[SIG_PGMAJFAULT] = (struct refresh_signal){ vm->pgmajfault,
+						       (s->cfg.walk_faults + MAJOR_FAULT_WEIGHT - 1) / MAJOR_FAULT_WEIGHT,
+						       (vm->present & VMSTAT_HAS_PGMAJFAULT) != 0 };
+	sig[SIG_ALLOCSTALL] = (struct refresh_signal){ vm->allocstall, 1, (vm->present & VMSTAT_HAS_ALLOCSTALL) != 0 };
+	sig[SIG_OOM_KILL] = (struct refresh_signal){ vm->oom_kill, 1, (vm->present & VMSTAT_HAS_OOM_KILL) != 0 };
+	return N_SIGNALS;
+}
+
+/* Every process read, ranked, and the export chosen: kept in s->top. */
+static int walk(struct faults_state *s, uint64_t now)
+{
+	struct tracked_row *rows;
+	size_t n;
+
+	if (s->cap_top < s->cfg.top_k) {
+		const struct tracked_row **p = realloc(s->top, s->cfg.top_k * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		s->top = p;
+		s->cap_top = s->cfg.top_k;
+	}
+	s->n_top = 0;
 	n = s->iter ? read_iterator(s, &rows) : read_procfs(s, &rows);
 	if (!rows)
 		return -ENOMEM;
 	tracker_update(&s->procs, rows, n, now);
-	snapshot_add(snap, METRIC(MW_FAULT_TRACKED_PROCESSES), NULL, (double)n);
-	top = calloc(s->cfg.top_k, sizeof(*top));
-	if (!top)
-		return -ENOMEM;
-	n = tracker_select(&s->procs, s->cfg.top_k, s->cfg.series_ttl_msec * USEC_PER_MSEC, now, top);
-	for (i = 0; i < n; i++) {
-		snprintf(pid, sizeof(pid), "%" PRIu64, top[i]->key);
-		put_process(snap, pid, tracker_row_label(top[i]), top[i]->total);
+	s->n_tracked = n;
+	s->n_top = tracker_select(&s->procs, s->cfg.top_k, s->cfg.series_ttl_msec * USEC_PER_MSEC, now, s->top);
+	return 0;
+}
+
+static int faults_collect(void *priv, struct snapshot *snap)
+{
+	struct faults_state *s = priv;
+	uint64_t now = now_mono_usec();
+	struct refresh_signal sig[N_SIGNALS];
+	const struct vmstat *vm = NULL;
+	size_t n_sig, i;
+	char pid[16];
+	int r;
+
+	if (s->vmstat && vmstat_source_get(s->vmstat, &vm) < 0)
+		vm = NULL;
+	n_sig = host_signals(s, vm, sig);
+	/* Without the host's counters nothing says the processes stood still. */
+	if (!vm || refresh_gate_due(&s->gate, s->cfg.walk_interval, sig, n_sig)) {
+		r = walk(s, now);
+		if (r < 0)
+			return r;
+		refresh_gate_read(&s->gate, sig, n_sig, now);
+	} else {
+		refresh_gate_reuse(&s->gate);
+	}
+	snapshot_add(snap, METRIC(MW_FAULT_TRACKED_PROCESSES), NULL, (double)s->n_tracked);
+	for (i = 0; i < s->n_top; i++) {
+		snprintf(pid, sizeof(pid), "%" PRIu64, s->top[i]->key);
+		put_process(snap, pid, tracker_row_label(s->top[i]), s->top[i]->total);
 	}
 	put_process(snap, "other", "", s->procs.other);
-	free(top);
+	snapshot_add(snap, METRIC(MW_FAULT_PROCESS_AGE_SECONDS), NULL, refresh_gate_age_seconds(&s->gate, now));
+	snapshot_add(snap, METRIC(MW_FAULT_PROCESS_WALKS_TOTAL), NULL, (double)s->gate.reads_total);
 
-	if (s->vmstat) {
-		const struct vmstat *vm;
-
-		if (vmstat_source_get(s->vmstat, &vm) == 0) {
-			if ((vm->present & VMSTAT_HAS_PGFAULT) && (vm->present & VMSTAT_HAS_PGMAJFAULT)) {
-				snapshot_add(snap, METRIC(MW_MAJOR_FAULTS_TOTAL), NULL, (double)vm->pgmajfault);
-				snapshot_add(snap, METRIC(MW_MINOR_FAULTS_TOTAL), NULL,
-					     (double)(vm->pgfault >= vm->pgmajfault ? vm->pgfault - vm->pgmajfault : 0));
-			}
-			put_refaults(snap, vm);
-			put_thp(snap, vm);
+	if (vm) {
+		if ((vm->present & VMSTAT_HAS_PGFAULT) && (vm->present & VMSTAT_HAS_PGMAJFAULT)) {
+			snapshot_add(snap, METRIC(MW_MAJOR_FAULTS_TOTAL), NULL, (double)vm->pgmajfault);
+			snapshot_add(snap, METRIC(MW_MINOR_FAULTS_TOTAL), NULL,
+				     (double)(vm->pgfault >= vm->pgmajfault ? vm->pgfault - vm->pgmajfault : 0));
 		}
+		put_refaults(snap, vm);
+		put_thp(snap, vm);
 	}
 	return 0;
 }
@@ -413,6 +470,9 @@ static int faults_reload(void *priv, const void *cfg)
 	if (c->use_bpf != s->cfg.use_bpf || strcmp(c->proc_root, s->cfg.proc_root) != 0)
 		return -EAGAIN;
 	s->cfg = *c;
+	/* Another top_k or series_ttl chooses another export: walk in the next window. */
+	s->gate.primed = false;
+	s->n_top = 0;
 	return 0;
 }
 
@@ -430,6 +490,7 @@ static void faults_stop(void *priv)
 	tracker_done(&s->procs);
 	vmstat_source_unref(s->vmstat);
 	free(s->buf);
+	free(s->top);
 }
 
 const struct collector_ops faults_collector = {
