@@ -25,7 +25,9 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "memwatch.bpf.h"
+#include "core_fixes.bpf.h"
 #include "compaction.h"
+#include "latency_hist.bpf.h"
 
 #define PF_KTHREAD 0x00200000 /* include/linux/sched.h, unchanged since 2.6 */
 
@@ -33,6 +35,8 @@
 const volatile bool stall_by_fexit = false;
 
 struct compaction_counters counters = {};
+/* Raised by user space at each window's end: the exemplars' window. */
+__u64 exemplar_window = 0;
 
 struct open_stall {
 	__u64 begin_ns;
@@ -50,14 +54,11 @@ static __always_inline __u32 current_tid(void)
 	return (__u32)bpf_get_current_pid_tgid();
 }
 
-static __always_inline void observe_stall(__u64 ns)
+/* A stall of the current thread ended at end_ns; it is the exemplar's. */
+static __always_inline void observe_stall(__u64 ns, __u64 end_ns)
 {
-	__u32 slot = log2_slot_ceil(ns);
-
-	if (slot >= COMPACTION_SLOTS)
-		slot = COMPACTION_SLOTS - 1;
-	counter_add(&counters.stall_slots[slot], 1);
-	counter_add(&counters.stall_sum_ns, ns);
+	latency_record(&counters.stall, *(volatile __u64 *)&exemplar_window, ns, end_ns,
+		       bpf_get_current_pid_tgid() >> 32, task_memcg_id((struct task_struct *)bpf_get_current_task()));
 }
 
 /* --- fexit method --- */
@@ -82,8 +83,10 @@ int BPF_PROG(try_to_compact_pages_exit, unsigned int gfp_mask, unsigned int orde
 	if (!s)
 		return 0;
 	if (ret != bpf_core_enum_value(enum compact_result, COMPACT_SKIPPED)) {
+		__u64 now = bpf_ktime_get_ns();
+
 		counter_add(&counters.stalls, 1);
-		observe_stall(bpf_ktime_get_ns() - s->begin_ns);
+		observe_stall(now - s->begin_ns, now);
 	}
 	bpf_map_delete_elem(&stalls, &tid);
 	return 0;
@@ -100,7 +103,7 @@ static __always_inline int close_stall(void)
 	if (!s)
 		return 0;
 	if (s->counted)
-		observe_stall(s->last_ns - s->begin_ns);
+		observe_stall(s->last_ns - s->begin_ns, s->last_ns);
 	bpf_map_delete_elem(&stalls, &tid);
 	return 0;
 }

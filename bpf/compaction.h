@@ -2,9 +2,7 @@
 #ifndef MEMWATCH_COMPACTION_H
 #define MEMWATCH_COMPACTION_H
 
-/* Slot k counts stalls of at most 2^k ns, as in reclaim.h, so both export the
- * same buckets; the last slot also takes everything longer. */
-#define COMPACTION_SLOTS 36
+#include "latency_hist.h"
 
 /* Who ran a zone's compaction (one compact_zone(), mm_compaction_begin to _end). */
 enum compaction_task {
@@ -17,8 +15,7 @@ enum compaction_task {
 /* Cumulative, never reset; read by user space through the mapped .bss. */
 struct compaction_counters {
 	__u64 stalls;                         /* try_to_compact_pages() that did not return COMPACT_SKIPPED */
-	__u64 stall_slots[COMPACTION_SLOTS];  /* their durations, once each stall is over */
-	__u64 stall_sum_ns;
+	struct latency_histogram stall;       /* their durations, once each stall is over */
 	__u64 runs[COMPACTION_TASKS];
 	__u64 run_ns[COMPACTION_TASKS];
 };

@@ -326,7 +326,7 @@ const struct metric_desc metric_catalogue[METRIC__COUNT] = {
 		.name = "memwatch_compaction_stall_seconds", .type = METRIC_HISTOGRAM, .unit = METRIC_UNIT_SECONDS,
 		.help = "Direct compaction stall time per stall; buckets are powers of two nanoseconds.",
 		.owner = "compaction", .source = "BPF: fentry/fexit on `try_to_compact_pages`, else `compaction:mm_compaction_*` tracepoints",
-		RECLAIM_SECONDS_HISTOGRAM,
+		RECLAIM_SECONDS_HISTOGRAM | METRIC_FLAG_EXEMPLARS,
 	},
 	[MW_COMPACTION_RUNS_TOTAL] = {
 		.name = "memwatch_compaction_runs_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,

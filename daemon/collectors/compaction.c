@@ -12,18 +12,23 @@
 #include <stdio.h>
 #include <string.h>
 #include "bpf_attach.h"
+#include "cgroup_hierarchy.h"
 #include "collector.h"
 #include "compaction.h"
 #include "compaction.skel.h"
 #include "config.h"
+#include "core.h"
+#include "latency_export.h"
 #include "log.h"
 
 DEFINE_BPF_SKEL_OPS(compaction_bpf);
 
 /* As in reclaim.c: the first exported bucket is 2^10 ns. */
 #define FIRST_EXPORTED_SLOT 10
-_Static_assert(COMPACTION_SLOTS - FIRST_EXPORTED_SLOT == RECLAIM_SECONDS_BOUNDS + 1,
+_Static_assert(LATENCY_CLASSIC_SLOTS - FIRST_EXPORTED_SLOT == RECLAIM_SECONDS_BOUNDS + 1,
 	       "the catalogue's stall buckets are the exported slots but the last");
+/* Entries of the exemplars' id -> path table (shared with reclaim's, if on the same root). */
+#define EXEMPLAR_CGROUPS 4096
 
 enum compaction_method { METHOD_AUTO, METHOD_FEXIT, METHOD_TRACEPOINT };
 
@@ -36,6 +41,8 @@ struct compaction_state {
 	struct bpf_attachment bpf;
 	struct bpf_link *fexit_links[2];
 	struct compaction_config cfg;
+	struct cgroup_hierarchy *hierarchy;
+	int cgroup_table; /* -1: exemplars without a cgroup */
 };
 
 /* With fexit the tracepoints only time the zone runs. */
@@ -160,13 +167,10 @@ static int start_fexit(struct compaction_state *s, struct collector_status *st)
 	return 0;
 }
 
-static int compaction_start(void *priv, const void *cfg, const struct collector_context *ctx,
-			    struct collector_status *st)
+static int start_stalls(struct compaction_state *s, struct collector_status *st)
 {
-	struct compaction_state *s = priv;
 	int r_fexit = -EOPNOTSUPP;
 
-	s->cfg = *(const struct compaction_config *)cfg;
 	if (s->cfg.method != METHOD_TRACEPOINT) {
 		r_fexit = start_fexit(s, st);
 		if (r_fexit == 0)
@@ -185,21 +189,70 @@ static int compaction_start(void *priv, const void *cfg, const struct collector_
 				s->cfg.flavour, NULL, NULL, st);
 }
 
+/* The memory hierarchy's shared id -> path table, for the exemplars' cgroup. */
+static int open_cgroup_table(struct cgroup_hierarchy *h)
+{
+	struct cgroup_hierarchy_roots roots;
+
+	if (!h)
+		return -ENOMEM;
+	cgroup_hierarchy_roots(h, &roots);
+	if (roots.mode == CGROUP_MEMORY_NONE)
+		return -ENOENT;
+	return cgroup_hierarchy_table_acquire(h, NULL, EXEMPLAR_CGROUPS);
+}
+
+static int compaction_start(void *priv, const void *cfg, const struct collector_context *ctx,
+			    struct collector_status *st)
+{
+	struct compaction_state *s = priv;
+	int r;
+
+	s->cfg = *(const struct compaction_config *)cfg;
+	s->cgroup_table = -1;
+	r = start_stalls(s, st);
+	if (r < 0)
+		return r;
+	s->hierarchy = ctx->cgroups;
+	s->cgroup_table = open_cgroup_table(s->hierarchy);
+	if (s->cgroup_table < 0)
+		log_info("Collector compaction: no memory cgroup hierarchy (%s): exemplars carry no cgroup",
+			 strerror(-s->cgroup_table));
+	return 0;
+}
+
+/* An exemplar's cgroup: the path of the memory cgroup of the stalled task. */
+static int exemplar_cgroup_path(uint64_t id, char *buf, size_t len, void *userdata)
+{
+	struct compaction_state *s = userdata;
+
+	if (s->cgroup_table < 0)
+		return -ENOENT;
+	return cgroup_hierarchy_lookup(s->hierarchy, s->cgroup_table, id, now_mono_usec(), buf, len);
+}
+
 static int compaction_collect(void *priv, struct snapshot *snap)
 {
 	struct compaction_state *s = priv;
-	const struct compaction_counters *c = &((struct compaction_bpf *)s->bpf.skel)->bss->counters;
-	uint64_t slots[COMPACTION_SLOTS - FIRST_EXPORTED_SLOT];
+	struct compaction_bpf *skel = s->bpf.skel;
+	const struct compaction_counters *c = &skel->bss->counters;
+	uint64_t now = now_mono_usec();
+	struct latency_hist_source src = {
+		.h = &c->stall,
+		.first_slot = FIRST_EXPORTED_SLOT,
+		.window = latency_hist_next_window(&skel->bss->exemplar_window),
+		.now_mono_ns = now * 1000,
+		.now_real_ns = now_real_usec() * 1000,
+		.cgroup_path = exemplar_cgroup_path,
+		.userdata = s,
+	};
 	size_t i;
 
-	memset(slots, 0, sizeof(slots));
-	for (i = 0; i < COMPACTION_SLOTS; i++)
-		slots[i < FIRST_EXPORTED_SLOT ? 0 : i - FIRST_EXPORTED_SLOT] +=
-			__atomic_load_n(&c->stall_slots[i], __ATOMIC_RELAXED);
+	/* Not the histogram's count: in the tracepoint method a stall is
+	 * counted when it shows work, and timed only once it is seen over. */
 	snapshot_add(snap, METRIC(MW_COMPACTION_STALLS_TOTAL), NULL,
 		     (double)__atomic_load_n(&c->stalls, __ATOMIC_RELAXED));
-	snapshot_add_histogram_slots(snap, METRIC(MW_COMPACTION_STALL_SECONDS), NULL, slots, ARRAY_SIZE(slots),
-				     (double)__atomic_load_n(&c->stall_sum_ns, __ATOMIC_RELAXED) * 1e-9);
+	(void)latency_hist_export(snap, METRIC(MW_COMPACTION_STALL_SECONDS), NULL, &src, NULL);
 	for (i = 0; i < COMPACTION_TASKS; i++) {
 		const char *const labels[] = { task_names[i] };
 
@@ -229,6 +282,8 @@ static void compaction_stop(void *priv)
 
 	destroy_fexit(s);
 	bpf_attachment_destroy(&s->bpf);
+	cgroup_hierarchy_table_release(s->hierarchy, s->cgroup_table);
+	s->cgroup_table = -1;
 }
 
 const struct collector_ops compaction_collector = {

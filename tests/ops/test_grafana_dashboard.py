@@ -102,7 +102,7 @@ def check_variables(dash, problems):
 
 
 def check_histograms(found, problems):
-    for family in ("memwatch_direct_reclaim_seconds", "memwatch_memcg_reclaim_seconds"):
+    for family in ("memwatch_direct_reclaim_seconds", "memwatch_memcg_reclaim_seconds", "memwatch_compaction_stall_seconds"):
         native = re.compile(r'histogram_(quantile\([0-9.]+, |count\()sum by \(instance\) \(rate\(%s\{' % family)
         classic = re.compile(r'\bor\b.*\b%s_(bucket|count)\{' % family)
         hits = [(w, e) for w, e in found if native.search(e)]
