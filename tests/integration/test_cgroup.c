@@ -676,7 +676,7 @@ static void expect_cgroup_mode(const char *body, const char *mode)
 
 static bool exports_cgroup(int port, const char *name)
 {
-	char matcher[256], *body = mw_scrape(port);
+	char matcher[320], *body = mw_scrape(port);
 	bool found;
 
 	ck_assert_ptr_nonnull(body);
