@@ -47,7 +47,7 @@ void snapshot_ring_free(struct snapshot_ring *ring)
 
 void snapshot_ring_publish(struct snapshot_ring *ring, struct snapshot *s)
 {
-	void *trimmed[TRIM_BATCH * EXPO_FORMAT__COUNT];
+	void *trimmed[TRIM_BATCH * SNAPSHOT_TRIM_BLOCKS];
 	struct snapshot *evicted;
 	size_t n = 0, windows = 0, i;
 

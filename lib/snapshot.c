@@ -80,8 +80,10 @@ void snapshot_unref(struct snapshot *s)
 		next = b->next;
 		free(b);
 	}
-	for (i = 0; i < EXPO_FORMAT__COUNT; i++)
+	for (i = 0; i < EXPO_FORMAT__COUNT; i++) {
 		free(s->bodies[i].block);
+		free(s->bodies[i].gzip_block);
+	}
 	snapshot_renderer_unref(s->renderer);
 	pthread_mutex_destroy(&s->render_lock);
 	free(s);
@@ -469,17 +471,19 @@ static void render_family(struct strbuf *sb, const struct family *f)
 /* Level 6 is zlib's default: within a few percent of 9's size at a fraction of its time. */
 #define GZIP_LEVEL 6
 
-/* A format asked for within this long is rendered at every seal, so that
- * its scrapes only take a reference; longer than any sensible scrape
- * interval, so a steady scraper never waits for a render. */
-#define EAGER_FORMAT_USEC (5 * 60 * USEC_PER_SEC)
-
+/* A format (or its gzip member) asked for since the seal before last is
+ * rendered at seal: a scraper that comes every window, or nearly, then only
+ * takes a reference. One that comes less often (Prometheus every 15 s, 1 s
+ * windows) renders on its first request instead: rendering and compressing
+ * every window for it would throw away all but one in fifteen. */
 struct snapshot_renderer {
 	atomic_uint refcount;
 	pthread_mutex_t lock; /* the compressor's; windows are compressed one at a time */
 	z_stream zs;
 	bool zs_ready;
+	uint64_t sealed_usec[2]; /* the last two seals, newest first; under lock */
 	_Atomic uint64_t asked_usec[EXPO_FORMAT__COUNT]; /* CLOCK_MONOTONIC; 0: never */
+	_Atomic uint64_t gzip_asked_usec[EXPO_FORMAT__COUNT];
 };
 
 static uint64_t monotonic_usec(void)
@@ -565,16 +569,25 @@ static const render_fn renderers[EXPO_FORMAT__COUNT] = {
 	[EXPO_FORMAT_PROTOBUF] = snapshot_render_protobuf,
 };
 
-/* Renders one format and its gzip member into one block: the body, a NUL,
- * the gzip member. On a failed compression there is no gzip copy and
- * scrapes get the plain body: never an error. Under s->render_lock. */
-static int render_body(struct snapshot *s, enum expo_format f)
+static void publish_gzip(struct snapshot_body *b, const char *gzip, ssize_t gz_len)
+{
+	if (gz_len <= 0)
+		return;
+	b->gzip = gzip;
+	b->gzip_len = (size_t)gz_len;
+	atomic_store_explicit(&b->gzip_ready, true, memory_order_release);
+}
+
+/* Renders one format, and with gzip its gzip member behind the body's NUL in
+ * the same block. On a failed compression there is no gzip copy and scrapes
+ * get the plain body: never an error. Under s->render_lock. */
+static int render_body(struct snapshot *s, enum expo_format f, bool gzip)
 {
 	_cleanup_(strbuf_free) struct strbuf sb;
 	struct snapshot_body *b = &s->bodies[f];
 	struct snapshot_renderer *r = s->renderer;
 	ssize_t gz_len = -1;
-	size_t len, cap, bound;
+	size_t len, cap, bound = 0;
 	char *block, *smaller;
 
 	strbuf_init(&sb);
@@ -585,20 +598,21 @@ static int render_body(struct snapshot *s, enum expo_format f)
 	block = strbuf_steal(&sb, NULL);
 	if (!block)
 		return -ENOMEM;
-	/* The gzip member goes behind the body's NUL, in the same block. */
-	pthread_mutex_lock(&r->lock);
-	bound = gzip_bound(r, len);
-	if (bound && cap < len + 1 + bound) {
-		char *bigger = realloc(block, len + 1 + bound);
+	if (gzip) {
+		pthread_mutex_lock(&r->lock);
+		bound = gzip_bound(r, len);
+		if (bound && cap < len + 1 + bound) {
+			char *bigger = realloc(block, len + 1 + bound);
 
-		if (bigger) {
-			block = bigger;
-			cap = len + 1 + bound;
+			if (bigger) {
+				block = bigger;
+				cap = len + 1 + bound;
+			}
 		}
+		if (bound && cap >= len + 1 + bound)
+			gz_len = gzip_compress(r, block, len, block + len + 1, bound);
+		pthread_mutex_unlock(&r->lock);
 	}
-	if (bound && cap >= len + 1 + bound)
-		gz_len = gzip_compress(r, block, len, block + len + 1, bound);
-	pthread_mutex_unlock(&r->lock);
 	/* Right-sized: the capacity doubled while rendering, and the bound is generous. */
 	smaller = realloc(block, len + 1 + (gz_len > 0 ? (size_t)gz_len : 0));
 	if (smaller)
@@ -606,18 +620,45 @@ static int render_body(struct snapshot *s, enum expo_format f)
 	b->block = block;
 	b->data = block;
 	b->len = len;
-	if (gz_len > 0) {
-		b->gzip = block + len + 1;
-		b->gzip_len = (size_t)gz_len;
-	}
+	publish_gzip(b, block + len + 1, gz_len);
 	atomic_store_explicit(&b->ready, true, memory_order_release);
 	return 0;
 }
 
+/* The gzip member of a body rendered without one, in a block of its own.
+ * Under s->render_lock. */
+static void compress_body(struct snapshot *s, enum expo_format f)
+{
+	struct snapshot_body *b = &s->bodies[f];
+	struct snapshot_renderer *r = s->renderer;
+	ssize_t gz_len = -1;
+	size_t bound;
+	char *out;
+
+	pthread_mutex_lock(&r->lock);
+	bound = gzip_bound(r, b->len);
+	out = bound ? malloc(bound) : NULL;
+	if (out)
+		gz_len = gzip_compress(r, b->data, b->len, out, bound);
+	pthread_mutex_unlock(&r->lock);
+	if (gz_len <= 0) {
+		free(out);
+		return;
+	}
+	b->gzip_block = out;
+	publish_gzip(b, out, gz_len);
+}
+
+static bool asked_lately(const _Atomic uint64_t *asked, uint64_t since)
+{
+	uint64_t at = atomic_load_explicit(asked, memory_order_relaxed);
+
+	return at != 0 && at >= since;
+}
+
 int snapshot_seal_with(struct snapshot *s, struct snapshot_renderer *renderer)
 {
-	uint64_t now = monotonic_usec();
-	int r;
+	uint64_t since;
 
 	if (s->sealed)
 		return 0;
@@ -625,16 +666,17 @@ int snapshot_seal_with(struct snapshot *s, struct snapshot_renderer *renderer)
 	s->renderer = renderer ? snapshot_renderer_ref(renderer) : snapshot_renderer_new();
 	if (!s->renderer)
 		return -ENOMEM;
-	/* The text always (the default, and what most clients read); a format
-	 * nobody asked for lately on its first request (snapshot_body()). */
-	r = render_body(s, EXPO_FORMAT_TEXT);
-	if (r < 0)
-		return r;
+	pthread_mutex_lock(&s->renderer->lock);
+	since = s->renderer->sealed_usec[1];
+	s->renderer->sealed_usec[1] = s->renderer->sealed_usec[0];
+	s->renderer->sealed_usec[0] = monotonic_usec();
+	pthread_mutex_unlock(&s->renderer->lock);
 	for (size_t f = 0; f < EXPO_FORMAT__COUNT; f++) {
-		uint64_t asked = atomic_load_explicit(&s->renderer->asked_usec[f], memory_order_relaxed);
+		bool gzip = asked_lately(&s->renderer->gzip_asked_usec[f], since);
 
-		if (f != EXPO_FORMAT_TEXT && renderers[f] && asked && now - asked < EAGER_FORMAT_USEC)
-			(void)render_body(s, f);
+		if (renderers[f] && (gzip || asked_lately(&s->renderer->asked_usec[f], since)) &&
+		    render_body(s, f, gzip) < 0)
+			return -ENOMEM;
 	}
 	s->sealed = true;
 	return 0;
@@ -645,7 +687,7 @@ int snapshot_seal(struct snapshot *s)
 	return snapshot_seal_with(s, NULL);
 }
 
-size_t snapshot_trim(struct snapshot *s, void *blocks[static EXPO_FORMAT__COUNT])
+size_t snapshot_trim(struct snapshot *s, void *blocks[static SNAPSHOT_TRIM_BLOCKS])
 {
 	size_t n = 0;
 
@@ -660,8 +702,11 @@ size_t snapshot_trim(struct snapshot *s, void *blocks[static EXPO_FORMAT__COUNT]
 
 		if (b->block)
 			blocks[n++] = b->block;
+		if (b->gzip_block)
+			blocks[n++] = b->gzip_block;
 		atomic_store_explicit(&b->ready, false, memory_order_relaxed);
-		b->block = NULL;
+		atomic_store_explicit(&b->gzip_ready, false, memory_order_relaxed);
+		b->block = b->gzip_block = NULL;
 		b->data = b->gzip = NULL;
 		b->len = b->gzip_len = 0;
 	}
@@ -691,13 +736,16 @@ const void *snapshot_body(const struct snapshot *cs, enum expo_format format, bo
 		*len = 0;
 	if (!s->sealed || !renderers[f])
 		return NULL;
-	atomic_store_explicit(&s->renderer->asked_usec[f], monotonic_usec(), memory_order_relaxed);
-	if (!atomic_load_explicit(&b->ready, memory_order_acquire)) {
+	atomic_store_explicit(gzip ? &s->renderer->gzip_asked_usec[f] : &s->renderer->asked_usec[f],
+			      monotonic_usec(), memory_order_relaxed);
+	if (!atomic_load_explicit(gzip ? &b->gzip_ready : &b->ready, memory_order_acquire)) {
 		pthread_mutex_lock(&s->render_lock);
 		if (!s->trimmed && !atomic_load_explicit(&b->ready, memory_order_relaxed))
-			(void)render_body(s, f);
+			(void)render_body(s, f, gzip);
+		else if (!s->trimmed && gzip && !atomic_load_explicit(&b->gzip_ready, memory_order_relaxed))
+			compress_body(s, f);
 		pthread_mutex_unlock(&s->render_lock);
-		if (!atomic_load_explicit(&b->ready, memory_order_acquire))
+		if (!atomic_load_explicit(gzip ? &b->gzip_ready : &b->ready, memory_order_acquire))
 			return NULL;
 	}
 	if (len)

@@ -122,14 +122,15 @@ void snapshot_foreach_cumulative(struct snapshot *s, size_t mark,
 				 void (*fn)(struct snapshot_cumulative *c, void *ud), void *ud);
 
 /* Seals the snapshot: afterwards it is read-only, but for the bodies
- * rendered from it on demand and snapshot_trim(). The text and its gzip copy
- * are rendered here; so is any other format asked for in the last five
- * minutes (a scraper's next scrape then only takes a reference); a format
- * nobody asked for lately waits for its first request (snapshot_body()),
- * and is rendered at most once per window. The renderer is shared by every
- * window: the compressor's state (~270 KiB, which a fresh one allocates and
- * zeroes) and when each format was last asked for. snapshot_seal() sets one
- * up for this snapshot alone. */
+ * rendered from it on demand and snapshot_trim(). A format, or its gzip
+ * member, asked for in the last two windows is rendered here (a scraper that
+ * comes every window then only takes a reference); any other waits for its
+ * first request (snapshot_body()) and is rendered at most once per window,
+ * so a window nobody scrapes costs no rendering. The renderer is shared by
+ * every window: the compressor's state (~270 KiB, which a fresh one
+ * allocates and zeroes), when each body was last asked for and when the
+ * last windows were sealed. snapshot_seal() sets one up for this snapshot
+ * alone. */
 struct snapshot_renderer;
 struct snapshot_renderer *snapshot_renderer_new(void);
 struct snapshot_renderer *snapshot_renderer_ref(struct snapshot_renderer *r);
@@ -139,12 +140,13 @@ int snapshot_seal_with(struct snapshot *s, struct snapshot_renderer *renderer);
 int snapshot_seal(struct snapshot *s);
 
 /* Only the newest window's bodies are served; older ones are read through
- * their samples. Hands over every body rendered (one block per format, each
- * for free()) into blocks and returns their number, if the caller holds the
+ * their samples. Hands over every body rendered (at most two blocks per
+ * format, each for free()) into blocks and returns their number, if the caller holds the
  * only reference; else 0: someone may still be sending one. The caller must
  * make sure no new reference can be taken meanwhile (the ring calls it under
  * its lock). Samples stay; no body is rendered again. */
-size_t snapshot_trim(struct snapshot *s, void *blocks[static EXPO_FORMAT__COUNT]);
+#define SNAPSHOT_TRIM_BLOCKS (2 * EXPO_FORMAT__COUNT)
+size_t snapshot_trim(struct snapshot *s, void *blocks[static SNAPSHOT_TRIM_BLOCKS]);
 
 /* Renders the text again from the samples, e.g. for a trimmed snapshot. */
 int snapshot_render_text(const struct snapshot *s, struct strbuf *sb);

@@ -82,17 +82,20 @@ struct snapshot {
 	size_t n_series, max_series, dropped_series;
 	struct arena_block *arena;
 	/* Each format's body (the text ones NUL-terminated) and its gzip member
-	 * share one block. The text is rendered at seal, like every format asked
-	 * for lately; any other on its first request, under render_lock, once. */
+	 * share one block when both are rendered together (at seal, for a format
+	 * asked for lately); a gzip member asked for later gets one of its own.
+	 * Rendered under render_lock, at most once each. */
 	struct snapshot_renderer *renderer;
 	pthread_mutex_t render_lock;
 	bool trimmed;
 	struct snapshot_body {
-		atomic_bool ready; /* release: the fields below are set */
+		atomic_bool ready; /* release: block, data and len are set */
+		atomic_bool gzip_ready; /* release: gzip and gzip_len are set */
 		char *block;
+		char *gzip_block; /* NULL: the gzip member, if any, is in block */
 		const char *data;
 		size_t len;
-		const char *gzip; /* into block; NULL if compressing failed */
+		const char *gzip;
 		size_t gzip_len;
 	} bodies[EXPO_FORMAT__COUNT];
 };

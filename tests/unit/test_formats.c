@@ -113,6 +113,25 @@ static struct snapshot *fixed_window(void)
 	return fixed_window_with(NULL);
 }
 
+static void assert_gunzips_to(const void *gz, size_t gz_len, const char *body, size_t len)
+{
+	unsigned char *plain = malloc(len + 1);
+	z_stream zs = { 0 };
+
+	ck_assert_ptr_nonnull(gz);
+	ck_assert_ptr_nonnull(plain);
+	ck_assert_int_eq(inflateInit2(&zs, 15 + 16), Z_OK);
+	zs.next_in = (Bytef *)gz;
+	zs.avail_in = (uInt)gz_len;
+	zs.next_out = plain;
+	zs.avail_out = (uInt)(len + 1);
+	ck_assert_int_eq(inflate(&zs, Z_FINISH), Z_STREAM_END);
+	ck_assert_uint_eq(zs.total_out, len);
+	ck_assert(memcmp(plain, body, len) == 0);
+	inflateEnd(&zs);
+	free(plain);
+}
+
 static void check_body(enum expo_format f, const char *fixture)
 {
 	struct snapshot *s = fixed_window();
@@ -120,9 +139,6 @@ static void check_body(enum expo_format f, const char *fixture)
 	char *want = fixture_read("formats", fixture, &want_len);
 	const char *body = snapshot_body(s, f, false, &len);
 	const unsigned char *gz = snapshot_body(s, f, true, &gz_len);
-	unsigned char *plain = malloc(len + 1);
-	uLongf plain_len = len + 1;
-	z_stream zs = { 0 };
 
 	ck_assert_ptr_nonnull(body);
 	/* MEMWATCH_WRITE_FIXTURE=1 writes the binary one anew, to be checked by hand. */
@@ -136,17 +152,7 @@ static void check_body(enum expo_format f, const char *fixture)
 	ck_assert_msg(len == want_len && memcmp(body, want, len) == 0, "%s: got %zu bytes:\n%.*s", fixture, len,
 		      (int)len, body);
 	/* Its gzip copy holds the same bytes. */
-	ck_assert_ptr_nonnull(gz);
-	ck_assert_int_eq(inflateInit2(&zs, 15 + 16), Z_OK);
-	zs.next_in = (Bytef *)gz;
-	zs.avail_in = (uInt)gz_len;
-	zs.next_out = plain;
-	zs.avail_out = (uInt)plain_len;
-	ck_assert_int_eq(inflate(&zs, Z_FINISH), Z_STREAM_END);
-	ck_assert_uint_eq(zs.total_out, len);
-	ck_assert(memcmp(plain, body, len) == 0);
-	inflateEnd(&zs);
-	free(plain);
+	assert_gunzips_to(gz, gz_len, body, len);
 	free(want);
 	snapshot_unref(s);
 }
@@ -269,7 +275,7 @@ END_TEST
 START_TEST(test_trimmed)
 {
 	struct snapshot *s = fixed_window();
-	void *blocks[EXPO_FORMAT__COUNT];
+	void *blocks[SNAPSHOT_TRIM_BLOCKS];
 	size_t len = 1, n;
 
 	/* Every format had been asked for before. */
@@ -298,8 +304,9 @@ static char *rendered_by(int (*render)(const struct snapshot *, struct strbuf *)
 	return strbuf_steal(&sb, len);
 }
 
-/* Sealing renders the text only; another format waits for its first request,
- * which renders it once: later requests get the same bytes at the same place. */
+/* A window nobody asked for is sealed without a body; a format waits for its
+ * first request, which renders it once: later requests get the same bytes at
+ * the same place. */
 START_TEST(test_rendered_on_first_request)
 {
 	struct snapshot *s = fixed_window();
@@ -307,7 +314,7 @@ START_TEST(test_rendered_on_first_request)
 	const char *body, *again;
 	char *want;
 
-	ck_assert(snapshot_rendered(s, EXPO_FORMAT_TEXT));
+	ck_assert(!snapshot_rendered(s, EXPO_FORMAT_TEXT));
 	ck_assert(!snapshot_rendered(s, EXPO_FORMAT_OPENMETRICS));
 	ck_assert(!snapshot_rendered(s, EXPO_FORMAT_PROTOBUF));
 	body = snapshot_body(s, EXPO_FORMAT_OPENMETRICS, true, &len);
@@ -326,23 +333,74 @@ START_TEST(test_rendered_on_first_request)
 }
 END_TEST
 
-/* A format asked for in one window is rendered at the next one's seal, by
- * the renderer the windows share; one nobody asked for is not. */
+static size_t trim_and_free(struct snapshot *s)
+{
+	void *blocks[SNAPSHOT_TRIM_BLOCKS];
+	size_t n = snapshot_trim(s, blocks);
+
+	for (size_t i = 0; i < n; i++)
+		free(blocks[i]);
+	return n;
+}
+
+/* A body asked for in one window is rendered at the next seals, by the
+ * renderer the windows share, with its gzip member in the same block only if
+ * that was asked for; one nobody asked for is not. Two windows later without
+ * a request, nothing is rendered at seal again. */
 START_TEST(test_asked_format_rendered_at_seal)
 {
 	struct snapshot_renderer *r = snapshot_renderer_new();
-	struct snapshot *first, *second;
+	struct snapshot *first, *second, *third, *fourth;
+	size_t len;
 
 	ck_assert_ptr_nonnull(r);
 	first = fixed_window_with(r);
 	ck_assert(!snapshot_rendered(first, EXPO_FORMAT_PROTOBUF));
 	ck_assert_ptr_nonnull(snapshot_body(first, EXPO_FORMAT_PROTOBUF, false, NULL));
+	ck_assert_ptr_nonnull(snapshot_body(first, EXPO_FORMAT_TEXT, true, NULL));
 	second = fixed_window_with(r);
 	ck_assert(snapshot_rendered(second, EXPO_FORMAT_PROTOBUF));
+	ck_assert(snapshot_rendered(second, EXPO_FORMAT_TEXT));
 	ck_assert(!snapshot_rendered(second, EXPO_FORMAT_OPENMETRICS));
+	/* Protobuf plain (one block), the text with its gzip member (one block). */
+	ck_assert_ptr_nonnull(snapshot_body(second, EXPO_FORMAT_TEXT, true, &len));
+	ck_assert_uint_gt(len, 0);
+	ck_assert_uint_eq(trim_and_free(second), 2);
+	third = fixed_window_with(r);
+	ck_assert(snapshot_rendered(third, EXPO_FORMAT_PROTOBUF));
+	fourth = fixed_window_with(r);
+	ck_assert(!snapshot_rendered(fourth, EXPO_FORMAT_PROTOBUF));
+	/* The text was asked for in the second window: two windows ago. */
+	ck_assert(snapshot_rendered(fourth, EXPO_FORMAT_TEXT));
+	snapshot_unref(third);
+	third = fixed_window_with(r);
+	ck_assert(!snapshot_rendered(third, EXPO_FORMAT_TEXT));
 	snapshot_unref(first);
 	snapshot_unref(second);
+	snapshot_unref(third);
+	snapshot_unref(fourth);
 	snapshot_renderer_unref(r);
+}
+END_TEST
+
+/* A gzip member asked for after its body was served plain is compressed
+ * then, in a block of its own, and decompresses to that body. */
+START_TEST(test_gzip_after_plain)
+{
+	struct snapshot *s = fixed_window();
+	size_t len, gz_len;
+	const char *body = snapshot_body(s, EXPO_FORMAT_TEXT, false, &len);
+	const void *gz, *again;
+
+	ck_assert_ptr_nonnull(body);
+	gz = snapshot_body(s, EXPO_FORMAT_TEXT, true, &gz_len);
+	ck_assert_ptr_nonnull(gz);
+	again = snapshot_body(s, EXPO_FORMAT_TEXT, true, NULL);
+	ck_assert_ptr_eq(again, gz);
+	ck_assert_ptr_eq(snapshot_body(s, EXPO_FORMAT_TEXT, false, NULL), body);
+	assert_gunzips_to(gz, gz_len, body, len);
+	ck_assert_uint_eq(trim_and_free(s), 2);
+	snapshot_unref(s);
 }
 END_TEST
 
@@ -397,6 +455,7 @@ int main(void)
 	tcase_add_test(tc, test_trimmed);
 	tcase_add_test(tc, test_rendered_on_first_request);
 	tcase_add_test(tc, test_asked_format_rendered_at_seal);
+	tcase_add_test(tc, test_gzip_after_plain);
 	tcase_add_test(tc, test_concurrent_first_requests);
 	suite_add_tcase(s, tc);
 	return fixture_run_suite(s);
