@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Page faults per process, read straight from task_struct by a task iterator:
- * no /proc walk, and the same numbers /proc/PID/stat prints. */
+ * no /proc walk, and the same numbers /proc/PID/stat prints. A process that
+ * exits between two walks leaves its final counts in a ring buffer, so that
+ * walks can be far apart without losing what it did since the last one. */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -42,6 +44,52 @@ int dump_task_faults(struct bpf_iter__task *ctx)
 	rec.start_boottime_ns = leader_start_boottime(leader);
 	bpf_probe_read_kernel(&rec.comm, sizeof(rec.comm), leader->comm);
 	bpf_seq_write(seq, &rec, sizeof(rec));
+	return 0;
+}
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, FAULTS_EXITS_RINGBUF_BYTES);
+} exits SEC(".maps");
+
+/* Exits the ring buffer had no room for: user space drains it at every
+ * sample interval, so only a burst of thousands of exits fills it. */
+__u64 exits_dropped = 0;
+
+/* Once per exiting thread; only the last one of its process records. By then
+ * the threads released before it have added theirs to signal->min_flt, and a
+ * leader that exited earlier waits, a zombie, with its own: what is still
+ * missing is a sibling exiting at the same instant (exit_group), which the
+ * last walk may have seen, so user space keeps the larger of the two. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(record_exit, struct task_struct *task)
+{
+	struct task_struct *leader;
+	struct signal_struct *sig;
+	struct fault_record *rec;
+
+	if (task->flags & PF_KTHREAD)
+		return 0;
+	sig = task->signal;
+	if (BPF_CORE_READ(sig, live.counter) != 0)
+		return 0;
+	leader = task->group_leader;
+	rec = bpf_ringbuf_reserve(&exits, sizeof(*rec), 0);
+	if (!rec) {
+		__sync_fetch_and_add(&exits_dropped, 1);
+		return 0;
+	}
+	rec->tgid = task->tgid;
+	rec->leader = 1;
+	rec->min_flt = BPF_CORE_READ(sig, min_flt) + task->min_flt;
+	rec->maj_flt = BPF_CORE_READ(sig, maj_flt) + task->maj_flt;
+	if (leader != task) {
+		rec->min_flt += BPF_CORE_READ(leader, min_flt);
+		rec->maj_flt += BPF_CORE_READ(leader, maj_flt);
+	}
+	rec->start_boottime_ns = task_start_boottime(task);
+	bpf_probe_read_kernel(&rec->comm, sizeof(rec->comm), leader->comm);
+	bpf_ringbuf_submit(rec, 0);
 	return 0;
 }
 

@@ -3,10 +3,12 @@
 #define MEMWATCH_FAULTS_H
 
 #define FAULTS_COMM_LEN 16
+#define FAULTS_EXITS_RINGBUF_BYTES (256 * 1024)
 
 /* One record per user thread, written by the task iterator. User space sums
  * the threads of a process; the leader's record also carries the faults of
- * threads that already exited (signal->min_flt), as /proc/PID/stat does. */
+ * threads that already exited (signal->min_flt), as /proc/PID/stat does.
+ * The exit hook writes one per process, with its final totals. */
 struct fault_record {
 	__u32 tgid;
 	__u32 leader; /* 1 on the thread group leader's record */

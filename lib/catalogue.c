@@ -381,6 +381,16 @@ const struct metric_desc metric_catalogue[METRIC__COUNT] = {
 		.help = "Walks of every process (task iterator or /proc) that read the per-process fault counts.",
 		.owner = "faults", .source = "the daemon",
 	},
+	[MW_FAULT_PROCESS_EXITS_TOTAL] = {
+		.name = "memwatch_fault_process_exits_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
+		.help = "Processes whose final fault counts the exit hook recorded, applied at the next walk.",
+		.owner = "faults", .source = "BPF tp_btf/sched_process_exit",
+	},
+	[MW_FAULT_PROCESS_EXITS_DROPPED_TOTAL] = {
+		.name = "memwatch_fault_process_exits_dropped_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
+		.help = "Process exits whose final fault counts were lost: the ring buffer or the pending list was full.",
+		.owner = "faults", .source = "BPF tp_btf/sched_process_exit",
+	},
 
 	/* --- faults: thrashing and huge pages (/proc/vmstat) --- */
 	[MW_MEMORY_REFAULTS_TOTAL] = {

@@ -83,6 +83,8 @@ enum metric_id {
 	/* faults: the task walk's schedule */
 	MW_FAULT_PROCESS_AGE_SECONDS,
 	MW_FAULT_PROCESS_WALKS_TOTAL,
+	MW_FAULT_PROCESS_EXITS_TOTAL,
+	MW_FAULT_PROCESS_EXITS_DROPPED_TOTAL,
 	/* faults: thrashing and huge pages from /proc/vmstat */
 	MW_MEMORY_REFAULTS_TOTAL,
 	MW_MEMORY_REFAULT_ACTIVATIONS_TOTAL,

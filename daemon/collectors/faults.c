@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Page faults per process. A BPF task iterator reads every thread's fault
- * counters straight from task_struct once per window; where iterators are
- * missing, /proc/PID/stat is the fallback. System totals from /proc/vmstat. */
+ * counters straight from task_struct, in a walk that runs only when the host
+ * moved (or every walk_interval windows); where iterators are missing,
+ * /proc/PID/stat is the fallback. Processes that exit between walks report
+ * their final counts from an exit hook, applied at the next walk, so far
+ * apart walks lose nothing. System totals from /proc/vmstat. */
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -41,6 +44,12 @@ struct faults_state {
 	struct faults_config cfg;
 	struct faults_bpf *skel;
 	struct bpf_link *iter;
+	struct bpf_link *exit_hook; /* NULL: exits between walks are not seen */
+	struct ring_buffer *exit_ring;
+	/* Exits read from the ring, applied at the next walk. */
+	struct fault_record *exits;
+	size_t n_exits, cap_exits;
+	uint64_t exits_total, exits_dropped; /* dropped: no room here */
 	struct tracker procs;
 	struct vmstat_source *vmstat; /* NULL: not readable */
 	char *buf; /* ITER_CHUNK bytes */
@@ -56,7 +65,7 @@ static void faults_config_defaults(void *cfg)
 	struct faults_config *c = cfg;
 
 	*c = (struct faults_config){ .top_k = 10, .max_processes = 65536, .series_ttl_msec = 0,
-				       .walk_interval = 1, .walk_faults = 32768, .use_bpf = true };
+				       .walk_interval = 10, .walk_faults = 32768, .use_bpf = true };
 	snprintf(c->proc_root, sizeof(c->proc_root), "/proc");
 }
 
@@ -89,18 +98,86 @@ static int faults_configure(void *cfg, const char *key, const char *value, char 
 	return config_key_apply(faults_keys, ARRAY_SIZE(faults_keys), cfg, key, value, errmsg, errlen);
 }
 
-static int start_iterator(struct faults_state *s)
+static int on_exit_record(void *ctx, void *data, size_t size)
+{
+	struct faults_state *s = ctx;
+
+	if (size < sizeof(struct fault_record))
+		return 0;
+	s->exits_total++;
+	if (s->n_exits == s->cap_exits) {
+		size_t cap = s->cap_exits ? s->cap_exits * 2 : 64;
+		struct fault_record *p;
+
+		if (cap > s->cfg.max_processes || !(p = realloc(s->exits, cap * sizeof(*p)))) {
+			s->exits_dropped++;
+			return 0;
+		}
+		s->exits = p;
+		s->cap_exits = cap;
+	}
+	memcpy(&s->exits[s->n_exits++], data, sizeof(struct fault_record));
+	return 0;
+}
+
+/* The exit hook on its own: without it the walks still run, and a process
+ * that exits loses what it did since the last walk (the collector says so). */
+static int attach_exit_hook(struct faults_state *s)
+{
+	int r;
+
+	s->exit_hook = bpf_program__attach(s->skel->progs.record_exit);
+	if (!s->exit_hook)
+		return -errno;
+	s->exit_ring = ring_buffer__new(bpf_map__fd(s->skel->maps.exits), on_exit_record, s, NULL);
+	if (!s->exit_ring) {
+		r = -errno;
+		bpf_link__destroy(s->exit_hook);
+		s->exit_hook = NULL;
+		return r;
+	}
+	return 0;
+}
+
+/* Loads the iterator and the exit hook, each on its own: a kernel that
+ * refuses one keeps the other. Returns the iterator's error, 0 if it runs;
+ * *exit_err gets the exit hook's. */
+static int start_bpf(struct faults_state *s, int *exit_err)
 {
 	int r;
 
 	log_set_libbpf_quiet(true);
-	s->skel = faults_bpf__open_and_load();
+	*exit_err = 0;
+	s->skel = faults_bpf__open();
 	if (!s->skel) {
-		r = -errno;
+		r = *exit_err = -errno;
 		goto out;
+	}
+	if (faults_bpf__load(s->skel) < 0) {
+		/* Perhaps only the exit hook's tracepoint or BTF is missing. */
+		*exit_err = -errno;
+		faults_bpf__destroy(s->skel);
+		s->skel = faults_bpf__open();
+		if (!s->skel) {
+			r = -errno;
+			goto out;
+		}
+		bpf_program__set_autoload(s->skel->progs.record_exit, false);
+		if (faults_bpf__load(s->skel) < 0) {
+			r = -errno;
+			faults_bpf__destroy(s->skel);
+			s->skel = NULL;
+			goto out;
+		}
+	} else {
+		*exit_err = attach_exit_hook(s);
 	}
 	s->iter = bpf_program__attach_iter(s->skel->progs.dump_task_faults, NULL);
 	r = s->iter ? 0 : -errno;
+	if (r < 0 && !s->exit_hook) {
+		faults_bpf__destroy(s->skel);
+		s->skel = NULL;
+	}
 out:
 	log_set_libbpf_quiet(false);
 	return r;
@@ -111,7 +188,7 @@ static int faults_start(void *priv, const void *cfg, const struct collector_cont
 {
 	struct faults_state *s = priv;
 	char path[300];
-	int r = -EOPNOTSUPP;
+	int r, exit_err = -EOPNOTSUPP;
 
 	s->cfg = *(const struct faults_config *)cfg;
 	tracker_init(&s->procs, FAULT_COUNTERS, FAULT_MAJOR, FAULT_MINOR);
@@ -119,17 +196,25 @@ static int faults_start(void *priv, const void *cfg, const struct collector_cont
 	/* Unreadable: no system-wide figures, s->vmstat stays NULL. */
 	(void)vmstat_source_open(path, &s->vmstat);
 	if (s->cfg.use_bpf) {
-		r = start_iterator(s);
+		r = start_bpf(s, &exit_err);
+		if (r == 0 && exit_err == 0) {
+			snprintf(st->mode, sizeof(st->mode), "iter");
+			return 0;
+		}
+		st->state = COLLECTOR_DEGRADED;
+		collector_status_note_bpf_error(st, r < 0 ? r : exit_err);
 		if (r == 0) {
 			snprintf(st->mode, sizeof(st->mode), "iter");
+			log_debug_errno(exit_err, "faults: exit hook unavailable: %m");
+			collector_status_set_reason(st, "exit hook tp_btf/sched_process_exit unavailable (%s): a process "
+						    "exiting between walks loses its faults since the last walk",
+						    strerror(-exit_err));
 			return 0;
 		}
 		log_debug_errno(r, "faults: task iterator unavailable, reading %s/PID/stat instead: %m",
 				s->cfg.proc_root);
-		st->state = COLLECTOR_DEGRADED;
-		collector_status_note_bpf_error(st, r);
-		collector_status_set_reason(st, "BPF task iterator unavailable (%s): reading /proc/PID/stat",
-					    strerror(-r));
+		collector_status_set_reason(st, "BPF task iterator unavailable (%s): reading /proc/PID/stat%s",
+					    strerror(-r), s->exit_hook ? "" : "; exits between walks not seen");
 	}
 	snprintf(st->mode, sizeof(st->mode), "procfs");
 	return 0;
@@ -309,6 +394,8 @@ static size_t read_procfs(struct faults_state *s, struct tracked_row **ret)
 		free(text);
 	}
 	closedir(d);
+	/* In key order, like the iterator's, for apply_exits(). */
+	qsort(rows, n, sizeof(*rows), cmp_tgid);
 	*ret = rows;
 	return n;
 }
@@ -394,6 +481,78 @@ static size_t host_signals(const struct faults_state *s, const struct vmstat *vm
 	return N_SIGNALS;
 }
 
+static void drain_exits(struct faults_state *s)
+{
+	if (s->exit_ring)
+		(void)ring_buffer__consume(s->exit_ring);
+}
+
+static int cmp_exit(const void *a, const void *b)
+{
+	const struct fault_record *x = a, *y = b;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return x->start_boottime_ns < y->start_boottime_ns ? -1 : x->start_boottime_ns > y->start_boottime_ns;
+}
+
+/* What an exited process adds that was never exported: its final counts
+ * against the last walk's, if that walk saw it. */
+static void fold_into_other(struct faults_state *s, const struct fault_record *e)
+{
+	const struct tracked_row *seen = find_row(s->procs.rows, s->procs.n_rows, e->tgid);
+	uint64_t was[FAULT_COUNTERS] = { 0 };
+
+	if (seen && seen->generation == e->start_boottime_ns) {
+		was[FAULT_MAJOR] = seen->value[FAULT_MAJOR];
+		was[FAULT_MINOR] = seen->value[FAULT_MINOR];
+	}
+	s->procs.other[FAULT_MAJOR] += e->maj_flt > was[FAULT_MAJOR] ? e->maj_flt - was[FAULT_MAJOR] : 0;
+	s->procs.other[FAULT_MINOR] += e->min_flt > was[FAULT_MINOR] ? e->min_flt - was[FAULT_MINOR] : 0;
+}
+
+/* The processes that exited since the last walk join this walk's rows
+ * (sorted by key) with their final counts, so that the tracker turns what
+ * they did since the last walk into deltas like any other process's; the
+ * next walk no longer has them. A pid the walk finds taken by a newer
+ * process, or that exited twice, has the older one's rest folded into
+ * "other". Returns the number of rows. */
+static size_t apply_exits(struct faults_state *s, struct tracked_row **rows, size_t n)
+{
+	size_t live = n, i;
+
+	if (!s->n_exits)
+		return n;
+	qsort(s->exits, s->n_exits, sizeof(*s->exits), cmp_exit);
+	for (i = 0; i < s->n_exits; i++) {
+		const struct fault_record *e = &s->exits[i];
+		struct tracked_row *row = find_row(*rows, live, e->tgid), *grown;
+
+		if (row && row->generation == e->start_boottime_ns) {
+			/* Walked while it exited: the larger of the two is the later. */
+			if (e->maj_flt > row->value[FAULT_MAJOR])
+				row->value[FAULT_MAJOR] = e->maj_flt;
+			if (e->min_flt > row->value[FAULT_MINOR])
+				row->value[FAULT_MINOR] = e->min_flt;
+			continue;
+		}
+		if (row || (i + 1 < s->n_exits && s->exits[i + 1].tgid == e->tgid) || n == s->cfg.max_processes ||
+		    !(grown = tracker_next(&s->procs, n + 1))) {
+			fold_into_other(s, e);
+			continue;
+		}
+		*rows = grown;
+		row = &grown[n++];
+		row->key = e->tgid;
+		row->generation = e->start_boottime_ns;
+		row->value[FAULT_MAJOR] = e->maj_flt;
+		row->value[FAULT_MINOR] = e->min_flt;
+		(void)tracker_row_set_label(row, e->comm, FAULTS_COMM_LEN);
+	}
+	s->n_exits = 0;
+	return n;
+}
+
 /* Every process read, ranked, and the export chosen: kept in s->top. */
 static int walk(struct faults_state *s, uint64_t now)
 {
@@ -412,6 +571,8 @@ static int walk(struct faults_state *s, uint64_t now)
 	n = s->iter ? read_iterator(s, &rows) : read_procfs(s, &rows);
 	if (!rows)
 		return -ENOMEM;
+	drain_exits(s);
+	n = apply_exits(s, &rows, n);
 	tracker_update(&s->procs, rows, n, now);
 	s->n_tracked = n;
 	s->n_top = tracker_select(&s->procs, s->cfg.top_k, s->cfg.series_ttl_msec * USEC_PER_MSEC, now, s->top);
@@ -432,7 +593,8 @@ static int faults_collect(void *priv, struct snapshot *snap)
 		vm = NULL;
 	n_sig = host_signals(s, vm, sig);
 	/* Without the host's counters nothing says the processes stood still. */
-	if (!vm || refresh_gate_due(&s->gate, s->cfg.walk_interval, sig, n_sig)) {
+	/* Without the exit hook, a walk skipped is a process's last faults lost. */
+	if (!vm || refresh_gate_due(&s->gate, s->exit_ring ? s->cfg.walk_interval : 1, sig, n_sig)) {
 		r = walk(s, now);
 		if (r < 0)
 			return r;
@@ -448,6 +610,12 @@ static int faults_collect(void *priv, struct snapshot *snap)
 	put_process(snap, "other", "", s->procs.other);
 	snapshot_add(snap, METRIC(MW_FAULT_PROCESS_AGE_SECONDS), NULL, refresh_gate_age_seconds(&s->gate, now));
 	snapshot_add(snap, METRIC(MW_FAULT_PROCESS_WALKS_TOTAL), NULL, (double)s->gate.reads_total);
+	if (s->exit_ring) {
+		drain_exits(s);
+		snapshot_add(snap, METRIC(MW_FAULT_PROCESS_EXITS_TOTAL), NULL, (double)s->exits_total);
+		snapshot_add(snap, METRIC(MW_FAULT_PROCESS_EXITS_DROPPED_TOTAL), NULL,
+			     (double)(s->exits_dropped + s->skel->bss->exits_dropped));
+	}
 
 	if (vm) {
 		if ((vm->present & VMSTAT_HAS_PGFAULT) && (vm->present & VMSTAT_HAS_PGMAJFAULT)) {
@@ -476,6 +644,14 @@ static int faults_reload(void *priv, const void *cfg)
 	return 0;
 }
 
+/* The exit ring holds a few thousand records: drained often, a burst of
+ * exits within one window fits. */
+static int faults_sample(void *priv, uint64_t now_usec)
+{
+	drain_exits(priv);
+	return 0;
+}
+
 static uint64_t faults_series_hold_msec(const void *cfg)
 {
 	return ((const struct faults_config *)cfg)->series_ttl_msec;
@@ -485,8 +661,11 @@ static void faults_stop(void *priv)
 {
 	struct faults_state *s = priv;
 
+	ring_buffer__free(s->exit_ring);
+	bpf_link__destroy(s->exit_hook);
 	bpf_link__destroy(s->iter);
 	faults_bpf__destroy(s->skel);
+	free(s->exits);
 	tracker_done(&s->procs);
 	vmstat_source_unref(s->vmstat);
 	free(s->buf);
@@ -495,13 +674,14 @@ static void faults_stop(void *priv)
 
 const struct collector_ops faults_collector = {
 	.name = "faults",
-	.summary = "major and minor page faults per process (BPF task iterator, /proc fallback) and system-wide",
+	.summary = "major and minor page faults per process (BPF task iterator and exit hook, /proc fallback) and system-wide",
 	.default_enabled = true,
 	.config_size = sizeof(struct faults_config),
 	.config_defaults = faults_config_defaults,
 	.configure = faults_configure,
 	.priv_size = sizeof(struct faults_state),
 	.start = faults_start,
+	.sample = faults_sample,
 	.collect = faults_collect,
 	.reload = faults_reload,
 	.stop = faults_stop,

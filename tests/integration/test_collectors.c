@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1678,6 +1679,27 @@ static pid_t spawn_toucher(const char *cg, size_t len, int *cmd_fd, int *rep_fd)
 	return spawn_child(toucher_child, &args, cmd_fd, rep_fd);
 }
 
+/* A scrape of a window whose process walk (memwatch_fault_process_age_seconds
+ * before the window's end) came after t: walks are gated (walk_interval). */
+static char *scrape_walked_after(struct mw_daemon *d, double t)
+{
+	int64_t deadline = mw_mono_ms() + WINDOW_TIMEOUT_MS;
+	double end = NAN, age = NAN;
+
+	for (;;) {
+		char *body = mw_scrape(d->port);
+
+		if (body && mw_metric(body, "memwatch_window_end_timestamp_seconds", NULL, &end, NULL, 0) &&
+		    mw_metric(body, "memwatch_fault_process_age_seconds", NULL, &age, NULL, 0) && end - age > t)
+			return body;
+		free(body);
+		ck_assert_msg(mw_running(d), "memwatchd exited while waiting for a process walk");
+		ck_assert_msg(mw_mono_ms() < deadline, "no process walk after %.3f (last window %.3f, walk %.3f s before)",
+			      t, end, age);
+		mw_sleep_ms(20);
+	}
+}
+
 static void allocs_and_faults_run(const char *source)
 {
 	const size_t len = 256 * MiB;
@@ -1731,7 +1753,10 @@ static void allocs_and_faults_run(const char *source)
 		      "the same windows (more than 5%% apart, %.0f pages allowed for compaction captures)",
 		      dpages, dvm_lo, dvm_hi, captured);
 
-	/* The child idles now: its counters cannot move any more. */
+	/* The child idles now: its counters cannot move any more, and the
+	 * first walk after this sees their final values. */
+	free(body);
+	body = scrape_walked_after(d, realtime_now());
 	pf = proc_stat_faults(child);
 	snprintf(matcher, sizeof(matcher), "pid=\"%d\"", (int)child);
 	minflt = metric_or_fail(body, "memwatch_process_minor_faults_total", matcher);
@@ -1764,6 +1789,94 @@ START_TEST(test_allocs_and_faults)
 {
 	allocs_and_faults_run(NULL);
 	allocs_and_faults_run("procfs");
+}
+END_TEST
+
+/* Touches len bytes as soon as it starts, then exits: a life between two
+ * process walks, seen only by the exit hook. */
+static void short_life_child(const void *arg, int cmd, int rep)
+{
+	size_t len = *(const size_t *)arg;
+	char c, *p;
+
+	child_init();
+	if (read(cmd, &c, 1) != 1)
+		_exit(2);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		_exit(3);
+	touch(p, len);
+	_exit(0);
+}
+
+/* Bounded wait4: the child's own fault counts as the kernel reports them
+ * to its parent. */
+static int wait_child_rusage(pid_t pid, int timeout_ms, struct rusage *ru)
+{
+	int64_t deadline = mw_mono_ms() + timeout_ms;
+	int st;
+
+	for (;;) {
+		pid_t r = wait4(pid, &st, WNOHANG, ru);
+
+		if (r == pid)
+			return st;
+		ck_assert_msg(r == 0 || errno == EINTR, "wait4: %s", strerror(errno));
+		if (mw_mono_ms() >= deadline) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			ck_abort_msg("the short-lived child (pid %d) did not finish within %d ms: killed", (int)pid,
+				     timeout_ms);
+		}
+		mw_sleep_ms(5);
+	}
+}
+
+/* A process that faults and exits between two walks keeps its faults: the
+ * exit hook's final counts equal what wait4() reports, and the series
+ * appears at the next walk. The walks are 5 windows apart and the host's
+ * faults do not call one early, so the child's whole life (a few ms)
+ * falls between two of them but for a chance of well under 1 %. */
+START_TEST(test_faults_exit_between_walks)
+{
+	const size_t len = 16 * MiB;
+	char matcher[64];
+	double exits0, exits1, minflt, majflt, dropped;
+	struct rusage ru;
+	struct mw_daemon *d;
+	int cmd, rep, st;
+	pid_t child;
+	char *body;
+
+	d = start_with_config("[daemon]\nwindow = 200ms\n[collector.faults]\ntop_k = 1000\nseries_ttl = 10m\n"
+			      "walk_interval = 5\nwalk_faults = 1099511627776\n");
+	body = scrape_walked_after(d, realtime_now());
+	mw_assert_collector_expected(body, "faults", NULL);
+	exits0 = metric_or_fail(body, "memwatch_fault_process_exits_total", NULL);
+	free(body);
+	child = spawn_child(short_life_child, &len, &cmd, &rep);
+	write_byte(cmd, 'g');
+	st = wait_child_rusage(child, 10000, &ru);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the short-lived child ended with status 0x%x", st);
+	close(cmd);
+	close(rep);
+	body = scrape_walked_after(d, realtime_now());
+	snprintf(matcher, sizeof(matcher), "pid=\"%d\"", (int)child);
+	minflt = metric_or_fail(body, "memwatch_process_minor_faults_total", matcher);
+	majflt = metric_or_fail(body, "memwatch_process_major_faults_total", matcher);
+	exits1 = metric_or_fail(body, "memwatch_fault_process_exits_total", NULL);
+	dropped = metric_or_fail(body, "memwatch_fault_process_exits_dropped_total", NULL);
+	note("exited between walks: memwatchd minor %.0f major %.0f, wait4 minor %ld major %ld; exits +%.0f, dropped %.0f",
+	     minflt, majflt, ru.ru_minflt, ru.ru_majflt, exits1 - exits0, dropped);
+	ck_assert_msg(minflt == (double)ru.ru_minflt && majflt == (double)ru.ru_majflt,
+		      "memwatch_process_{minor,major}_faults_total{%s} are %.0f and %.0f, wait4() says %ld and %ld",
+		      matcher, minflt, majflt, ru.ru_minflt, ru.ru_majflt);
+	ck_assert_msg(minflt >= (double)(len / 4096), "the child's %.0f minor faults are fewer than its %zu pages",
+		      minflt, len / 4096);
+	ck_assert_msg(exits1 > exits0, "memwatch_fault_process_exits_total stayed at %.0f", exits0);
+	ck_assert_msg(dropped == 0, "%.0f exits dropped", dropped);
+	free(body);
+	mw_assert_clean_stop(d);
 }
 END_TEST
 
@@ -2389,6 +2502,7 @@ static Suite *collectors_suite(void)
 	add_test(s, "reclaim_top_k_other", test_reclaim_top_k_other, 180);
 	add_test(s, "direct_reclaim", test_direct_reclaim, 300);
 	add_test(s, "allocs_and_faults", test_allocs_and_faults, 120);
+	add_test(s, "faults_exit_between_walks", test_faults_exit_between_walks, 60);
 	add_test(s, "alloc_failures", test_alloc_failures, 120);
 	add_test(s, "alloc_vmstat_default", test_alloc_vmstat_default, 120);
 	add_test(s, "alloc_trace_reload", test_alloc_trace_reload, 120);
