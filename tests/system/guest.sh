@@ -246,6 +246,55 @@ for i in $(seq 1 25); do
 done
 events oom
 
+# Per process: the BPF task iterator (source auto) and the /proc fallback
+# (source procfs), two more instances beside the service, each against the
+# guest's own /proc/PID/stat read before and after their scrapes.
+procs() {
+	local f line
+	mark "BEGIN procs $1"
+	echo "time $(now)"
+	for f in /proc/[0-9]*/stat; do
+		read -r line <"$f" 2>/dev/null && echo "$line"
+	done
+	echo "time $(now)"
+	mark "END procs $1"
+}
+
+# Scrapes port $2 until a window's process walk (its age before the window's
+# end) came after $3, then prints it as "metrics $1".
+scrape_walked() {
+	local i end age fresh=stale
+	for i in $(seq 1 150); do
+		curl -s --max-time 10 "http://127.0.0.1:$2/metrics" >/tmp/metrics-$2
+		end=$(awk '$1 == "memwatch_window_end_timestamp_seconds" { print $2 }' /tmp/metrics-$2)
+		age=$(awk '$1 == "memwatch_fault_process_age_seconds" { print $2 }' /tmp/metrics-$2)
+		if [ -n "$end" ] && [ -n "$age" ] && awk -v e="$end" -v a="$age" -v t="$3" 'BEGIN { exit !(e - a > t) }'; then
+			fresh=fresh
+			break
+		fi
+		sleep 0.2
+	done
+	mark "BEGIN metrics $1"
+	grep -E '^memwatch_(process_(minor|major)_faults_total|collector_info|window_end_timestamp_seconds|fault_process_age_seconds)' /tmp/metrics-$2
+	echo "# scrape exit 0 $fresh: walk after $3"
+	mark "END metrics $1"
+}
+
+fault_pids=()
+for src in auto:9578 procfs:9579; do
+	printf '[daemon]\nlisten = 127.0.0.1:%s\n[collector.faults]\nsource = %s\ntop_k = 1000\nseries_ttl = 1h\n' \
+		"${src#*:}" "${src%:*}" >/tmp/faults-${src%:*}.conf
+	/usr/sbin/memwatchd --config /tmp/faults-${src%:*}.conf >/tmp/faults-${src%:*}.log 2>&1 &
+	fault_pids+=($!)
+done
+procs before
+t=$(now)
+scrape_walked faults-auto 9578 "$t"
+scrape_walked faults-procfs 9579 "$t"
+procs after
+kill "${fault_pids[@]}"
+wait "${fault_pids[@]}" 2>/dev/null
+
 # ------------------------------------------------------------------ 4 operations
 # Reload through systemd: no counter may go backwards across it.
 scrape pre-reload

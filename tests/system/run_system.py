@@ -471,6 +471,58 @@ def judge_cgroup_files(s, v, b):
     v.add("3 cgroup files", not problems, "; ".join(problems[:6]) or detail)
 
 
+def parse_procs(text_lines):
+    """{pid: (comm, minflt, majflt)} of a `procs` block (/proc/PID/stat lines)."""
+    out = {}
+    for line in text_lines or []:
+        if line.startswith("time ") or ")" not in line:
+            continue
+        head, _, tail = line.rpartition(")")
+        pid, _, comm = head.partition(" (")
+        f = tail.split()
+        # After the comm: state(0) ppid pgrp session tty_nr tpgid flags minflt(7) cminflt majflt(9).
+        if pid.strip().isdigit() and len(f) > 9:
+            out[int(pid)] = (comm, int(f[7]), int(f[9]))
+    return out
+
+
+def judge_process_faults(s, v, b):
+    """Both sources give every process that stood still between the guest's two
+    reads of /proc/PID/stat exactly the counts it printed."""
+    before, after = parse_procs(b.get("procs before")), parse_procs(b.get("procs after"))
+    problems, details = [], []
+    if not before or not after:
+        v.add("3 process faults", False, "no /proc/PID/stat reads")
+        return
+    for source, mode in (("auto", "iter"), ("procfs", "procfs")):
+        m = parse_metrics(b.get(f"metrics faults-{source}"))
+        if not m:
+            problems.append(f"source={source}: no scrape after a walk")
+            continue
+        modes = [lab.get("mode") for n, lab, _ in m if n == "memwatch_collector_info" and lab.get("collector") == "faults"]
+        if modes != [mode]:
+            problems.append(f"source={source}: faults mode {modes}, expected {mode}")
+        compared = moved = 0
+        for pid, (comm, minflt, majflt) in sorted(before.items()):
+            z = after.get(pid)
+            if z is None or z[1:] != (minflt, majflt) or z[0] != comm:
+                moved += 1
+                continue
+            got_min = value(m, "memwatch_process_minor_faults_total", pid=str(pid))
+            got_maj = value(m, "memwatch_process_major_faults_total", pid=str(pid))
+            if got_min is None and got_maj is None:
+                continue  # never faulted while the instance ran: not exported
+            compared += 1
+            if (got_min, got_maj) != (minflt, majflt):
+                problems.append(f"source={source} pid {pid} ({comm}): daemon {got_min}/{got_maj}, "
+                                f"/proc {minflt}/{majflt}")
+        if compared < 10:
+            problems.append(f"source={source}: only {compared} processes compared")
+        details.append(f"source={source} ({mode}): {compared} processes equal to /proc/PID/stat, {moved} moved")
+    log(f"[{s}] per-process faults: " + "; ".join(details))
+    v.add("3 process faults", not problems, "; ".join(problems[:6]) or "; ".join(details))
+
+
 def judge_oom(s, v, b, singles):
     problems, notes = [], []
     oom_out = " | ".join(b.get("oom") or [])
@@ -635,6 +687,7 @@ def judge(s, lines, rc, timed_out, unit_sha, rows):
     judge_reclaim(s, v, b)
     log(f"[{s}] per-cgroup figures (daemon at the window end; kernel: the cgroup's files before / after):")
     judge_cgroup_files(s, v, b)
+    judge_process_faults(s, v, b)
     judge_oom(s, v, b, singles)
     p = props(b.get("reloaded"))
     if p.get("ActiveState") != "active" or p.get("SubState") != "running":
