@@ -280,6 +280,10 @@ scrape_walked() {
 	mark "END metrics $1"
 }
 
+# An idle process of our own that both must show: all its faults come
+# before the instances start.
+sleep 600 &
+idle_pid=$!
 fault_pids=()
 for src in auto:9578 procfs:9579; do
 	printf '[daemon]\nlisten = 127.0.0.1:%s\n[collector.faults]\nsource = %s\ntop_k = 1000\nseries_ttl = 1h\n' \
@@ -288,12 +292,15 @@ for src in auto:9578 procfs:9579; do
 	fault_pids+=($!)
 done
 procs before
+mark "BEGIN idle-process"
+echo "pid $idle_pid"
+mark "END idle-process"
 t=$(now)
 scrape_walked faults-auto 9578 "$t"
 scrape_walked faults-procfs 9579 "$t"
 procs after
-kill "${fault_pids[@]}"
-wait "${fault_pids[@]}" 2>/dev/null
+kill "${fault_pids[@]}" "$idle_pid"
+wait "${fault_pids[@]}" "$idle_pid" 2>/dev/null
 
 # ------------------------------------------------------------------ 4 operations
 # Reload through systemd: no counter may go backwards across it.
