@@ -214,9 +214,10 @@ static int refresh_data(struct state *s, double interval)
 	json_t *windows = NULL, *events = NULL;
 	int want = COLS - 4, ms;
 
-	/* After the first answer only the newest windows; the chart keeps the rest. */
+	/* After the first answer only the newest windows (the chart keeps the
+	 * rest), back to the last process walk: the faults table shows its deltas. */
 	if (!s->want_full && s->history.n > 0)
-		want = 4;
+		want = 4 + view_windows_since_fault_walk(s->windows);
 	want = want < 2 ? 2 : want > CHART_MAX ? CHART_MAX : want;
 	snprintf(path, sizeof(path), "/api/v1/windows?windows=%d", want);
 	s->failure = top_client_get_json(s->client, path, &windows, err, sizeof(err));

@@ -83,6 +83,37 @@ static const json_t *last_window(const json_t *doc)
 	return n ? json_array_get(list, n - 1) : NULL;
 }
 
+/* The newest window whose process walk ran in it: walks are gated
+ * ([collector.faults] walk_interval), and the windows in between repeat the
+ * walk's figures with no delta. Its deltas are the faults since the walk
+ * before. The last window when none in the list walked (or no age is
+ * exported: every window walks). */
+static const json_t *fault_walk_window(const json_t *doc)
+{
+	const json_t *list = json_object_get(doc, "windows");
+	size_t n = json_array_size(list);
+
+	for (size_t i = n; i > 0; i--) {
+		const json_t *w = json_array_get(list, i - 1);
+		double age = metric(w, METRIC_NAME(MW_FAULT_PROCESS_AGE_SECONDS), "value");
+
+		if (isnan(age) || age == 0)
+			return w;
+	}
+	return n ? json_array_get(list, n - 1) : NULL;
+}
+
+int view_windows_since_fault_walk(const json_t *doc)
+{
+	const json_t *last = last_window(doc);
+	double age = metric(last, METRIC_NAME(MW_FAULT_PROCESS_AGE_SECONDS), "value");
+	double len = metric(last, METRIC_NAME(MW_WINDOW_SECONDS), "value");
+
+	if (!last || !(age > 0) || !(len > 0))
+		return 0;
+	return age / len > 3600 ? 3600 : (int)(age / len + 0.5);
+}
+
 bool chart_history_add(struct chart_history *h, const json_t *windows)
 {
 	const json_t *list = json_object_get(windows, "windows");
@@ -580,8 +611,10 @@ void view_draw(const struct view *v)
 		faults.title = "Top faulting processes";
 		faults.unit = "minor";
 		faults.second_unit = "major";
-		faults.second = family(last, METRIC_NAME(MW_PROCESS_MAJOR_FAULTS_TOTAL));
-		table_fill(&faults, last, METRIC_NAME(MW_PROCESS_MINOR_FAULTS_TOTAL), "pid", v->utf8);
+		const json_t *walked = fault_walk_window(v->windows);
+
+		faults.second = family(walked, METRIC_NAME(MW_PROCESS_MAJOR_FAULTS_TOTAL));
+		table_fill(&faults, walked, METRIC_NAME(MW_PROCESS_MINOR_FAULTS_TOTAL), "pid", v->utf8);
 		table_draw(v, &faults, y, 2 * (tw + TABLE_GAP), tw, table_rows);
 	}
 	y += 1 + table_rows;

@@ -43,6 +43,8 @@ enum {
 
 /* Draws the whole screen at its current size (LINES x COLS) and refreshes. */
 void view_draw(const struct view *v);
+/* How many windows back the newest one's process walk ran (0: in it). */
+int view_windows_since_fault_walk(const json_t *windows);
 
 /* Text from the daemon (process names, cgroup paths) is shown, never obeyed
  * by the terminal: control characters (C0, DEL, C1) and invalid UTF-8 become
