@@ -337,18 +337,20 @@ static bool may_wait(const struct cgroup_state *s, const struct vmstat *vm)
 	       cgroup_bpf_watched(s, CGROUP_WATCH_TREE) && (vm->present & VMSTAT_HAS_OOM_KILL);
 }
 
-/* Reads every cgroup (the iterator, or the walk) and ranks them. */
-static int read_cgroups(struct cgroup_state *s)
+/* Reads every cgroup (the iterator, or the walk) and ranks them. The
+ * points and deltas are stamped now, the window's time: the ETA is fitted
+ * at it, and a later stamp would be in its future. */
+static int read_cgroups(struct cgroup_state *s, uint64_t now)
 {
-	uint64_t t0 = now_mono_usec(), cpu0 = thread_cpu_usec(), now, cpu;
+	uint64_t t0 = now_mono_usec(), cpu0 = thread_cpu_usec(), t1, cpu;
 	int r;
 
 	r = cgroup_scan(s, &s->walk_truncated);
-	now = now_mono_usec();
+	t1 = now_mono_usec();
 	cpu = thread_cpu_usec();
 	if (r < 0)
 		return r;
-	s->walk_seconds = (double)(now - t0) / 1e6;
+	s->walk_seconds = (double)(t1 - t0) / 1e6;
 	s->walk_cpu_seconds = (double)(cpu - cpu0) / 1e6;
 	s->skipped_total += s->skipped;
 	r = cgroup_trackers_update(s, now);
@@ -376,7 +378,7 @@ static int cgroup_collect(void *priv, struct snapshot *snap)
 		/* The entries go first: the last read's order of export no longer fits them. */
 		free(s->rank);
 		s->rank = NULL;
-		r = read_cgroups(s);
+		r = read_cgroups(s, now);
 		if (r < 0) {
 			refresh_gate_reset(&s->gate);
 			return r;
