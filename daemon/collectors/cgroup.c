@@ -331,6 +331,15 @@ static size_t host_signals(const struct cgroup_state *s, const struct vmstat *vm
 /* Only the iterator's reads of an unchanged v1 tree wait: cgroupfs has no
  * watch on its tree, and without the tree's tracepoints (or the host's
  * reclaim and OOM counters) nothing says when the last read went stale. */
+/* The next window reads; the count of reads is a counter and goes on. */
+static void gate_restart(struct cgroup_state *s)
+{
+	uint64_t reads = s->gate.reads_total;
+
+	refresh_gate_reset(&s->gate);
+	s->gate.reads_total = reads;
+}
+
 static bool may_wait(const struct cgroup_state *s, const struct vmstat *vm)
 {
 	return vm && s->layout_valid && !s->roots.v2_memory && s->n_memcg > 0 &&
@@ -380,7 +389,7 @@ static int cgroup_collect(void *priv, struct snapshot *snap)
 		s->rank = NULL;
 		r = read_cgroups(s, now);
 		if (r < 0) {
-			refresh_gate_reset(&s->gate);
+			gate_restart(s);
 			return r;
 		}
 		refresh_gate_read(&s->gate, sig, n_sig, now);
@@ -437,7 +446,7 @@ static int apply_config(struct cgroup_state *s, const struct cgroup_config *c, s
 	inc = exc = (struct cgroup_globs){ .n = 0 }; /* now s's */
 	s->cfg = *c;
 	s->layout_valid = false; /* other roots or patterns: walk again */
-	refresh_gate_reset(&s->gate);
+	gate_restart(s);
 	/* Otherwise the iterator is rooted at the new v1 tree's directory. */
 	if (same_iterator) {
 		k = 1;
