@@ -97,4 +97,41 @@ int dump_memcg(struct bpf_iter__cgroup *ctx)
 	return 0;
 }
 
+/* What says that the last read of the tree may be out of date, counted as
+ * it happens (user space reads the iterator again when one grew): a cgroup
+ * made, removed or renamed (any hierarchy: the tracepoints do not say
+ * which), and a memcg's limit reclaim (a charge that hit its limit:
+ * failcnt, the events, usage near the limit). Each program is loaded only
+ * where its tracepoint exists. */
+__u64 tree_changes = 0;
+__u64 memcg_reclaims = 0;
+
+SEC("tp_btf/cgroup_mkdir")
+int memcg_tree_mkdir(void *ctx)
+{
+	__sync_fetch_and_add(&tree_changes, 1);
+	return 0;
+}
+
+SEC("tp_btf/cgroup_rmdir")
+int memcg_tree_rmdir(void *ctx)
+{
+	__sync_fetch_and_add(&tree_changes, 1);
+	return 0;
+}
+
+SEC("tp_btf/cgroup_rename")
+int memcg_tree_rename(void *ctx)
+{
+	__sync_fetch_and_add(&tree_changes, 1);
+	return 0;
+}
+
+SEC("tp_btf/mm_vmscan_memcg_reclaim_begin")
+int memcg_reclaim_begin(void *ctx)
+{
+	__sync_fetch_and_add(&memcg_reclaims, 1);
+	return 0;
+}
+
 char LICENSE[] SEC("license") = "GPL";

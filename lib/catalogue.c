@@ -565,6 +565,16 @@ const struct metric_desc metric_catalogue[METRIC__COUNT] = {
 		.help = "cgroup files the collector keeps open between windows.",
 		.owner = "cgroup", .source = "the walk",
 	},
+	[MW_CGROUP_AGE_SECONDS] = {
+		.name = "memwatch_cgroup_age_seconds", .type = METRIC_GAUGE, .unit = METRIC_UNIT_SECONDS,
+		.help = "Age of the per-cgroup figures in this window: time since the read of every cgroup that gave them.",
+		.owner = "cgroup", .source = "the daemon",
+	},
+	[MW_CGROUP_READS_TOTAL] = {
+		.name = "memwatch_cgroup_reads_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
+		.help = "Reads of every cgroup (the cgroup iterator or the walk of cgroupfs) that gave the per-cgroup figures.",
+		.owner = "cgroup", .source = "the daemon",
+	},
 	[MW_CGROUP_INFO] = {
 		.name = "memwatch_cgroup_info", .type = METRIC_GAUGE, .unit = METRIC_UNIT_NONE,
 		.help = "1 for every cgroup exported, with the names of the workload in it, for joins.",

@@ -15,6 +15,7 @@
 #include "core.h"
 #include "log.h"
 #include "vmstat.h"
+#include "vmstat_source.h"
 
 static void cgroup_config_defaults(void *cfg)
 {
@@ -26,6 +27,7 @@ static void cgroup_config_defaults(void *cfg)
 	c->max_cgroups = 10000;
 	c->top_k = 50;
 	c->stat_interval = 10;
+	c->refresh_interval = 5;
 	snprintf(c->kubelet_pods_dir, sizeof(c->kubelet_pods_dir), "/var/log/pods");
 	snprintf(c->kubelet_containers_dir, sizeof(c->kubelet_containers_dir), "/var/log/containers");
 	c->horizon_msec = 60000;
@@ -103,6 +105,8 @@ static int cgroup_configure(void *cfg, const char *key, const char *value, char 
 		return parse_bounded(value, 1, 10000, &c->top_k, errmsg, errlen);
 	if (strcmp(key, "stat_interval") == 0)
 		return parse_bounded(value, 1, 3600, &c->stat_interval, errmsg, errlen);
+	if (strcmp(key, "refresh_interval") == 0)
+		return parse_bounded(value, 1, 3600, &c->refresh_interval, errmsg, errlen);
 	if (strcmp(key, "exhaustion_horizon") == 0) {
 		r = config_parse_duration_msec(value, 1000, 3600000, &c->horizon_msec);
 		if (r < 0)
@@ -241,46 +245,61 @@ static void put_cgroup(struct snapshot *snap, const char *const *labels, const s
 	}
 }
 
-static int emit(struct cgroup_state *s, struct snapshot *snap, uint64_t now)
+/* After a read: the order of export, which cgroups are exported, and
+ * "other" (its counters add this read's deltas). The windows until the next
+ * read export the same. */
+static int rank_and_fold(struct cgroup_state *s)
 {
-	_cleanup_free_ struct cgroup_rank *rank = cgroup_rank_entries(s);
-	uint64_t other_usage = 0, other_ws = 0;
-	const char *labels[CGROUP_LABELS_N];
-	struct cgroup_labels names;
-	size_t i, keep;
+	size_t i;
 	unsigned c;
 
-	if (!rank)
+	free(s->rank);
+	s->rank = cgroup_rank_entries(s);
+	if (!s->rank)
 		return -ENOMEM;
-	keep = s->n_entries < s->cfg.top_k ? s->n_entries : (size_t)s->cfg.top_k;
+	s->n_keep = s->n_entries < s->cfg.top_k ? s->n_entries : (size_t)s->cfg.top_k;
+	s->other_usage = s->other_ws = 0;
 	for (i = 0; i < s->n_entries; i++) {
-		const struct entry *e = &s->entries[rank[i].index];
+		const struct entry *e = &s->entries[s->rank[i].index];
 		struct cached *cached = file_cache_find(s, e->key);
 
 		if (cached)
-			cached->exported = i < keep;
-		if (i < keep) {
-			double eta;
-
-			cgroup_names_resolve(s->names, rank[i].path, now, &names);
-			cgroup_labels_values(rank[i].path, &names, labels);
-			put_cgroup(snap, labels, &e->mem, limit_eta(s, cached, &e->mem, now, &eta) ? &eta : NULL);
+			cached->exported = i < s->n_keep;
+		if (i < s->n_keep)
 			continue;
-		}
-		other_usage += e->mem.usage;
+		s->other_usage += e->mem.usage;
 		if (e->mem.has_inactive_file)
-			other_ws += cgroup_working_set(e->mem.usage, e->mem.inactive_file);
+			s->other_ws += cgroup_working_set(e->mem.usage, e->mem.inactive_file);
 		for (c = 0; c < N_COUNTERS; c++)
-			s->trackers[c / TRACKER_MAX_COUNTERS].other[c % TRACKER_MAX_COUNTERS] += cgroup_row_delta(s, rank[i].index, c);
+			s->trackers[c / TRACKER_MAX_COUNTERS].other[c % TRACKER_MAX_COUNTERS] +=
+				cgroup_row_delta(s, s->rank[i].index, c);
+	}
+	return 0;
+}
+
+static void emit(struct cgroup_state *s, struct snapshot *snap, uint64_t now)
+{
+	const char *labels[CGROUP_LABELS_N];
+	struct cgroup_labels names;
+	size_t i;
+	unsigned c;
+
+	for (i = 0; s->rank && i < s->n_keep; i++) {
+		const struct entry *e = &s->entries[s->rank[i].index];
+		struct cached *cached = file_cache_find(s, e->key);
+		double eta;
+
+		cgroup_names_resolve(s->names, s->rank[i].path, now, &names);
+		cgroup_labels_values(s->rank[i].path, &names, labels);
+		put_cgroup(snap, labels, &e->mem, limit_eta(s, cached, &e->mem, now, &eta) ? &eta : NULL);
 	}
 	cgroup_labels_values("other", NULL, labels);
-	snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_USAGE_BYTES), labels, (double)other_usage);
-	snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_WORKING_SET_BYTES), labels, (double)other_ws);
+	snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_USAGE_BYTES), labels, (double)s->other_usage);
+	snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_WORKING_SET_BYTES), labels, (double)s->other_ws);
 	for (c = 0; c < N_COUNTERS; c++)
 		if (s->seen & (1u << c))
 			put_counter(snap, labels, c,
 				    (double)s->trackers[c / TRACKER_MAX_COUNTERS].other[c % TRACKER_MAX_COUNTERS]);
-	return 0;
 }
 
 static uint64_t thread_cpu_usec(void)
@@ -292,32 +311,100 @@ static uint64_t thread_cpu_usec(void)
 	return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
 }
 
-static int cgroup_collect(void *priv, struct snapshot *snap)
+/* What says the last read is out of date: the tree changed (mkdir, rmdir,
+ * rename), a memcg reclaimed at its limit, the host reclaimed directly or
+ * OOM-killed. Usage that moves without any of them is read again every
+ * refresh_interval windows. */
+enum { SIG_TREE, SIG_MEMCG_RECLAIM, SIG_ALLOCSTALL, SIG_OOM_KILL, N_SIGNALS };
+
+static size_t host_signals(const struct cgroup_state *s, const struct vmstat *vm, struct refresh_signal *sig)
 {
-	struct cgroup_state *s = priv;
-	uint64_t t0 = now_mono_usec(), cpu0 = thread_cpu_usec(), now, cpu;
-	bool truncated = false;
+	sig[SIG_TREE] = (struct refresh_signal){ cgroup_bpf_watch_count(s, CGROUP_WATCH_TREE), 1,
+						 cgroup_bpf_watched(s, CGROUP_WATCH_TREE) };
+	sig[SIG_MEMCG_RECLAIM] = (struct refresh_signal){ cgroup_bpf_watch_count(s, CGROUP_WATCH_RECLAIM), 1,
+							  cgroup_bpf_watched(s, CGROUP_WATCH_RECLAIM) };
+	sig[SIG_ALLOCSTALL] = (struct refresh_signal){ vm->allocstall, 1, (vm->present & VMSTAT_HAS_ALLOCSTALL) != 0 };
+	sig[SIG_OOM_KILL] = (struct refresh_signal){ vm->oom_kill, 1, (vm->present & VMSTAT_HAS_OOM_KILL) != 0 };
+	return N_SIGNALS;
+}
+
+/* Only the iterator's reads of an unchanged v1 tree wait: cgroupfs has no
+ * watch on its tree, and without the tree's tracepoints (or the host's
+ * reclaim and OOM counters) nothing says when the last read went stale. */
+/* The next window reads; the count of reads is a counter and goes on. */
+static void gate_restart(struct cgroup_state *s)
+{
+	uint64_t reads = s->gate.reads_total;
+
+	refresh_gate_reset(&s->gate);
+	s->gate.reads_total = reads;
+}
+
+static bool may_wait(const struct cgroup_state *s, const struct vmstat *vm)
+{
+	return vm && s->layout_valid && !s->roots.v2_memory && s->n_memcg > 0 &&
+	       cgroup_bpf_watched(s, CGROUP_WATCH_TREE) && (vm->present & VMSTAT_HAS_OOM_KILL);
+}
+
+/* Reads every cgroup (the iterator, or the walk) and ranks them. The
+ * points and deltas are stamped now, the window's time: the ETA is fitted
+ * at it, and a later stamp would be in its future. */
+static int read_cgroups(struct cgroup_state *s, uint64_t now)
+{
+	uint64_t t0 = now_mono_usec(), cpu0 = thread_cpu_usec(), t1, cpu;
 	int r;
 
-	r = cgroup_scan(s, &truncated);
-	now = now_mono_usec();
+	r = cgroup_scan(s, &s->walk_truncated);
+	t1 = now_mono_usec();
 	cpu = thread_cpu_usec();
 	if (r < 0)
 		return r;
+	s->walk_seconds = (double)(t1 - t0) / 1e6;
+	s->walk_cpu_seconds = (double)(cpu - cpu0) / 1e6;
 	s->skipped_total += s->skipped;
 	r = cgroup_trackers_update(s, now);
 	if (r < 0)
 		return r;
 	feed_trends(s, now);
-	r = emit(s, snap, now);
-	if (r < 0)
-		return r;
+	return rank_and_fold(s);
+}
+
+static int cgroup_collect(void *priv, struct snapshot *snap)
+{
+	struct cgroup_state *s = priv;
+	struct refresh_signal sig[N_SIGNALS];
+	const struct vmstat *vm = NULL;
+	uint64_t now = now_mono_usec();
+	size_t n_sig = 0;
+	int r;
+
+	if (s->vmstat && vmstat_source_get(s->vmstat, &vm) < 0)
+		vm = NULL;
+	if (vm)
+		n_sig = host_signals(s, vm, sig);
+	/* The signals are taken before the read: what moves during it calls for the next. */
+	if (!may_wait(s, vm) || refresh_gate_due(&s->gate, s->cfg.refresh_interval, sig, n_sig)) {
+		/* The entries go first: the last read's order of export no longer fits them. */
+		free(s->rank);
+		s->rank = NULL;
+		r = read_cgroups(s, now);
+		if (r < 0) {
+			gate_restart(s);
+			return r;
+		}
+		refresh_gate_read(&s->gate, sig, n_sig, now);
+	} else {
+		refresh_gate_reuse(&s->gate);
+	}
+	emit(s, snap, now);
 	snapshot_add(snap, METRIC(MW_CGROUPS_DISCOVERED), NULL, (double)s->n_entries);
-	snapshot_add(snap, METRIC(MW_CGROUP_WALK_SECONDS), NULL, (double)(now - t0) / 1e6);
-	snapshot_add(snap, METRIC(MW_CGROUP_WALK_CPU_SECONDS), NULL, (double)(cpu - cpu0) / 1e6);
+	snapshot_add(snap, METRIC(MW_CGROUP_WALK_SECONDS), NULL, s->walk_seconds);
+	snapshot_add(snap, METRIC(MW_CGROUP_WALK_CPU_SECONDS), NULL, s->walk_cpu_seconds);
 	snapshot_add(snap, METRIC(MW_CGROUP_WALK_SKIPPED_TOTAL), NULL, (double)s->skipped_total);
-	snapshot_add(snap, METRIC(MW_CGROUP_WALK_TRUNCATED), NULL, truncated ? 1 : 0);
+	snapshot_add(snap, METRIC(MW_CGROUP_WALK_TRUNCATED), NULL, s->walk_truncated ? 1 : 0);
 	snapshot_add(snap, METRIC(MW_CGROUP_OPEN_FILES), NULL, (double)s->open_files);
+	snapshot_add(snap, METRIC(MW_CGROUP_AGE_SECONDS), NULL, refresh_gate_age_seconds(&s->gate, now));
+	snapshot_add(snap, METRIC(MW_CGROUP_READS_TOTAL), NULL, (double)s->gate.reads_total);
 	return 0;
 }
 
@@ -359,6 +446,7 @@ static int apply_config(struct cgroup_state *s, const struct cgroup_config *c, s
 	inc = exc = (struct cgroup_globs){ .n = 0 }; /* now s's */
 	s->cfg = *c;
 	s->layout_valid = false; /* other roots or patterns: walk again */
+	gate_restart(s);
 	/* Otherwise the iterator is rooted at the new v1 tree's directory. */
 	if (same_iterator) {
 		k = 1;
@@ -395,6 +483,8 @@ static int cgroup_start(void *priv, const void *cfg, const struct collector_cont
 	for (k = 0; k < N_TRACKERS; k++)
 		tracker_init(&s->trackers[k], TRACKER_MAX_COUNTERS, 0, 0);
 	s->initialized = true;
+	/* Unreadable: every window reads, nothing would say when a read went stale. */
+	(void)vmstat_source_open("/proc/vmstat", &s->vmstat);
 	s->open_files_max = file_cache_budget();
 	snprintf(st->mode, sizeof(st->mode), "cgroupfs");
 	s->buf = malloc(CGROUP_READ_BUF_SIZE);
@@ -426,6 +516,8 @@ static void cgroup_stop(void *priv)
 	for (k = 0; k < N_TRACKERS; k++)
 		tracker_done(&s->trackers[k]);
 	strbuf_free(&s->paths);
+	vmstat_source_unref(s->vmstat);
+	free(s->rank);
 	free(s->entries);
 	free(s->failed);
 	free(s->buf);

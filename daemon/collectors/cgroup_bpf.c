@@ -31,6 +31,58 @@ static bool is_cgroupfs(int fd)
 	return fstatfs(fd, &sf) == 0 && sf.f_type == CGROUP_SUPER_MAGIC;
 }
 
+/* The programs that say the last read may be out of date, in the order of
+ * s->memcg_watch; one whose tracepoint this kernel lacks is not loaded. */
+static struct bpf_program *watch_prog(struct memcg_bpf *skel, unsigned i)
+{
+	struct bpf_program *progs[] = {
+		skel->progs.memcg_tree_mkdir, skel->progs.memcg_tree_rmdir, skel->progs.memcg_tree_rename,
+		skel->progs.memcg_reclaim_begin,
+	};
+
+	return progs[i];
+}
+
+static const char *const watch_tracepoints[CGROUP_WATCHES] = {
+	"cgroup_mkdir", "cgroup_rmdir", "cgroup_rename", "mm_vmscan_memcg_reclaim_begin",
+};
+
+static void watch_prepare(struct cgroup_state *s)
+{
+	for (unsigned i = 0; i < CGROUP_WATCHES; i++)
+		if (libbpf_find_vmlinux_btf_id(watch_tracepoints[i], BPF_TRACE_RAW_TP) < 0)
+			bpf_program__set_autoload(watch_prog(s->memcg_skel, i), false);
+}
+
+/* Each on its own: without the tree's three, every window reads (cgroup.c). */
+static void watch_attach(struct cgroup_state *s)
+{
+	for (unsigned i = 0; i < CGROUP_WATCHES; i++) {
+		struct bpf_program *prog = watch_prog(s->memcg_skel, i);
+
+		s->memcg_watch[i] = bpf_program__autoload(prog) ? bpf_program__attach(prog) : NULL;
+		if (!s->memcg_watch[i])
+			log_debug("cgroup: tracepoint %s not watched: every window reads the iterator%s",
+				  watch_tracepoints[i], i == CGROUP_WATCH_RECLAIM ? " when memcgs reclaim" : "");
+	}
+}
+
+bool cgroup_bpf_watched(const struct cgroup_state *s, unsigned watch)
+{
+	if (!s->memcg_iter)
+		return false;
+	if (watch == CGROUP_WATCH_TREE)
+		return s->memcg_watch[0] && s->memcg_watch[1] && s->memcg_watch[2];
+	return s->memcg_watch[watch] != NULL;
+}
+
+uint64_t cgroup_bpf_watch_count(const struct cgroup_state *s, unsigned watch)
+{
+	if (!s->memcg_skel)
+		return 0;
+	return watch == CGROUP_WATCH_TREE ? s->memcg_skel->bss->tree_changes : s->memcg_skel->bss->memcg_reclaims;
+}
+
 int cgroup_bpf_start(struct cgroup_state *s)
 {
 	LIBBPF_OPTS(bpf_iter_attach_opts, opts);
@@ -53,6 +105,7 @@ int cgroup_bpf_start(struct cgroup_state *s)
 		r = -errno;
 		goto out;
 	}
+	watch_prepare(s);
 	r = bpf_map__set_max_entries(s->memcg_skel->maps.records, (__u32)s->memcg_slots);
 	if (r == 0)
 		r = memcg_bpf__load(s->memcg_skel);
@@ -67,6 +120,8 @@ int cgroup_bpf_start(struct cgroup_state *s)
 	}
 	s->memcg_iter = bpf_program__attach_iter(s->memcg_skel->progs.dump_memcg, &opts);
 	r = s->memcg_iter ? 0 : -errno;
+	if (r == 0)
+		watch_attach(s);
 out:
 	log_set_libbpf_quiet(false);
 	if (r < 0) {
@@ -82,6 +137,10 @@ void cgroup_bpf_stop(struct cgroup_state *s)
 	if (s->memcg_map)
 		munmap(s->memcg_map, s->memcg_map_len);
 	s->memcg_map = NULL;
+	for (unsigned i = 0; i < CGROUP_WATCHES; i++) {
+		bpf_link__destroy(s->memcg_watch[i]);
+		s->memcg_watch[i] = NULL;
+	}
 	bpf_link__destroy(s->memcg_iter);
 	memcg_bpf__destroy(s->memcg_skel);
 	s->memcg_iter = NULL;

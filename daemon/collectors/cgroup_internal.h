@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "cgroup_walk.h"
+#include "refresh_gate.h"
 #include "collector.h"
 #include "strbuf.h"
 #include "tracker.h"
@@ -35,7 +36,8 @@ struct cgroup_config {
 	uint64_t max_depth;
 	uint64_t max_cgroups;
 	uint64_t top_k;
-	uint64_t stat_interval; /* windows between memory.stat reads of a cgroup not exported */
+	uint64_t stat_interval; /* reads between memory.stat reads of a cgroup not exported */
+	uint64_t refresh_interval; /* windows between reads of the iterator while nothing says the tree moved */
 	char kubelet_pods_dir[256];       /* <namespace>_<pod>_<uid>/: pod names */
 	char kubelet_containers_dir[256]; /* <pod>_<namespace>_<container>-<id>.log: container names */
 	uint64_t horizon_msec;  /* exhaustion_horizon: the span of usage the limit ETA is fitted over */
@@ -74,6 +76,8 @@ struct cached {
 	bool exported; /* in the last window's top_k */
 	struct trend usage_trend; /* points: NULL until the cgroup has a limit */
 };
+
+#define CGROUP_WATCHES 4 /* cgroup_bpf.c's tracepoints */
 
 struct cgroup_state {
 	bool initialized;
@@ -115,6 +119,17 @@ struct cgroup_state {
 	 * a walk while the records' signature stays the one it saw. */
 	bool layout_valid, layout_truncated;
 	uint64_t layout_signature;
+	struct bpf_link *memcg_watch[CGROUP_WATCHES]; /* NULL: not attached */
+
+	/* cgroup.c: when to read again, and what the windows in between export:
+	 * the last read's order of export and sums of "other", and its walk. */
+	struct refresh_gate gate;
+	struct vmstat_source *vmstat; /* NULL: not readable (then every window reads) */
+	struct cgroup_rank *rank;     /* n_entries of them; NULL until a read ranked */
+	size_t n_keep;
+	uint64_t other_usage, other_ws;
+	double walk_seconds, walk_cpu_seconds;
+	bool walk_truncated;
 };
 
 /* cgroup_roots.c: the trees to walk. */
@@ -139,6 +154,11 @@ size_t file_cache_budget(void);
 int cgroup_bpf_start(struct cgroup_state *s);
 void cgroup_bpf_stop(struct cgroup_state *s);
 void cgroup_bpf_free(struct cgroup_state *s);
+/* The counts of the programs that watch for what makes a read out of date
+ * (tp_btf): the tree's three tracepoints as one, and memcg limit reclaim. */
+enum { CGROUP_WATCH_TREE = 0, CGROUP_WATCH_RECLAIM = 3 };
+bool cgroup_bpf_watched(const struct cgroup_state *s, unsigned watch);
+uint64_t cgroup_bpf_watch_count(const struct cgroup_state *s, unsigned watch);
 /* Reads this window's records; 0 also when there is no iterator. */
 int cgroup_bpf_refresh(struct cgroup_state *s);
 /* Fills m (memory.stat and pressure aside) for the v1 cgroup with this

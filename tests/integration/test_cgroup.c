@@ -717,6 +717,31 @@ static void expect_tree_change(struct mw_daemon *a, struct mw_daemon *b, const c
 		      present ? "exported" : "gone", a_ok ? "yes" : "no", b_ok ? "yes" : "no");
 }
 
+/* A window of d that read every cgroup after its read number *reads (the
+ * iterator's side exports an older read for up to refresh_interval windows
+ * while nothing moved): memwatch_cgroup_reads_total past it, age 0. */
+static char *scrape_fresh_read(struct mw_daemon *d, double *reads)
+{
+	int64_t t0 = mw_mono_ms();
+
+	for (;;) {
+		char *body = mw_scrape(d->port);
+		double n, age;
+
+		ck_assert_ptr_nonnull(body);
+		n = metric_or_fail(body, "memwatch_cgroup_reads_total", NULL);
+		age = metric_or_fail(body, "memwatch_cgroup_age_seconds", NULL);
+		if (n > *reads && age == 0) {
+			*reads = n;
+			return body;
+		}
+		free(body);
+		ck_assert_msg(mw_mono_ms() - t0 < POLL_TIMEOUT_MS, "no read of the cgroups after read %.0f in %d ms",
+			      *reads, POLL_TIMEOUT_MS);
+		mw_sleep_ms(100);
+	}
+}
+
 /* source = bpf (the cgroup iterator, on a v1 tree) and source = cgroupfs
  * give every cgroup of the same tree the figures its own files print. */
 START_TEST(test_live_sources_agree)
@@ -725,6 +750,7 @@ START_TEST(test_live_sources_agree)
 	struct mw_daemon *bpf, *fs;
 	pid_t holder;
 	int status, round;
+	double reads_bpf = 0, reads_fs = 0;
 	bool ok = false;
 
 	if (!find_live_root() || !live_v1) {
@@ -768,8 +794,8 @@ START_TEST(test_live_sources_agree)
 		char *body_bpf, *body_fs;
 
 		mw_sleep_ms(1100);
-		body_bpf = mw_scrape(bpf->port);
-		body_fs = mw_scrape(fs->port);
+		body_bpf = scrape_fresh_read(bpf, &reads_bpf);
+		body_fs = scrape_fresh_read(fs, &reads_fs);
 		ck_assert_ptr_nonnull(body_bpf);
 		ck_assert_ptr_nonnull(body_fs);
 		if (round == 0) {

@@ -267,7 +267,10 @@ START_TEST(test_limit_eta)
 
 	make_cgroup("eta", LIMIT_MIB);
 	snprintf(data_path, sizeof(data_path), "%s/eta-data", mw_tmp_root());
-	d = start_daemon("exhaustion_horizon = 10s\n");
+	/* The ETA needs three points in its horizon, one a read of the cgroups:
+	 * a 10 s horizon (to keep the test short) at refresh_interval 5 has two
+	 * while the cgroup fills below its limit (nothing calls for a read). */
+	d = start_daemon("exhaustion_horizon = 10s\nrefresh_interval = 1\n");
 	snprintf(matcher, sizeof(matcher), "cgroup=\"%s\"", strrchr(cg_path, '/'));
 
 	/* Flat: no ETA. */

@@ -729,6 +729,7 @@ static bool cgroup_family(const char *name, size_t len)
 	static const char *const fams[] = {
 		"memwatch_cgroup_memory_", "memwatch_cgroup_pressure_", "memwatch_cgroups_discovered",
 		"memwatch_cgroup_walk_", "memwatch_cgroup_open_files", "memwatch_cgroup_info",
+		"memwatch_cgroup_age_seconds", "memwatch_cgroup_reads_total",
 	};
 
 	for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++)
