@@ -328,9 +328,6 @@ static size_t host_signals(const struct cgroup_state *s, const struct vmstat *vm
 	return N_SIGNALS;
 }
 
-/* Only the iterator's reads of an unchanged v1 tree wait: cgroupfs has no
- * watch on its tree, and without the tree's tracepoints (or the host's
- * reclaim and OOM counters) nothing says when the last read went stale. */
 /* The next window reads; the count of reads is a counter and goes on. */
 static void gate_restart(struct cgroup_state *s)
 {
@@ -340,6 +337,9 @@ static void gate_restart(struct cgroup_state *s)
 	s->gate.reads_total = reads;
 }
 
+/* Only the iterator's reads of an unchanged v1 tree wait: cgroupfs has no
+ * watch on its tree, and without the tree's tracepoints (or the host's
+ * reclaim and OOM counters) nothing says when the last read went stale. */
 static bool may_wait(const struct cgroup_state *s, const struct vmstat *vm)
 {
 	return vm && s->layout_valid && !s->roots.v2_memory && s->n_memcg > 0 &&
