@@ -43,8 +43,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(HERE, "..", "vm"))
 sys.path.insert(0, os.path.join(HERE, "..", "expectations"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "packaging", "cross"))
 sys.path.insert(0, HERE)
 import expectations  # noqa: E402
+import kernel_packages  # noqa: E402
 import rootfs  # noqa: E402
 import run_vm  # noqa: E402
 from run_vm import HarnessError, blocks, labelled, log, parse_events, parse_metrics, value  # noqa: E402
@@ -101,6 +103,28 @@ def build_deb(source_root, out, arch="amd64"):
         raise HarnessError(f"packaging/build-deb.sh failed ({r.returncode}):\n{r.stdout[-3000:]}{r.stderr[-3000:]}")
     log(f"deb: built {debs[0]} in {time.monotonic() - start:.0f} s")
     return os.path.join(out, debs[0])
+
+
+def newest_source_mtime(source_root):
+    """mtime of the newest file of the source tree (build and VCS directories aside)."""
+    newest = 0.0
+    for top, dirs, files in os.walk(source_root):
+        dirs[:] = [d for d in dirs if not d.startswith((".", "build", "subprojects"))]
+        for f in files:
+            try:
+                newest = max(newest, os.stat(os.path.join(top, f)).st_mtime)
+            except OSError:
+                pass
+    return newest
+
+
+def kept_deb(path, source_root):
+    """The .deb deb-arm64 kept (test_deb.py --keep), if it is newer than every
+    source file; None otherwise (then this test builds its own)."""
+    if path and os.path.exists(path) and os.stat(path).st_mtime >= newest_source_mtime(source_root):
+        log(f"deb: {path}, kept by the deb test and newer than the source tree")
+        return path
+    return None
 
 
 def run_archive(args, deb, path):
@@ -696,6 +720,7 @@ def main():
     ap.add_argument("--checks", choices=["full", "smoke"], default="full",
                     help="smoke: install, collectors, promtool, one reload; full: everything")
     ap.add_argument("--deb", help="a prebuilt memwatchd .deb (default: packaging/build-deb.sh builds one)")
+    ap.add_argument("--kept-deb", help="a .deb another test kept: used when newer than the source tree")
     ap.add_argument("--kernel", action="append", choices=sorted(run_vm.SERIES),
                     help="kernel series to boot (default: all)")
     ap.add_argument("--log-dir", default=".", help="where console logs go")
@@ -709,6 +734,8 @@ def main():
         ap.error("--memhog is needed for --checks full")
     suite_name = "system" if args.arch == "amd64" else f"system-{args.arch}"
 
+    if args.arch != "amd64" and kernel_packages.missing_cross_tools(args.arch):
+        return kernel_packages.cross_missing_exit(args.arch, suite_name)
     if os.geteuid() != 0:
         if on_ci():
             log(f"{suite_name}: FAIL: not root under CI (CI=true): this suite must run there")
@@ -727,7 +754,7 @@ def main():
         rows = expectations.load()
         os.makedirs(args.log_dir, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="memwatchd-system-") as work:
-            deb = args.deb or build_deb(os.path.abspath(args.source_root), os.path.join(work, "deb"), args.arch)
+            deb = args.deb or kept_deb(args.kept_deb, os.path.abspath(args.source_root)) or build_deb(os.path.abspath(args.source_root), os.path.join(work, "deb"), args.arch)
             packages = rootfs.BASE_PACKAGES + rootfs.depends_packages(deb)
             cache = run_vm.cache_dir()
             kernels = []
