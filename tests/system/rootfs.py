@@ -49,7 +49,7 @@ MASKED = ["serial-getty@ttyS0.service", "getty@tty1.service", "apt-daily.timer",
 # The serial console of other architectures' guests.
 MASKED_ARCH = {"arm64": ["serial-getty@ttyAMA0.service"]}
 # Bumped when the archive's layout changes in a way the key does not see.
-LAYOUT = 2
+LAYOUT = 1
 # Unpack-only (foreign architecture) root: what apt would pull in for minbase.
 EXTRACT_INCLUDE = ["?essential", "apt"]
 MERGED_USR_HOOK = "/usr/share/mmdebstrap/hooks/merged-usr/setup00.sh"
