@@ -16,9 +16,13 @@ test_pkgs="locales check libclang-rt-14-dev prometheus prometheus-alertmanager p
 # pkgconf:arm64 for aarch64-linux-gnu-pkg-config, and qemu-system-aarch64. The
 # arm64 guests' busybox and kernels are fetched by apt-get download into
 # tests/vm's cache instead: busybox-static:arm64 would replace the amd64 one.
+# system-arm64 (tests/system) also needs the .deb tools (dpkg-dev, debhelper),
+# mmdebstrap for the arm64 root file system (unpacked only: no qemu-user-static
+# or binfmt_misc) and promtool (prometheus) for the scrape it checks.
 arm64_pkgs="gcc-aarch64-linux-gnu pkgconf:arm64 libc6-dev:arm64 libbpf-dev:arm64 libelf-dev:arm64
 zlib1g-dev:arm64 libmicrohttpd-dev:arm64 libsystemd-dev:arm64 libinih-dev:arm64 libcrypt-dev:arm64
-libcurl4-openssl-dev:arm64 libjansson-dev:arm64 libncurses-dev:arm64 libprotobuf-c-dev:arm64 qemu-system-arm"
+libcurl4-openssl-dev:arm64 libjansson-dev:arm64 libncurses-dev:arm64 libprotobuf-c-dev:arm64 qemu-system-arm
+dpkg-dev debhelper mmdebstrap prometheus"
 
 arm64=no
 pkgs=$build_pkgs

@@ -20,7 +20,10 @@ memwatchd (the skeletons), those with a kprobe built for that target (their
 BTF names its pt_regs type); the same Depends (the ARCH packages of the
 libraries, as dpkg-shlibdeps found them).
 
-usage: test_deb.py SOURCE_ROOT [--arch ARCH]
+With --keep PATH the checked package is also copied to PATH, where
+tests/system/run_system.py (system-arm64) takes it instead of building its own.
+
+usage: test_deb.py SOURCE_ROOT [--arch ARCH] [--keep PATH]
 """
 import os
 import re
@@ -112,6 +115,10 @@ def check_foreign_binaries(root, arch, n_objects, problems):
 def main():
     args = sys.argv[1:]
     arch = None
+    keep = None
+    if len(args) >= 2 and args[-2] == "--keep":
+        keep = os.path.abspath(args[-1])
+        args = args[:-2]
     if len(args) == 3 and args[1] == "--arch" and args[2] in FOREIGN:
         arch = args[2]
         args = args[:1]
@@ -218,6 +225,11 @@ def main():
         if problems:
             opslib.fail("\n  ".join(["the .deb:"] + problems))
         print("ok: the .deb installs the binaries, units, conffile and man pages")
+        if keep:
+            os.makedirs(os.path.dirname(keep), exist_ok=True)
+            shutil.copyfile(deb, keep + ".part")
+            os.replace(keep + ".part", keep)
+            print("kept as " + keep)
     finally:
         opslib.rmtree(tmp)
 

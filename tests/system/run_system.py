@@ -8,6 +8,13 @@ with systemctl; tests/system/guest.sh does what an operator does and prints
 what it saw on the serial console, and this script judges it.
 
   run_system.py --source-root DIR --memhog PATH [--deb PATH] [--kernel SERIES ...]
+  run_system.py --arch arm64 --checks smoke --source-root DIR [--deb PATH] ...
+
+--arch arm64 boots Debian's arm64 kernels with qemu-system-aarch64 -M virt on
+an arm64 root file system that is only unpacked (rootfs.py), with the
+cross-built .deb (build-deb.sh -a arm64, or --deb). --checks smoke stops the
+guest after the install, the collector table and one reload (no workloads,
+no memhog): what fits the arm64 suite's CI time under TCG.
 
 Kernels come from tests/vm/run_vm.py (same cache). The root file system is
 built by mmdebstrap (tests/system/rootfs.py) and cached next to them. Not root:
@@ -36,8 +43,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(HERE, "..", "vm"))
 sys.path.insert(0, os.path.join(HERE, "..", "expectations"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "packaging", "cross"))
 sys.path.insert(0, HERE)
 import expectations  # noqa: E402
+import kernel_packages  # noqa: E402
 import rootfs  # noqa: E402
 import run_vm  # noqa: E402
 from run_vm import HarnessError, blocks, labelled, log, parse_events, parse_metrics, value  # noqa: E402
@@ -58,7 +67,7 @@ CACHE_CG = "/system.slice/mw-cache.service"
 OOM_CG = "/system.slice/mw-oom.service"
 IDLE_CG = "/system.slice/mw-idle.service"
 SELF_CG = "/system.slice/mw-systemtest.service"
-KERNEL_ARGS = ("console=ttyS0 rdinit=/lib/systemd/systemd panic=-1 quiet loglevel=1 "
+KERNEL_ARGS = ("console={console} rdinit=/lib/systemd/systemd panic=-1 quiet loglevel=1 "
                "systemd.show_status=0 systemd.wants=mw-systemtest.service mitigations=off")
 
 TEST_UNIT = b"""[Unit]
@@ -84,10 +93,11 @@ def on_ci():
 
 # ---------------------------------------------------------------- guest image
 
-def build_deb(source_root, out):
+def build_deb(source_root, out, arch="amd64"):
     start = time.monotonic()
     env = dict(os.environ, DEB_BUILD_OPTIONS="nocheck")
-    r = run([os.path.join(source_root, "packaging", "build-deb.sh"), out], env=env, timeout=1200)
+    cross = [] if arch == "amd64" else ["-a", arch]
+    r = run([os.path.join(source_root, "packaging", "build-deb.sh")] + cross + [out], env=env, timeout=1200)
     debs = [f for f in os.listdir(out) if f.endswith(".deb") and "-dbgsym" not in f] if os.path.isdir(out) else []
     if r.returncode != 0 or len(debs) != 1:
         raise HarnessError(f"packaging/build-deb.sh failed ({r.returncode}):\n{r.stdout[-3000:]}{r.stderr[-3000:]}")
@@ -95,38 +105,63 @@ def build_deb(source_root, out):
     return os.path.join(out, debs[0])
 
 
+def newest_source_mtime(source_root):
+    """mtime of the newest file of the source tree (build and VCS directories aside)."""
+    newest = 0.0
+    for top, dirs, files in os.walk(source_root):
+        dirs[:] = [d for d in dirs if not d.startswith((".", "build", "subprojects"))]
+        for f in files:
+            try:
+                newest = max(newest, os.stat(os.path.join(top, f)).st_mtime)
+            except OSError:
+                pass
+    return newest
+
+
+def kept_deb(path, source_root):
+    """The .deb deb-arm64 kept (test_deb.py --keep), if it is newer than every
+    source file; None otherwise (then this test builds its own)."""
+    if path and os.path.exists(path) and os.stat(path).st_mtime >= newest_source_mtime(source_root):
+        log(f"deb: {path}, kept by the deb test and newer than the source tree")
+        return path
+    return None
+
+
 def run_archive(args, deb, path):
     """The per-run part of the initramfs, appended to the cached root file system."""
-    extra = [lib for lib in run_vm.shared_libraries(args.memhog)
-             if not re.search(r"/(libc\.so\.6|ld-linux-x86-64\.so\.2)$", lib)]
-    if extra:
-        raise HarnessError(f"{args.memhog} needs {' '.join(extra)}, which the guest lacks "
-                           "(build it without sanitizers)")
     cpio = run_vm.Cpio()
+    if args.memhog:
+        extra = [lib for lib in run_vm.shared_libraries(args.memhog)
+                 if not re.search(r"/(libc\.so\.6|ld-linux-x86-64\.so\.2)$", lib)]
+        if extra:
+            raise HarnessError(f"{args.memhog} needs {' '.join(extra)}, which the guest lacks "
+                               "(build it without sanitizers)")
+        with open(args.memhog, "rb") as f:
+            cpio.file("usr/local/bin/memhog", f.read(), 0o755)
     with open(deb, "rb") as f:
         cpio.file("root/memwatchd.deb", f.read())
-    with open(args.memhog, "rb") as f:
-        cpio.file("usr/local/bin/memhog", f.read(), 0o755)
     with open(os.path.join(HERE, "guest.sh"), "rb") as f:
         cpio.file("usr/local/sbin/mw-systemtest", f.read(), 0o755)
     cpio.file("etc/systemd/system/mw-systemtest.service", TEST_UNIT)
     with open(os.path.join(args.source_root, "systemd", "memwatchd.service"), "rb") as f:
         unit_sha = hashlib.sha256(f.read()).hexdigest()
     conf = (f"CACHE_DEV=/dev/nvme0n1\nCACHE_MIB={CACHE_MIB}\nSERIES_TTL={SERIES_TTL}\n"
-            f"OOM_COMM={OOM_COMM}\nUNIT_SHA256={unit_sha}\n")
+            f"OOM_COMM={OOM_COMM}\nUNIT_SHA256={unit_sha}\nSMOKE={int(args.checks == 'smoke')}\n")
     cpio.file("etc/mw-systemtest.conf", conf.encode())
     with open(path, "wb") as f:
         f.write(gzip.compress(cpio.finish(), compresslevel=1))
     return unit_sha
 
 
-def boot(qemu, vmlinuz, initrd, disk, console_log, timeout, smp):
-    cmd = [qemu, "-accel", "tcg", "-cpu", "max", "-smp", str(smp), "-m", str(GUEST_MIB),
+def boot(qemu, vmlinuz, initrd, disk, console_log, timeout, smp, arch="amd64"):
+    a = run_vm.ARCHES[arch]
+    cmd = [qemu, "-accel", "tcg"] + a["machine"] + ["-smp", str(smp), "-m", str(GUEST_MIB),
            "-nographic", "-no-reboot", "-nic", "none",
-           "-kernel", vmlinuz, "-initrd", initrd,
-           "-drive", f"file={disk},if=none,id=cache,format=raw,readonly=on",
-           "-device", "nvme,drive=cache,serial=memwatchsys",
-           "-append", KERNEL_ARGS]
+           "-kernel", vmlinuz, "-initrd", initrd]
+    if disk:  # the smoke run reads no block device
+        cmd += ["-drive", f"file={disk},if=none,id=cache,format=raw,readonly=on",
+                "-device", "nvme,drive=cache,serial=memwatchsys"]
+    cmd += ["-append", KERNEL_ARGS.format(console=a["console"])]
     start = time.monotonic()
     lines = []
     with open(console_log, "wb") as out:
@@ -304,6 +339,25 @@ def judge_collectors(s, v, b, want):
     problems = expectations.compare(want, seen)
     v.add("2 collectors", not problems, "; ".join(problems) or
           f"{len(seen)} collectors as in the table")
+
+
+def judge_metrics_lint(s, v, b):
+    """The guest's scrape through `promtool check metrics` on the host:
+    Prometheus' own parser and its naming lint."""
+    text = [l for l in b.get("metrics collectors") or [] if not l.startswith("# scrape exit")]
+    promtool = shutil.which("promtool")
+    if not promtool:
+        v.add("2 promtool", False, "promtool not found: install the Debian package prometheus")
+        return
+    if not text:
+        v.add("2 promtool", False, "no scrape to check")
+        return
+    r = subprocess.run([promtool, "check", "metrics"], input="\n".join(text) + "\n",
+                       capture_output=True, text=True, timeout=60)
+    out = (r.stdout + r.stderr).strip()
+    v.add("2 promtool", r.returncode == 0 and not out,
+          f"promtool check metrics: {len(text)} lines, clean" if r.returncode == 0 and not out
+          else f"promtool check metrics exit {r.returncode}: {out[:600]}")
 
 
 def judge_memavail(s, v, b):
@@ -663,7 +717,7 @@ def judge_socket(s, v, b):
     v.add("4 socket", not problems, "; ".join(problems) or f"first scrape started the service: curl {curl}")
 
 
-def judge(s, lines, rc, timed_out, unit_sha, rows):
+def judge(s, lines, rc, timed_out, unit_sha, rows, smoke=False):
     v = Verdict()
     b, singles = blocks(lines)
     guest = b.get("guest") or []
@@ -689,6 +743,13 @@ def judge(s, lines, rc, timed_out, unit_sha, rows):
         log(f"[{s}]   | {line}")
     judge_install(s, v, b, singles, want, unit_sha)
     judge_collectors(s, v, b, want)
+    if smoke:
+        judge_metrics_lint(s, v, b)
+        p = props(b.get("reloaded"))
+        if p.get("ActiveState") != "active" or p.get("SubState") != "running":
+            v.add("4 reload", False, f"after systemctl reload: {p.get('ActiveState')} ({p.get('SubState')})")
+        judge_reload(s, v, b, singles)
+        return v
     judge_memavail(s, v, b)
     judge_reclaim(s, v, b)
     log(f"[{s}] per-cgroup figures (daemon at the window end; kernel: the cgroup's files before / after):")
@@ -712,8 +773,13 @@ def judge(s, lines, rc, timed_out, unit_sha, rows):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--source-root", required=True)
-    ap.add_argument("--memhog", required=True)
+    ap.add_argument("--memhog", help="memhog built without sanitizers (the full checks need it)")
+    ap.add_argument("--arch", choices=sorted(run_vm.ARCHES), default="amd64",
+                    help="Debian architecture of the guest and the .deb (default amd64)")
+    ap.add_argument("--checks", choices=["full", "smoke"], default="full",
+                    help="smoke: install, collectors, promtool, one reload; full: everything")
     ap.add_argument("--deb", help="a prebuilt memwatchd .deb (default: packaging/build-deb.sh builds one)")
+    ap.add_argument("--kept-deb", help="a .deb another test kept: used when newer than the source tree")
     ap.add_argument("--kernel", action="append", choices=sorted(run_vm.SERIES),
                     help="kernel series to boot (default: all)")
     ap.add_argument("--log-dir", default=".", help="where console logs go")
@@ -722,17 +788,24 @@ def main():
     ap.add_argument("--timeout", type=float, default=420, help="seconds per boot")
     args = ap.parse_args()
     start = time.monotonic()
+    smoke = args.checks == "smoke"
+    if not smoke and not args.memhog:
+        ap.error("--memhog is needed for --checks full")
+    suite_name = "system" if args.arch == "amd64" else f"system-{args.arch}"
 
+    if args.arch != "amd64" and kernel_packages.missing_cross_tools(args.arch):
+        return kernel_packages.cross_missing_exit(args.arch, suite_name)
     if os.geteuid() != 0:
         if on_ci():
-            log("system: FAIL: not root under CI (CI=true): this suite must run there")
+            log(f"{suite_name}: FAIL: not root under CI (CI=true): this suite must run there")
             return 1
-        log("system: not root: skipped (mmdebstrap, apt-get download and the caches need root)")
+        log(f"{suite_name}: not root: skipped (mmdebstrap, apt-get download and the caches need root)")
         return SKIP
     try:
-        qemu = shutil.which("qemu-system-x86_64")
+        arch = run_vm.ARCHES[args.arch]
+        qemu = shutil.which(arch["qemu"])
         if not qemu:
-            raise HarnessError("qemu-system-x86_64 not found: install the Debian package qemu-system-x86")
+            raise HarnessError(f"{arch['qemu']} not found: install the Debian package {arch['qemu_pkg']}")
         for tool, pkg in (("mmdebstrap", "mmdebstrap"), ("apt-get", "apt"), ("dpkg-deb", "dpkg"),
                           ("dpkg-buildpackage", "dpkg-dev"), ("dh", "debhelper")):
             if not shutil.which(tool):
@@ -740,7 +813,7 @@ def main():
         rows = expectations.load()
         os.makedirs(args.log_dir, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="memwatchd-system-") as work:
-            deb = args.deb or build_deb(os.path.abspath(args.source_root), os.path.join(work, "deb"))
+            deb = args.deb or kept_deb(args.kept_deb, os.path.abspath(args.source_root)) or build_deb(os.path.abspath(args.source_root), os.path.join(work, "deb"), args.arch)
             packages = rootfs.BASE_PACKAGES + rootfs.depends_packages(deb)
             cache = run_vm.cache_dir()
             kernels = []
@@ -748,9 +821,9 @@ def main():
                 fcntl.flock(lock, fcntl.LOCK_EX)
                 updated = [False]
                 for s in args.kernel or list(run_vm.SERIES):
-                    kernels.append((s,) + run_vm.fetch_kernel_updating(s, cache, updated))
+                    kernels.append((s,) + run_vm.fetch_kernel_updating(s, cache, updated, args.arch))
                 try:
-                    base, built = rootfs.ensure(cache, packages, log)
+                    base, built = rootfs.ensure(cache, packages, log, args.arch)
                 except rootfs.RootfsError as e:
                     raise HarnessError(str(e)) from e
                 if not built:
@@ -769,12 +842,16 @@ def main():
 
             def one(k):
                 series, name, version, slot = k
-                disk = os.path.join(work, f"cache-{series}.img")
-                with open(disk, "wb") as f:
-                    f.truncate(DISK_MIB << 20)  # sparse: reads cost no host disk
-                console = os.path.join(args.log_dir, f"console-{series}.log")
+                disk = None
+                if not smoke:
+                    disk = os.path.join(work, f"cache-{series}.img")
+                    with open(disk, "wb") as f:
+                        f.truncate(DISK_MIB << 20)  # sparse: reads cost no host disk
+                prefix = "console-" if args.arch == "amd64" else f"console-{args.arch}-"
+                console = os.path.join(args.log_dir, f"{prefix}{series}.log")
                 log(f"[{series}] booting {name} {version}")
-                out = boot(qemu, os.path.join(slot, "vmlinuz"), initrd, disk, console, args.timeout, args.smp)
+                out = boot(qemu, os.path.join(slot, "vmlinuz"), initrd, disk, console, args.timeout,
+                           args.smp, args.arch)
                 log(f"[{series}] qemu exited {out[2]} after {out[1]:.1f} s"
                     f"{' (TIMEOUT)' if out[3] else ''}; console: {console}")
                 return out
@@ -782,13 +859,13 @@ def main():
             with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
                 outs = list(pool.map(one, kernels))
     except HarnessError as e:
-        log(f"system: FAIL: {e}")
+        log(f"{suite_name}: FAIL: {e}")
         return 1
 
     results = []
     for (series, name, version, slot), (lines, secs, rc, timed_out) in zip(kernels, outs):
         log()
-        v = judge(series, lines, rc, timed_out, unit_sha, rows)
+        v = judge(series, lines, rc, timed_out, unit_sha, rows, smoke)
         results.append((series, version, secs, v))
         if not v.ok:
             log(f"[{series}] last console lines:")
@@ -801,7 +878,7 @@ def main():
             log(f"{series:<8} {version:<22} {secs:6.1f}  {scenario:<18} {'PASS' if ok else 'FAIL':<6}  {detail}")
     passed = sum(ok for *_, v in results for _, ok, _ in v.rows)
     failed = sum(not ok for *_, v in results for _, ok, _ in v.rows)
-    log(f"system: {passed} of {passed + failed} checks passed in {time.monotonic() - start:.0f} s "
+    log(f"{suite_name}: {passed} of {passed + failed} checks passed in {time.monotonic() - start:.0f} s "
         f"(preparation {prepared:.0f} s)")
     return 0 if results and all(v.ok for *_, v in results) else 1
 
