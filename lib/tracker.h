@@ -10,7 +10,10 @@
  * turns them into window deltas, picks the top_k entities to export, and
  * folds the rest into "other" so that sums still follow the totals. */
 
-#define TRACKER_MAX_COUNTERS 6
+/* Four: what a process needs (reclaim's counts and times, faults' two); a
+ * cgroup's fifteen take four trackers. Each counter costs 24 bytes a row in
+ * two tables, 10,000 processes a row each. */
+#define TRACKER_MAX_COUNTERS 4
 /* Labels longer than this are cut (cgroup paths); comms fit inline. */
 #define TRACKER_LABEL_MAX 256
 #define TRACKER_LABEL_INLINE 16
