@@ -259,19 +259,33 @@ int snapshot_add_histogram_slots(struct snapshot *s, const struct metric_desc *d
  * into one right-sized block: the arena's part-used last block, the doubling
  * sample arrays and a malloc header per family cost about twice the data. A
  * label value that repeats within the window (a cgroup's path in each cgroup
- * family, a collector's name in each collector family) is stored once, and
- * so are bounds equal to those of the family's previous histogram. */
+ * family, a collector's name in each collector family) is stored once, so is
+ * a vector of label values that repeats (one cgroup's in each of its
+ * families), and so are bounds equal to those of the family's previous
+ * histogram. */
 
 struct intern {
 	const char **keys; /* open addressing on the string's content */
 	char **copies;
 	size_t mask;
+	/* Label vectors by the strings' slots: the families of one cgroup (or
+	 * process) share its vector of label values. */
+	struct label_vector {
+		const size_t *slots; /* NULL: empty */
+		unsigned n;
+		char **copy;
+	} *vectors;
+	size_t vector_mask;
 };
 
 static void intern_done(struct intern *t)
 {
 	free(t->keys);
 	free(t->copies);
+	if (t->vectors)
+		for (size_t i = 0; i <= t->vector_mask; i++)
+			free((void *)t->vectors[i].slots);
+	free(t->vectors);
 }
 
 static size_t intern_slot(const struct intern *t, const char *str)
@@ -285,6 +299,23 @@ static size_t intern_slot(const struct intern *t, const char *str)
 	for (i = (size_t)h & t->mask; t->keys[i] && strcmp(t->keys[i], str) != 0; i = (i + 1) & t->mask)
 		;
 	return i;
+}
+
+/* The slot of the vector of these string slots; *found says whether it is
+ * there already. */
+static struct label_vector *vector_slot(const struct intern *t, const size_t *slots, unsigned n)
+{
+	uint64_t h = 14695981039346656037ULL;
+	size_t i;
+
+	for (unsigned k = 0; k < n; k++)
+		h = (h ^ slots[k]) * 1099511628211ULL;
+	for (i = (size_t)(h ^ n) & t->vector_mask;
+	     t->vectors[i].slots &&
+	     (t->vectors[i].n != n || memcmp(t->vectors[i].slots, slots, n * sizeof(*slots)) != 0);
+	     i = (i + 1) & t->vector_mask)
+		;
+	return &t->vectors[i];
 }
 
 static bool shares_bounds(const struct histogram_data *prev, const struct histogram_data *h)
@@ -333,10 +364,19 @@ static void compact_into(const struct snapshot *s, struct intern *t, char *block
 
 			*ns = (struct sample){ .value = o->value };
 			if (f->desc->n_labels) {
-				ns->label_values = (char **)p;
-				p += f->desc->n_labels * sizeof(char *);
+				size_t slots[METRIC_MAX_LABELS];
+				struct label_vector *v;
+
 				for (k = 0; k < f->desc->n_labels; k++)
-					ns->label_values[k] = intern_copy(t, o->label_values[k], &strings);
+					slots[k] = intern_slot(t, o->label_values[k]);
+				v = vector_slot(t, slots, f->desc->n_labels);
+				if (!v->copy) {
+					v->copy = (char **)p;
+					p += f->desc->n_labels * sizeof(char *);
+					for (k = 0; k < f->desc->n_labels; k++)
+						v->copy[k] = intern_copy(t, o->label_values[k], &strings);
+				}
+				ns->label_values = v->copy;
 			}
 			if (!o->hist)
 				continue;
@@ -384,7 +424,6 @@ static void snapshot_compact(struct snapshot *s)
 		for (j = 0; j < f->n; j++) {
 			const struct histogram_data *h = f->samples[j].hist;
 
-			size += f->desc->n_labels * sizeof(char *);
 			n_values += f->desc->n_labels;
 			if (!h)
 				continue;
@@ -405,17 +444,40 @@ static void snapshot_compact(struct snapshot *s)
 	t.mask = cap - 1;
 	if (!t.keys || !t.copies)
 		return;
+	t.vectors = calloc(cap, sizeof(*t.vectors));
+	t.vector_mask = cap - 1;
+	if (!t.vectors)
+		return;
 	for (i = 0; i < s->n_families; i++)
-		for (j = 0; j < s->families[i].n; j++)
-			for (k = 0; k < s->families[i].desc->n_labels; k++) {
-				const char *v = s->families[i].samples[j].label_values[k];
-				size_t slot = intern_slot(&t, v);
+		for (j = 0; j < s->families[i].n; j++) {
+			unsigned n = s->families[i].desc->n_labels;
+			size_t slots[METRIC_MAX_LABELS];
+			struct label_vector *v;
+
+			if (!n)
+				continue;
+			if (n > METRIC_MAX_LABELS)
+				return; /* no descriptor has as many: keep the build-time data */
+			for (k = 0; k < n; k++) {
+				const char *str = s->families[i].samples[j].label_values[k];
+				size_t slot = intern_slot(&t, str);
 
 				if (!t.keys[slot]) {
-					t.keys[slot] = v;
-					strings += strlen(v) + 1;
+					t.keys[slot] = str;
+					strings += strlen(str) + 1;
 				}
+				slots[k] = slot;
 			}
+			v = vector_slot(&t, slots, n);
+			if (v->slots)
+				continue;
+			v->slots = malloc(n * sizeof(*slots));
+			if (!v->slots)
+				return;
+			memcpy((void *)v->slots, slots, n * sizeof(*slots));
+			v->n = n;
+			size += n * sizeof(char *);
+		}
 	block = malloc(size + strings);
 	if (!block)
 		return;

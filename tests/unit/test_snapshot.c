@@ -1152,12 +1152,21 @@ static void collect_labels(const char *const *labels, unsigned n_labels, double 
 		*first = labels[0];
 }
 
+static void collect_label_vector(const char *const *labels, unsigned n_labels, double value, double sum, void *ud)
+{
+	const char *const **vector = ud;
+
+	if (n_labels == 1 && strcmp(labels[0], "/system.slice/unit-7.service") == 0)
+		*vector = labels;
+}
+
 /* Sealing moves the samples into one block; nothing a reader sees changes. */
 START_TEST(test_compact_keeps_everything)
 {
 	struct snapshot *prev = mixed_snapshot(1, 1), *s = mixed_snapshot(2, 3);
 	_cleanup_free_ char *text = render_text(s), *json = render_json(s, prev), *after = NULL, *json_after = NULL;
 	const char *usage_label = NULL, *events_label = NULL;
+	const char *const *usage_vector = NULL, *const *events_vector = NULL;
 	size_t len;
 
 	ck_assert_int_eq(snapshot_seal(prev), 0);
@@ -1178,6 +1187,11 @@ START_TEST(test_compact_keeps_everything)
 	snapshot_foreach(s, "memwatch_events_total", collect_labels, &events_label);
 	ck_assert_ptr_nonnull(usage_label);
 	ck_assert_ptr_eq(usage_label, events_label);
+	/* And so is a vector of label values repeated across families. */
+	snapshot_foreach(s, "memwatch_cgroup_usage_bytes", collect_label_vector, &usage_vector);
+	snapshot_foreach(s, "memwatch_events_total", collect_label_vector, &events_vector);
+	ck_assert_ptr_nonnull(usage_vector);
+	ck_assert_ptr_eq(usage_vector, events_vector);
 
 	/* Sealed (and compacted) means read-only. */
 	ck_assert_int_eq(snapshot_add(s, &free_bytes, NULL, 1), -EBUSY);
