@@ -429,6 +429,12 @@ static int memavail_start(void *priv, const void *cfg, const struct collector_co
 	if (!s->skel && (method == METHOD_AUTO || method == METHOD_KPROBE))
 		r_kprobe = try_program(s, false);
 	log_set_libbpf_quiet(false);
+	/* libbpf was quiet: without these lines a fallback would not say why. */
+	if (method == METHOD_AUTO && r_fexit < 0)
+		log_info("memavail: fexit on si_mem_available: %s%s", strerror(-r_fexit),
+			 s->skel ? ": taking the kretprobe" : "");
+	if (method == METHOD_AUTO && !s->skel)
+		log_info("memavail: kretprobe on si_mem_available: %s", strerror(-r_kprobe));
 
 	if (s->skel) {
 		s->source = r_fexit == 0 ? MEMAVAIL_FEXIT : MEMAVAIL_KPROBE;

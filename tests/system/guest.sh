@@ -165,6 +165,9 @@ echo "mount $(grep ' - cgroup2 ' /proc/self/mountinfo)"
 echo "controllers $(cat $CG/cgroup.controllers)"
 echo "systemd $(systemctl --version | head -n 1)"
 echo "uptime $(cut -d' ' -f1 /proc/uptime)"
+# Debian's kernels add level 3 (perf_event_open needs CAP_SYS_ADMIN; the
+# kprobe PMU memavail's kretprobe uses goes through it).
+echo "perf_event_paranoid $(cat /proc/sys/kernel/perf_event_paranoid)"
 echo "failed-units $(systemctl --failed --no-legend --plain | awk '{ print $1 }' | tr '\n' ' ')"
 mark "END guest"
 
@@ -208,6 +211,8 @@ block cgroup-of-daemon cat "/proc/$pid/cgroup"
 scrape collectors
 
 if [ "${SMOKE:-0}" = 1 ]; then
+	# Why a collector degraded, as the daemon logged it (fexit/kprobe attach errors).
+	block journal-memavail sh -c 'journalctl -u memwatchd -b --no-pager -o cat | grep memavail'
 	reload_once
 	mark "DONE"
 	systemctl poweroff --no-block
