@@ -723,7 +723,7 @@ def judge(s, lines, rc, timed_out, unit_sha, rows, smoke=False):
     guest = b.get("guest") or []
     release = kv_line(guest, "uname") or "?"
     log(f"[{s}] uname -r: {release}")
-    log(f"[{s}] cgroup2: {kv_line(guest, 'mount')}")
+    log(f"[{s}] cgroup2: {kv_line(guest, 'mount')}; kernel.perf_event_paranoid {kv_line(guest, 'perf_event_paranoid')}")
     log(f"[{s}] controllers: {kv_line(guest, 'controllers')}; {kv_line(guest, 'systemd')}; "
         f"test started {kv_line(guest, 'uptime')} s after boot; failed units: {kv_line(guest, 'failed-units') or '-'}")
     if "DONE" not in singles:
@@ -744,6 +744,8 @@ def judge(s, lines, rc, timed_out, unit_sha, rows, smoke=False):
     judge_install(s, v, b, singles, want, unit_sha)
     judge_collectors(s, v, b, want)
     if smoke:
+        for line in b.get("journal-memavail") or []:
+            log(f"[{s}]   journal: {line}")
         judge_metrics_lint(s, v, b)
         p = props(b.get("reloaded"))
         if p.get("ActiveState") != "active" or p.get("SubState") != "running":
