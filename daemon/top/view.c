@@ -88,19 +88,18 @@ static const json_t *last_window(const json_t *doc)
  * walk's figures with no delta. Its deltas are the faults since the walk
  * before. The last window when none in the list walked (or no age is
  * exported: every window walks). */
-static const json_t *fault_walk_window(const json_t *doc)
+static size_t fault_walk_window(const json_t *doc)
 {
 	const json_t *list = json_object_get(doc, "windows");
 	size_t n = json_array_size(list);
 
 	for (size_t i = n; i > 0; i--) {
-		const json_t *w = json_array_get(list, i - 1);
-		double age = metric(w, METRIC_NAME(MW_FAULT_PROCESS_AGE_SECONDS), "value");
+		double age = metric(json_array_get(list, i - 1), METRIC_NAME(MW_FAULT_PROCESS_AGE_SECONDS), "value");
 
 		if (isnan(age) || age == 0)
-			return w;
+			return i - 1;
 	}
-	return n ? json_array_get(list, n - 1) : NULL;
+	return n ? n - 1 : 0;
 }
 
 int view_windows_since_fault_walk(const json_t *doc)
@@ -278,7 +277,40 @@ struct table {
 	bool seconds;         /* values are seconds, else counts */
 	bool keep_tail;       /* labels are paths */
 	const json_t *second; /* faults: the major family, shown beside minor */
+	const char *second_name;
+	/* faults: the answer's windows and the index of the one shown, for the
+	 * series new in it (see delta_since_exported); NULL: none. */
+	const json_t *windows;
+	size_t at;
 };
+
+/* The delta of a counter sample s of family name in window `at` of the
+ * answer: its "delta", or for a series the window before did not have (a
+ * process that entered the exported set in this walk) its value against the
+ * newest earlier window that had it, or against zero if none did (new since
+ * then, or never exported in the windows fetched). */
+static double delta_since_exported(const json_t *windows, size_t at, const char *name, const json_t *s,
+				   const char *key)
+{
+	const json_t *list = json_object_get(windows, "windows");
+	const char *want = str(json_object_get(s, "labels"), key);
+	double d = num(s, "delta"), v = num(s, "value");
+
+	if (!isnan(d) || !windows || at == 0)
+		return d;
+	for (size_t w = at; w > 0; w--) {
+		const json_t *f = family(json_array_get(list, w - 1), name);
+
+		for (size_t i = 0; i < json_array_size(f); i++) {
+			const json_t *o = json_array_get(f, i);
+			double old = num(o, "value");
+
+			if (strcmp(str(json_object_get(o, "labels"), key), want) == 0 && !isnan(old))
+				return v >= old ? v - old : v;
+		}
+	}
+	return v;
+}
 
 static int cmp_row(const void *a, const void *b)
 {
@@ -297,7 +329,7 @@ static void table_fill(struct table *t, const json_t *window, const char *name, 
 	for (i = 0; i < json_array_size(f); i++) {
 		const json_t *s = json_array_get(f, i), *labels = json_object_get(s, "labels");
 		const char *k = str(labels, key);
-		double d = num(s, "delta");
+		double d = delta_since_exported(t->windows, t->at, name, s, key);
 		char a[24], b[256];
 		size_t klen = strlen(k);
 		struct row *r;
@@ -324,17 +356,18 @@ static void table_fill(struct table *t, const json_t *window, const char *name, 
 	qsort(t->rows, t->n, sizeof(t->rows[0]), cmp_row);
 }
 
-/* The delta of the series of family f whose label key equals that of sample s. */
-static double delta_of_same(const json_t *f, const json_t *s, const char *key)
+/* The delta of the series of the table's second family whose label key
+ * equals that of sample s. */
+static double delta_of_same(const struct table *t, const char *name, const json_t *s, const char *key)
 {
 	const char *want = str(json_object_get(s, "labels"), key);
 	size_t i;
 
-	for (i = 0; i < json_array_size(f); i++) {
-		const json_t *o = json_array_get(f, i);
+	for (i = 0; i < json_array_size(t->second); i++) {
+		const json_t *o = json_array_get(t->second, i);
 
 		if (strcmp(str(json_object_get(o, "labels"), key), want) == 0)
-			return num(o, "delta");
+			return delta_since_exported(t->windows, t->at, name, o, key);
 	}
 	return NAN;
 }
@@ -361,7 +394,7 @@ static void table_draw(const struct view *v, const struct table *t, int y, int x
 			human_count(a, sizeof(a), r->value, HUMAN_ASCII);
 		cell(buf, sizeof(buf), r->label, label_w, t->keep_tail);
 		if (t->second) {
-			human_count(b, sizeof(b), delta_of_same(t->second, r->sample, "pid"), HUMAN_ASCII);
+			human_count(b, sizeof(b), delta_of_same(t, t->second_name, r->sample, "pid"), HUMAN_ASCII);
 			putf(y + 1 + i, x, A_NORMAL, "%s %*s %*s", buf, VALUE_WIDTH, a, VALUE_WIDTH, b);
 		} else {
 			putf(y + 1 + i, x, A_NORMAL, "%s %*s", buf, VALUE_WIDTH, a);
@@ -611,9 +644,13 @@ void view_draw(const struct view *v)
 		faults.title = "Top faulting processes";
 		faults.unit = "minor";
 		faults.second_unit = "major";
-		const json_t *walked = fault_walk_window(v->windows);
+		size_t at = fault_walk_window(v->windows);
+		const json_t *walked = json_array_get(json_object_get(v->windows, "windows"), at);
 
-		faults.second = family(walked, METRIC_NAME(MW_PROCESS_MAJOR_FAULTS_TOTAL));
+		faults.windows = v->windows;
+		faults.at = at;
+		faults.second_name = METRIC_NAME(MW_PROCESS_MAJOR_FAULTS_TOTAL);
+		faults.second = family(walked, faults.second_name);
 		table_fill(&faults, walked, METRIC_NAME(MW_PROCESS_MINOR_FAULTS_TOTAL), "pid", v->utf8);
 		table_draw(v, &faults, y, 2 * (tw + TABLE_GAP), tw, table_rows);
 	}

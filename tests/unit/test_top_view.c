@@ -347,6 +347,67 @@ START_TEST(test_200x60)
 }
 END_TEST
 
+/* One window of the faults families: minor counts of pids, each {pid, value,
+ * delta or NAN: none, as for a series the window before did not have}. */
+static json_t *fault_window(double seq, double age, const double (*rows)[3], size_t n)
+{
+	json_t *minor = json_array(), *major = json_array();
+	char pid[16];
+
+	for (size_t i = 0; i < n; i++) {
+		json_t *labels = json_pack("{s:s, s:s}", "pid", (snprintf(pid, sizeof(pid), "%.0f", rows[i][0]), pid),
+					   "comm", "w");
+
+		json_array_append_new(minor, isnan(rows[i][2]) ? json_pack("{s:O, s:f}", "labels", labels, "value",
+									    rows[i][1])
+							       : series(json_incref(labels), rows[i][1], rows[i][2]));
+		json_array_append_new(major, json_pack("{s:o, s:f}", "labels", labels, "value", 0.0));
+	}
+	return json_pack("{s:f, s:{s:f, s:f, s:f}, s:{s:o, s:o, s:[{s:f}], s:[{s:f}]}}", "seq", seq,
+			 "available_bytes", "last", 1.0, "min", 1.0, "max", 1.0, "metrics",
+			 "memwatch_process_minor_faults_total", minor, "memwatch_process_major_faults_total", major,
+			 "memwatch_fault_process_age_seconds", "value", age, "memwatch_window_seconds", "value", 1.0);
+}
+
+/* The process walk runs every few windows: the faults table shows the newest
+ * window that walked, and a process new in it counts from its last export in
+ * the windows before (pid 11: 90 against 60) or from zero (pid 12). */
+START_TEST(test_faults_of_the_last_walk)
+{
+	const double w0[][3] = { { 11, 60, NAN }, { 10, 5, NAN } };
+	const double w1[][3] = { { 10, 5, 0 } };
+	const double w2[][3] = { { 10, 25, 20 }, { 11, 90, NAN }, { 12, 40, NAN } };
+	const double w3[][3] = { { 10, 25, 0 }, { 11, 90, 0 }, { 12, 40, 0 } };
+	json_t *list = json_array(), *windows, *events = json_pack("{s:[]}", "events");
+	char buf[2048];
+	struct view v = { .url = "http://127.0.0.1:9577", .utf8 = true };
+	double minor = 0;
+	const char *p;
+
+	json_array_append_new(list, fault_window(1, 0, w0, 2));
+	json_array_append_new(list, fault_window(2, 1, w1, 1));
+	json_array_append_new(list, fault_window(3, 0, w2, 3));
+	json_array_append_new(list, fault_window(4, 1, w3, 3));
+	windows = json_pack("{s:o}", "windows", list);
+	v.windows = windows;
+	v.events = events;
+	ck_assert_int_eq(view_windows_since_fault_walk(windows), 1);
+	ck_assert_int_eq(resizeterm(60, 200), OK);
+	view_draw(&v);
+	ck_assert_int_ge(find_line("12      w", buf, sizeof(buf)), 0);
+	p = strstr(buf, "12      w");
+	ck_assert(sscanf(p + strlen("12      w"), "%lf", &minor) == 1 && minor == 40);
+	ck_assert_int_ge(find_line("11      w", buf, sizeof(buf)), 0);
+	p = strstr(buf, "11      w");
+	ck_assert(sscanf(p + strlen("11      w"), "%lf", &minor) == 1 && minor == 30);
+	ck_assert_int_ge(find_line("10      w", buf, sizeof(buf)), 0);
+	p = strstr(buf, "10      w");
+	ck_assert(sscanf(p + strlen("10      w"), "%lf", &minor) == 1 && minor == 20);
+	json_decref(windows);
+	json_decref(events);
+}
+END_TEST
+
 START_TEST(test_problem_wraps)
 {
 	struct view v = {
@@ -407,6 +468,7 @@ static Suite *top_view_suite(void)
 	tcase_add_checked_fixture(tc, screen_setup, screen_teardown);
 	tcase_add_test(tc, test_80x24);
 	tcase_add_test(tc, test_200x60);
+	tcase_add_test(tc, test_faults_of_the_last_walk);
 	tcase_add_test(tc, test_problem_wraps);
 	tcase_add_test(tc, test_any_size);
 	suite_add_tcase(s, tc);
