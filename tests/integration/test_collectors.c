@@ -1621,23 +1621,30 @@ struct toucher_args {
 	size_t len;
 };
 
-static void toucher_child(const void *arg, int cmd, int rep)
+/* A child's start: waits for a byte on cmd, then touches len fresh bytes. */
+static void touch_on_go(int cmd, size_t len)
 {
-	const struct toucher_args *a = arg;
-	const char *cg = a->cg;
-	size_t len = a->len;
-	char c;
-	char *p;
+	char c, *p;
 
-	child_init();
-	if (cg && memcg_join(cg) < 0)
-		_exit(5);
 	if (read(cmd, &c, 1) != 1)
 		_exit(2);
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		_exit(3);
 	touch(p, len);
+}
+
+static void toucher_child(const void *arg, int cmd, int rep)
+{
+	const struct toucher_args *a = arg;
+	const char *cg = a->cg;
+	size_t len = a->len;
+	char c;
+
+	child_init();
+	if (cg && memcg_join(cg) < 0)
+		_exit(5);
+	touch_on_go(cmd, len);
 	if (write(rep, "d", 1) != 1)
 		_exit(4);
 	while (read(cmd, &c, 1) > 0)
@@ -1796,16 +1803,8 @@ END_TEST
  * process walks, seen only by the exit hook. */
 static void short_life_child(const void *arg, int cmd, int rep)
 {
-	size_t len = *(const size_t *)arg;
-	char c, *p;
-
 	child_init();
-	if (read(cmd, &c, 1) != 1)
-		_exit(2);
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		_exit(3);
-	touch(p, len);
+	touch_on_go(cmd, *(const size_t *)arg);
 	_exit(0);
 }
 

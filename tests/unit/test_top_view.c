@@ -355,8 +355,10 @@ static json_t *fault_window(double seq, double age, const double (*rows)[3], siz
 	char pid[16];
 
 	for (size_t i = 0; i < n; i++) {
-		json_t *labels = json_pack("{s:s, s:s}", "pid", (snprintf(pid, sizeof(pid), "%.0f", rows[i][0]), pid),
-					   "comm", "w");
+		json_t *labels;
+
+		snprintf(pid, sizeof(pid), "%.0f", rows[i][0]);
+		labels = json_pack("{s:s, s:s}", "pid", pid, "comm", "w");
 
 		json_array_append_new(minor, isnan(rows[i][2]) ? json_pack("{s:O, s:f}", "labels", labels, "value",
 									    rows[i][1])
