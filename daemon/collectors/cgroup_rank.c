@@ -26,78 +26,48 @@ uint64_t cgroup_counter_value(const struct cgroup_mem *m, unsigned c, bool *pres
 	return m->events[c - C_EVENT0];
 }
 
-static int cmp_row_key(const void *k, const void *row)
-{
-	uint64_t a = *(const uint64_t *)k, b = ((const struct tracked_row *)row)->key;
-
-	return a < b ? -1 : a > b;
-}
-
-static const struct tracked_row *find_row(const struct tracker *t, uint64_t key)
-{
-	if (t->n_rows == 0)
-		return NULL;
-	return bsearch(&key, t->rows, t->n_rows, sizeof(*t->rows), cmp_row_key);
-}
-
 /* Window deltas through lib/tracker. A cgroup skipped in this window keeps
- * its previous row: dropping it would count its whole history again into
+ * its row as it was: dropping it would count its whole history again into
  * "other" when it comes back. */
 int cgroup_trackers_update(struct cgroup_state *s, uint64_t now)
 {
-	struct tracked_row *rows[N_TRACKERS] = { NULL };
-	size_t i, n, k;
+	size_t i, k;
 
-	/* The trackers' own buffers, reused from window to window; on failure the
-	 * ones already taken stay with their trackers. */
-	for (k = 0; k < N_TRACKERS; k++) {
-		rows[k] = tracker_next(&s->trackers[k], s->n_entries + s->n_failed);
-		if (!rows[k])
-			return -ENOMEM;
-	}
+	for (k = 0; k < N_TRACKERS; k++)
+		tracker_begin(&s->trackers[k], 0);
 	for (i = 0; i < s->n_entries; i++) {
 		const struct cgroup_mem *m = &s->entries[i].mem;
+		struct tracked_row *rows[N_TRACKERS];
 		unsigned c;
 
+		for (k = 0; k < N_TRACKERS; k++)
+			rows[k] = tracker_read(&s->trackers[k], s->entries[i].key, 0, NULL, 0);
 		for (c = 0; c < N_COUNTERS; c++) {
 			bool present;
 			uint64_t v = cgroup_counter_value(m, c, &present);
 
-			rows[c / TRACKER_MAX_COUNTERS][i].value[c % TRACKER_MAX_COUNTERS] = v;
+			/* Without memory for its row a new cgroup has no deltas this window. */
+			if (rows[c / TRACKER_MAX_COUNTERS])
+				rows[c / TRACKER_MAX_COUNTERS]->value[c % TRACKER_MAX_COUNTERS] = v;
 			if (present)
 				s->seen |= 1u << c;
 		}
-		for (k = 0; k < N_TRACKERS; k++)
-			rows[k][i].key = s->entries[i].key;
 	}
-	n = s->n_entries;
-	for (i = 0; i < s->n_failed; i++) {
-		const struct tracked_row *old[N_TRACKERS];
-		bool all = true;
-
+	for (i = 0; i < s->n_failed; i++)
 		for (k = 0; k < N_TRACKERS; k++)
-			all = (old[k] = find_row(&s->trackers[k], s->failed[i])) && all;
-		if (!all)
-			continue;
-		for (k = 0; k < N_TRACKERS; k++) {
-			rows[k][n] = *old[k];
-			rows[k][n].label_long = NULL; /* the old table's (these rows have no labels) */
-		}
-		n++;
-	}
+			(void)tracker_keep(&s->trackers[k], s->failed[i]);
 	for (k = 0; k < N_TRACKERS; k++)
-		tracker_update(&s->trackers[k], rows[k], n, now);
+		tracker_update(&s->trackers[k], now);
 	return 0;
 }
 
-/* The entries are in key order (cgroup_scan sorts them), and so are the
- * rows: entry i is row i unless a cgroup skipped in this window took a row
- * before it. */
+/* The entries are in key order (cgroup_scan sorts them), and so are the rows
+ * of cgroups seen since the first read: entry i is mostly row i. */
 uint64_t cgroup_row_delta(const struct cgroup_state *s, size_t i, unsigned c)
 {
 	const struct tracker *t = &s->trackers[c / TRACKER_MAX_COUNTERS];
 	uint64_t key = s->entries[i].key;
-	const struct tracked_row *r = i < t->n_rows && t->rows[i].key == key ? &t->rows[i] : find_row(t, key);
+	const struct tracked_row *r = i < t->n_rows && t->rows[i].key == key ? &t->rows[i] : tracker_find(t, key);
 
 	return r ? r->delta[c % TRACKER_MAX_COUNTERS] : 0;
 }

@@ -54,7 +54,7 @@ struct faults_state {
 	struct vmstat_source *vmstat; /* NULL: not readable */
 	char *buf; /* ITER_CHUNK bytes */
 	/* The last walk's export, re-exported until the next walk: pointers
-	 * into procs.rows, which stay until the next tracker_update. */
+	 * into procs.rows, which stand still until the next walk. */
 	struct refresh_gate gate;
 	const struct tracked_row **top;
 	size_t n_top, cap_top, n_tracked;
@@ -224,83 +224,23 @@ static int faults_start(void *priv, const void *cfg, const struct collector_cont
  * comes, rather than whole: 10,000 threads are half a megabyte of records. */
 #define ITER_CHUNK 65536
 
-static int cmp_tgid(const void *a, const void *b)
-{
-	const struct tracked_row *x = a, *y = b;
-
-	return x->key < y->key ? -1 : x->key > y->key;
-}
-
-/* Threads come in tid order, so those of one process that are not next to
- * each other got rows of their own: one row per process, or the process
- * would be exported twice, each time with part of its faults. */
-static size_t merge_threads(struct tracked_row *rows, size_t n)
-{
-	size_t i, k = 0;
-
-	/* The iterator goes in pid order: with no thread apart from its
-	 * process, the rows are sorted already and each key is there once. */
-	for (i = 1; i < n && rows[i - 1].key < rows[i].key; i++)
-		;
-	if (i >= n)
-		return n;
-	qsort(rows, n, sizeof(*rows), cmp_tgid);
-	for (i = 0; i < n; i++) {
-		if (k > 0 && rows[k - 1].key == rows[i].key) {
-			rows[k - 1].value[FAULT_MAJOR] += rows[i].value[FAULT_MAJOR];
-			rows[k - 1].value[FAULT_MINOR] += rows[i].value[FAULT_MINOR];
-			if (!rows[k - 1].generation)
-				rows[k - 1].generation = rows[i].generation;
-			rows[i] = (struct tracked_row){ 0 }; /* comms are inline: nothing to free */
-			continue;
-		}
-		if (k != i) {
-			rows[k] = rows[i];
-			rows[i] = (struct tracked_row){ 0 };
-		}
-		k++;
-	}
-	return k;
-}
-
-/* The row of key in rows[0..n), sorted by key but for rows added out of
- * order (a thread with a lower tid than its leader, after pid wrap-around,
- * which merge_threads sorts out): NULL when the search misses it. */
-static struct tracked_row *find_row(struct tracked_row *rows, size_t n, uint64_t key)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (rows[mid].key < key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n && rows[lo].key == key ? &rows[lo] : NULL;
-}
-
-/* Rows go into the tracker's buffer, grown as processes turn up and reused
+/* The iterator's records go straight into the tracker's rows, which stay
  * from window to window: at 10,000 processes a fresh table each window would
- * cost a megabyte of page faults. */
-static size_t read_iterator(struct faults_state *s, struct tracked_row **ret)
+ * cost a megabyte of page faults, and a second one for the last window's
+ * values as much again. */
+static void read_iterator(struct faults_state *s)
 {
-	struct tracked_row *rows;
-	size_t n = 0, used = 0, i;
+	size_t used = 0, i;
 	int fd;
 
-	rows = *ret = tracker_next(&s->procs, 1);
-	if (!rows)
-		return 0;
 	if (!s->buf) {
 		s->buf = malloc(ITER_CHUNK);
 		if (!s->buf)
-			return 0;
+			return;
 	}
 	fd = bpf_iter_create(bpf_link__fd(s->iter));
 	if (fd < 0)
-		return 0;
+		return;
 	for (;;) {
 		ssize_t got = read(fd, s->buf + used, ITER_CHUNK - used);
 
@@ -310,62 +250,35 @@ static size_t read_iterator(struct faults_state *s, struct tracked_row **ret)
 			break;
 		used += (size_t)got;
 
-		/* Records come per thread, in pid order: sum the threads of each process. */
+		/* Records come per thread, each with its process's start and comm:
+		 * the threads of a process add up in its row. */
 		for (i = 0; i + sizeof(struct fault_record) <= used; i += sizeof(struct fault_record)) {
 			struct fault_record rec;
-			struct tracked_row *row = NULL;
+			struct tracked_row *row;
 
 			memcpy(&rec, s->buf + i, sizeof(rec));
-			/* Threads come after their leader (tid order), so the rows stay
-			 * in key order: the process is the last row, or an earlier one
-			 * when other processes started between its threads. */
-			if (n > 0 && rows[n - 1].key == rec.tgid)
-				row = &rows[n - 1];
-			else if (n > 0 && rec.tgid < rows[n - 1].key)
-				row = find_row(rows, n, rec.tgid);
-			if (!row) {
-				struct tracked_row *grown;
-
-				if (n == s->cfg.max_processes)
-					continue;
-				grown = tracker_next(&s->procs, n + 1);
-				if (!grown)
-					goto out; /* without memory, this window has what was read */
-				rows = grown;
-				row = &rows[n++];
-				row->key = rec.tgid;
-			}
+			row = tracker_read(&s->procs, rec.tgid, rec.start_boottime_ns, rec.comm, FAULTS_COMM_LEN);
+			if (!row)
+				continue; /* max_processes read already, or no memory for it */
 			row->value[FAULT_MAJOR] += rec.maj_flt;
 			row->value[FAULT_MINOR] += rec.min_flt;
-			/* The process's start, not a thread's: else the tracker sees a new process. */
-			if (rec.leader)
-				row->generation = rec.start_boottime_ns;
-			(void)tracker_row_set_label(row, rec.comm, FAULTS_COMM_LEN); /* a comm fits inline */
 		}
 		/* A record cut at the end of a read waits for the rest. */
 		used -= i;
 		memmove(s->buf, s->buf + i, used);
 	}
-out:
 	close(fd);
-	*ret = rows;
-	return merge_threads(rows, n);
 }
 
-static size_t read_procfs(struct faults_state *s, struct tracked_row **ret)
+static void read_procfs(struct faults_state *s)
 {
-	struct tracked_row *rows;
-	size_t n = 0;
 	struct dirent *de;
 	DIR *d;
 
-	rows = *ret = tracker_next(&s->procs, 1);
-	if (!rows)
-		return 0;
 	d = opendir(s->cfg.proc_root);
 	if (!d)
-		return 0;
-	while ((de = readdir(d)) && n < s->cfg.max_processes) {
+		return;
+	while ((de = readdir(d))) {
 		char path[sizeof(s->cfg.proc_root) + sizeof(de->d_name) + 8], *text = NULL;
 		struct procstat ps;
 		size_t len;
@@ -377,27 +290,16 @@ static size_t read_procfs(struct faults_state *s, struct tracked_row **ret)
 		if (read_full_file(path, 4096, &text, &len) < 0)
 			continue;
 		if (procstat_parse(text, len, &ps) == 0) {
-			struct tracked_row *grown = tracker_next(&s->procs, n + 1);
+			struct tracked_row *row = tracker_read(&s->procs, (uint64_t)ps.pid, ps.starttime, ps.comm, 15);
 
-			if (!grown) {
-				free(text);
-				break;
+			if (row) {
+				row->value[FAULT_MAJOR] = ps.majflt;
+				row->value[FAULT_MINOR] = ps.minflt;
 			}
-			rows = grown;
-			rows[n].key = (uint64_t)ps.pid;
-			rows[n].generation = ps.starttime;
-			rows[n].value[FAULT_MAJOR] = ps.majflt;
-			rows[n].value[FAULT_MINOR] = ps.minflt;
-			(void)tracker_row_set_label(&rows[n], ps.comm, 15);
-			n++;
 		}
 		free(text);
 	}
 	closedir(d);
-	/* In key order, like the iterator's, for apply_exits(). */
-	qsort(rows, n, sizeof(*rows), cmp_tgid);
-	*ret = rows;
-	return n;
 }
 
 static void put_process(struct snapshot *snap, const char *pid, const char *comm, const uint64_t *v)
@@ -500,35 +402,35 @@ static int cmp_exit(const void *a, const void *b)
  * against the last walk's, if that walk saw it. */
 static void fold_into_other(struct faults_state *s, const struct fault_record *e)
 {
-	const struct tracked_row *seen = find_row(s->procs.rows, s->procs.n_rows, e->tgid);
-	uint64_t was[FAULT_COUNTERS] = { 0 };
+	uint64_t was[TRACKER_MAX_COUNTERS] = { 0 };
 
-	if (seen && seen->generation == e->start_boottime_ns) {
-		was[FAULT_MAJOR] = seen->value[FAULT_MAJOR];
-		was[FAULT_MINOR] = seen->value[FAULT_MINOR];
-	}
+	if (!tracker_previous(&s->procs, e->tgid, e->start_boottime_ns, was))
+		memset(was, 0, sizeof(was));
 	s->procs.other[FAULT_MAJOR] += e->maj_flt > was[FAULT_MAJOR] ? e->maj_flt - was[FAULT_MAJOR] : 0;
 	s->procs.other[FAULT_MINOR] += e->min_flt > was[FAULT_MINOR] ? e->min_flt - was[FAULT_MINOR] : 0;
 }
 
-/* The processes that exited since the last walk join this walk's rows
- * (sorted by key) with their final counts, so that the tracker turns what
- * they did since the last walk into deltas like any other process's; the
- * next walk no longer has them. A pid the walk finds taken by a newer
- * process, or that exited twice, has the older one's rest folded into
- * "other". Returns the number of rows. */
-static size_t apply_exits(struct faults_state *s, struct tracked_row **rows, size_t n)
+/* The processes that exited since the last walk are read with their final
+ * counts, so that the tracker turns what they did since the last walk into
+ * deltas like any other process's; the next walk no longer has them. A pid
+ * the walk found taken by a newer process, or that exited twice, has the
+ * older one's rest folded into "other". */
+static void apply_exits(struct faults_state *s)
 {
-	size_t live = n, i;
+	size_t i;
 
 	if (!s->n_exits)
-		return n;
+		return;
 	qsort(s->exits, s->n_exits, sizeof(*s->exits), cmp_exit);
 	for (i = 0; i < s->n_exits; i++) {
 		const struct fault_record *e = &s->exits[i];
-		struct tracked_row *row = find_row(*rows, live, e->tgid), *grown;
+		struct tracked_row *row = tracker_find(&s->procs, e->tgid);
 
-		if (row && row->generation == e->start_boottime_ns) {
+		if (row && tracker_row_was_read(&s->procs, row)) {
+			if (row->generation != e->start_boottime_ns) {
+				fold_into_other(s, e);
+				continue;
+			}
 			/* Walked while it exited: the larger of the two is the later. */
 			if (e->maj_flt > row->value[FAULT_MAJOR])
 				row->value[FAULT_MAJOR] = e->maj_flt;
@@ -536,29 +438,20 @@ static size_t apply_exits(struct faults_state *s, struct tracked_row **rows, siz
 				row->value[FAULT_MINOR] = e->min_flt;
 			continue;
 		}
-		if (row || (i + 1 < s->n_exits && s->exits[i + 1].tgid == e->tgid) || n == s->cfg.max_processes ||
-		    !(grown = tracker_next(&s->procs, n + 1))) {
+		if ((i + 1 < s->n_exits && s->exits[i + 1].tgid == e->tgid) ||
+		    !(row = tracker_read(&s->procs, e->tgid, e->start_boottime_ns, e->comm, FAULTS_COMM_LEN))) {
 			fold_into_other(s, e);
 			continue;
 		}
-		*rows = grown;
-		row = &grown[n++];
-		row->key = e->tgid;
-		row->generation = e->start_boottime_ns;
 		row->value[FAULT_MAJOR] = e->maj_flt;
 		row->value[FAULT_MINOR] = e->min_flt;
-		(void)tracker_row_set_label(row, e->comm, FAULTS_COMM_LEN);
 	}
 	s->n_exits = 0;
-	return n;
 }
 
 /* Every process read, ranked, and the export chosen: kept in s->top. */
 static int walk(struct faults_state *s, uint64_t now)
 {
-	struct tracked_row *rows;
-	size_t n;
-
 	if (s->cap_top < s->cfg.top_k) {
 		const struct tracked_row **p = realloc(s->top, s->cfg.top_k * sizeof(*p));
 
@@ -568,13 +461,15 @@ static int walk(struct faults_state *s, uint64_t now)
 		s->cap_top = s->cfg.top_k;
 	}
 	s->n_top = 0;
-	n = s->iter ? read_iterator(s, &rows) : read_procfs(s, &rows);
-	if (!rows)
-		return -ENOMEM;
+	tracker_begin(&s->procs, s->cfg.max_processes);
+	if (s->iter)
+		read_iterator(s);
+	else
+		read_procfs(s);
 	drain_exits(s);
-	n = apply_exits(s, &rows, n);
-	tracker_update(&s->procs, rows, n, now);
-	s->n_tracked = n;
+	apply_exits(s);
+	tracker_update(&s->procs, now);
+	s->n_tracked = s->procs.n_rows;
 	s->n_top = tracker_select(&s->procs, s->cfg.top_k, s->cfg.series_ttl_msec * USEC_PER_MSEC, now, s->top);
 	return 0;
 }

@@ -181,56 +181,48 @@ static bool process_alive(uint32_t tgid)
 	return kill((pid_t)tgid, 0) == 0 || errno != ESRCH;
 }
 
-/* Reads a whole BPF hash map, one tracked row per entry; fill turns a value into
- * a row. The rows go into the tracker's own buffer, grown to what the map holds
- * (at most max): nothing is allocated in a steady state, little when idle. */
-static size_t read_map(int fd, size_t key_size, void *value, size_t max, struct tracker *t,
-		       struct tracked_row **ret, void (*fill)(struct tracked_row *row, const void *value))
+/* Reads a whole BPF hash map into the tracker, one row per entry (at most
+ * max); read turns a value into its row. */
+static void read_map(int fd, size_t key_size, void *value, size_t max, struct tracker *t,
+		     struct tracked_row *(*read)(struct tracker *t, uint64_t key, const void *value))
 {
-	struct tracked_row *rows = tracker_next(t, 1);
 	uint64_t key = 0, next = 0;
 	void *prev = NULL;
-	size_t n = 0;
 
-	*ret = rows;
-	if (!rows)
-		return 0;
-	while (n < max && bpf_map_get_next_key(fd, prev, &next) == 0) {
-		struct tracked_row *grown;
-
+	tracker_begin(t, max);
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		key = next;
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, value) < 0)
 			continue; /* deleted in between */
-		grown = tracker_next(t, n + 1);
-		if (!grown)
-			break; /* without memory, this window has what was read */
-		rows = grown;
-		rows[n].key = key_size == 4 ? (uint32_t)key : key;
-		fill(&rows[n++], value);
+		(void)read(t, key_size == 4 ? (uint32_t)key : key, value); /* NULL: max reached, or no memory */
 	}
-	*ret = rows;
-	return n;
 }
 
-static void fill_process(struct tracked_row *row, const void *value)
+static struct tracked_row *read_process(struct tracker *t, uint64_t key, const void *value)
 {
 	const struct reclaim_process *p = value;
+	struct tracked_row *row = tracker_read(t, key, p->start_boottime_ns, p->comm, RECLAIM_COMM_LEN);
 
-	row->generation = p->start_boottime_ns;
-	row->value[PROC_DIRECT_COUNT] = p->direct_count;
-	row->value[PROC_DIRECT_NS] = p->direct_ns;
-	row->value[PROC_MEMCG_COUNT] = p->memcg_count;
-	row->value[PROC_MEMCG_NS] = p->memcg_ns;
-	(void)tracker_row_set_label(row, p->comm, RECLAIM_COMM_LEN); /* a comm fits inline */
+	if (row) {
+		row->value[PROC_DIRECT_COUNT] = p->direct_count;
+		row->value[PROC_DIRECT_NS] = p->direct_ns;
+		row->value[PROC_MEMCG_COUNT] = p->memcg_count;
+		row->value[PROC_MEMCG_NS] = p->memcg_ns;
+	}
+	return row;
 }
 
-static void fill_cgroup(struct tracked_row *row, const void *value)
+static struct tracked_row *read_cgroup(struct tracker *t, uint64_t key, const void *value)
 {
 	const struct reclaim_cgroup *c = value;
+	struct tracked_row *row = tracker_read(t, key, 0, NULL, 0);
 
-	row->value[CG_COUNT] = c->direct_count + c->memcg_count;
-	row->value[CG_NS] = c->direct_ns + c->memcg_ns;
+	if (row) {
+		row->value[CG_COUNT] = c->direct_count + c->memcg_count;
+		row->value[CG_NS] = c->direct_ns + c->memcg_ns;
+	}
+	return row;
 }
 
 static void put_process(struct snapshot *snap, const char *pid, const char *comm, const uint64_t *v)
@@ -249,14 +241,11 @@ static void collect_processes(struct reclaim_state *s, struct snapshot *snap, ui
 	uint64_t ttl = s->cfg.series_ttl_msec * USEC_PER_MSEC;
 	_cleanup_free_ const struct tracked_row **top = NULL;
 	struct reclaim_process value;
-	struct tracked_row *rows;
 	size_t n, i;
 	char pid[16];
 
-	n = read_map(fd, 4, &value, s->cfg.max_processes, &s->procs, &rows, fill_process);
-	if (!rows)
-		return;
-	tracker_update(&s->procs, rows, n, now);
+	read_map(fd, 4, &value, s->cfg.max_processes, &s->procs, read_process);
+	tracker_update(&s->procs, now);
 	/* An exited process stays exported for series_ttl, so a short-lived one is
 	 * not missed by the next scrape; after that its entry is dropped. */
 	if (s->windows % SWEEP_EVERY_WINDOWS == 0)
@@ -331,20 +320,22 @@ static void collect_cgroups(struct reclaim_state *s, struct snapshot *snap, uint
 	uint64_t ttl = s->cfg.series_ttl_msec * USEC_PER_MSEC;
 	_cleanup_free_ const struct tracked_row **top = NULL;
 	struct reclaim_cgroup value;
-	struct tracked_row *rows;
 	char path[PATH_MAX];
 	const char *labels[CGROUP_LABELS_N];
 	struct cgroup_labels names;
 	size_t n, i;
 
-	n = read_map(fd, 8, &value, s->cfg.max_cgroups, &s->cgroups, &rows, fill_cgroup);
-	if (!rows)
-		return;
-	/* No path: removed. It keeps its last one (tracker) until it goes idle. */
-	for (i = 0; i < n && s->cgroup_table >= 0; i++)
-		if (cgroup_hierarchy_lookup(s->hierarchy, s->cgroup_table, rows[i].key, now, path, sizeof(path)) == 0)
-			(void)tracker_row_set_label(&rows[i], path, SIZE_MAX); /* without memory: none, as if removed */
-	tracker_update(&s->cgroups, rows, n, now);
+	read_map(fd, 8, &value, s->cfg.max_cgroups, &s->cgroups, read_cgroup);
+	/* No path: removed. It keeps its last one (the row's label) until it goes idle. */
+	for (i = 0; i < s->cgroups.n_rows && s->cgroup_table >= 0; i++) {
+		struct tracked_row *r = &s->cgroups.rows[i];
+
+		if (tracker_row_was_read(&s->cgroups, r) &&
+		    cgroup_hierarchy_lookup(s->hierarchy, s->cgroup_table, r->key, now, path, sizeof(path)) == 0 &&
+		    strcmp(tracker_row_label(r), path) != 0)
+			(void)tracker_row_set_label(r, path, SIZE_MAX); /* without memory: none, as if removed */
+	}
+	tracker_update(&s->cgroups, now);
 	if (s->cgroup_table >= 0)
 		retire_recreated(s, fd, now);
 	label_bases_expire(&s->recreated, now > ttl + RECREATED_KEEP_USEC ? now - ttl - RECREATED_KEEP_USEC : 0);

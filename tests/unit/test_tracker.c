@@ -18,31 +18,21 @@ struct spec {
 	const char *label;
 };
 
-/* A fresh window as tracker_update wants it: malloc'ed, owned by the tracker
- * afterwards. A calloc'ed 1-element array for an empty window, like the
- * daemon's read_map. */
-static struct tracked_row *make_rows(const struct spec *sp, size_t n)
-{
-	struct tracked_row *rows = calloc(n ? n : 1, sizeof(*rows));
-	size_t i;
-
-	ck_assert_ptr_nonnull(rows);
-	for (i = 0; i < n; i++) {
-		rows[i].key = sp[i].key;
-		rows[i].generation = sp[i].gen;
-		memcpy(rows[i].value, sp[i].v, sizeof(sp[i].v));
-		if (sp[i].label)
-			ck_assert_int_eq(tracker_row_set_label(&rows[i], sp[i].label, SIZE_MAX), 0);
-		/* Garbage the tracker must overwrite. */
-		memset(rows[i].delta, 0xa5, sizeof(rows[i].delta));
-		rows[i].last_change_usec = 0xdeadbeef;
-	}
-	return rows;
-}
-
+/* A window as the daemon's collectors read one: every entity through
+ * tracker_read, in the order given; a label of "" (or none) keeps the row's. */
 static void update(struct tracker *t, const struct spec *sp, size_t n, uint64_t now)
 {
-	tracker_update(t, make_rows(sp, n), n, now);
+	size_t i;
+
+	tracker_begin(t, 0);
+	for (i = 0; i < n; i++) {
+		const char *label = sp[i].label && sp[i].label[0] ? sp[i].label : NULL;
+		struct tracked_row *r = tracker_read(t, sp[i].key, sp[i].gen, label, SIZE_MAX);
+
+		ck_assert_ptr_nonnull(r);
+		memcpy(r->value, sp[i].v, sizeof(sp[i].v));
+	}
+	tracker_update(t, now);
 	ck_assert_uint_eq(t->n_rows, n);
 }
 
@@ -75,12 +65,13 @@ static void assert_delta(const struct tracker *t, uint64_t key, uint64_t count, 
 		      (unsigned long long)extra);
 }
 
-static void assert_sorted(const struct tracker *t)
+/* Every row is found through the index, once. */
+static void assert_indexed(const struct tracker *t)
 {
 	size_t i;
 
-	for (i = 1; i < t->n_rows; i++)
-		ck_assert_uint_lt(t->rows[i - 1].key, t->rows[i].key);
+	for (i = 0; i < t->n_rows; i++)
+		ck_assert_ptr_eq(tracker_find(t, t->rows[i].key), &t->rows[i]);
 }
 
 static void assert_keys(const struct tracked_row *const *out, size_t n, const uint64_t *want, size_t n_want)
@@ -133,9 +124,10 @@ START_TEST(test_first_window)
 
 	tracker_init(&t, N_COUNTERS, C_NS, C_COUNT);
 	update(&t, w1, 4, 1000);
-	assert_sorted(&t);
-	ck_assert_uint_eq(t.rows[0].key, 5);
-	ck_assert_uint_eq(t.rows[3].key, 30);
+	assert_indexed(&t);
+	/* In the order read. */
+	ck_assert_uint_eq(t.rows[0].key, 30);
+	ck_assert_uint_eq(t.rows[3].key, 5);
 	/* No previous window: the deltas are the values. */
 	assert_delta(&t, 5, 0, 0, 9);
 	assert_delta(&t, 10, 1, 100, 7);
@@ -177,7 +169,7 @@ START_TEST(test_second_window)
 	tracker_init(&t, N_COUNTERS, C_NS, C_COUNT);
 	update(&t, w1, 3, 1000);
 	update(&t, w2, 3, 2000);
-	assert_sorted(&t);
+	assert_indexed(&t);
 	assert_delta(&t, 1, 4, 50, 0);
 	assert_delta(&t, 2, 0, 0, 0);
 	assert_delta(&t, 3, 4, 40, 0);
@@ -414,7 +406,6 @@ START_TEST(test_label_lengths)
 	const char *fifteen = "0123456789abcde", *sixteen = "0123456789abcdef";
 	struct tracked_row r = { .key = 1 };
 	struct tracker t;
-	struct tracked_row *rows;
 	size_t i;
 
 	memset(path, 'p', sizeof(path) - 1);
@@ -477,108 +468,189 @@ START_TEST(test_label_lengths)
 		ck_assert_str_eq(tracker_row_label(get(&t, 2)), "/a/different/path/now");
 	}
 
-	/* Through tracker_next, the way the daemon fills them, with a long
-	 * label set and then left to the next window's carry-over. */
+	/* The way the daemon reads them, with a long label set at some reads
+	 * and kept by the others. */
 	for (i = 0; i < 5; i++) {
 		size_t j;
 
+		tracker_begin(&t, 0);
 		for (j = 0; j < 3; j++) {
-			rows = tracker_next(&t, j + 1);
-			ck_assert_ptr_nonnull(rows);
-			rows[j].key = j + 1;
-			rows[j].generation = 2;
-			rows[j].value[C_NS] = i;
-			if (i == 0 || (i == 3 && j == 2))
-				ck_assert_int_eq(tracker_row_set_label(&rows[j], path, SIZE_MAX), 0);
+			bool set = i == 0 || (i == 3 && j == 2);
+			struct tracked_row *row = tracker_read(&t, j + 1, 2, set ? path : NULL, SIZE_MAX);
+
+			ck_assert_ptr_nonnull(row);
+			row->value[C_NS] = i;
 		}
-		tracker_update(&t, rows, 3, 5000 + i);
+		tracker_update(&t, 5000 + i);
 		for (j = 0; j < 3; j++)
 			ck_assert_str_eq(tracker_row_label(get(&t, j + 1)), cut);
 	}
-	/* A table handed out by tracker_next and never passed back is freed too. */
-	rows = tracker_next(&t, 2);
-	ck_assert_int_eq(tracker_row_set_label(&rows[1], path, SIZE_MAX), 0);
+	/* A read left open frees its rows' labels too. */
+	tracker_begin(&t, 0);
+	ck_assert_ptr_nonnull(tracker_read(&t, 77, 1, path, SIZE_MAX));
 	tracker_done(&t);
 }
 END_TEST
 
-/* The tables are reused from window to window, handed out zeroed, grown
- * keeping what was filled, and given back after a burst. */
-START_TEST(test_buffer_reuse)
+/* One table, updated in place: rows stay where they are from window to
+ * window, the table grows as entities turn up and is given back after a
+ * burst; rows that were not read go. */
+START_TEST(test_table_in_place)
 {
 	struct tracker t;
-	struct tracked_row *a, *b, *c;
 	const struct tracked_row *out[4];
+	struct tracked_row *first;
 	size_t i, w;
 
 	tracker_init(&t, N_COUNTERS, C_NS, C_COUNT);
-	a = tracker_next(&t, 0);
-	ck_assert_ptr_nonnull(a);
-	ck_assert_uint_eq(a[0].key, 0);
-	tracker_update(&t, a, 0, 1000);
-	ck_assert_ptr_eq(t.rows, a);
+	tracker_begin(&t, 0);
+	tracker_update(&t, 1000);
+	ck_assert_uint_eq(t.n_rows, 0);
+	ck_assert_ptr_null(tracker_find(&t, 1));
 
-	/* Two tables take turns. */
-	b = tracker_next(&t, 3);
-	ck_assert_ptr_nonnull(b);
-	ck_assert_ptr_ne(b, a);
-	for (i = 0; i < 3; i++) {
-		b[i].key = 10 - i;
-		b[i].value[C_NS] = 5;
-	}
-	tracker_update(&t, b, 3, 2000);
-	c = tracker_next(&t, 3);
-	ck_assert(c == a || t.cap_next >= 3); /* a, grown if it had to be */
-	for (i = 0; i < 3; i++) {
-		/* Zeroed, whatever the table held before. */
-		ck_assert_uint_eq(c[i].key, 0);
-		ck_assert_uint_eq(c[i].value[C_NS], 0);
-		ck_assert_uint_eq(c[i].delta[C_NS], 0);
-		ck_assert_uint_eq(c[i].last_change_usec, 0);
-		c[i].key = 10 - i;
-		c[i].value[C_NS] = 7;
-	}
-	tracker_update(&t, c, 3, 3000);
-	assert_delta(&t, 8, 0, 2, 0);
-	ck_assert_ptr_eq(tracker_next(&t, 1), b);
+	for (w = 0; w < 3; w++) {
+		tracker_begin(&t, 0);
+		for (i = 0; i < 3; i++) {
+			struct tracked_row *r = tracker_read(&t, 10 - i, 1, NULL, 0);
 
-	/* Growing row by row keeps the rows filled so far. */
+			ck_assert_ptr_nonnull(r);
+			/* Zeroed at its first read, whatever it held. */
+			ck_assert_uint_eq(r->value[C_NS], 0);
+			r->value[C_NS] = 5 * (w + 1);
+		}
+		tracker_update(&t, 2000 + w);
+		if (w == 0)
+			first = t.rows;
+		ck_assert_ptr_eq(t.rows, first);
+		assert_delta(&t, 8, 0, 5, 0);
+		assert_indexed(&t);
+	}
+
+	/* Growing keeps what was read, and the index finds it all. */
+	tracker_begin(&t, 0);
 	for (i = 0; i < 1000; i++) {
-		a = tracker_next(&t, i + 1);
-		ck_assert_ptr_nonnull(a);
-		ck_assert_uint_eq(a[i].key, 0);
-		a[i].key = i + 1;
-		a[i].value[C_COUNT] = i;
+		struct tracked_row *r = tracker_read(&t, i + 1, 1, NULL, 0);
+
+		ck_assert_ptr_nonnull(r);
+		r->value[C_COUNT] = i;
 	}
 	for (i = 0; i < 1000; i++)
-		ck_assert_uint_eq(a[i].key, i + 1);
-	tracker_update(&t, a, 1000, 4000);
+		ck_assert_uint_eq(tracker_find(&t, i + 1)->value[C_COUNT], i);
+	tracker_update(&t, 4000);
 	ck_assert_uint_eq(t.n_rows, 1000);
+	assert_indexed(&t);
 	ck_assert_uint_eq(get(&t, 1000)->delta[C_COUNT], 999);
+	ck_assert_uint_eq(get(&t, 8)->delta[C_COUNT], 7);
+	ck_assert_uint_eq(get(&t, 8)->delta[C_NS], 0); /* 15 before, 0 now: a reset, from zero */
 	ck_assert_uint_eq(tracker_select(&t, 4, 0, 4000, out), 4);
 
-	/* Back to a few rows: the large tables do not stay. */
+	/* Back to a few rows: the large table and the index do not stay. */
 	for (w = 0; w < 3; w++) {
-		a = tracker_next(&t, 2);
-		ck_assert_ptr_nonnull(a);
-		a[0].key = 1;
-		a[1].key = 2;
-		tracker_update(&t, a, 2, 5000 + w);
+		tracker_begin(&t, 0);
+		ck_assert_ptr_nonnull(tracker_read(&t, 1, 1, NULL, 0));
+		ck_assert_ptr_nonnull(tracker_read(&t, 2, 1, NULL, 0));
+		tracker_update(&t, 5000 + w);
 		ck_assert_uint_eq(tracker_select(&t, 4, 0, 5000 + w, out), 0);
 	}
+	ck_assert_uint_eq(t.n_rows, 2);
+	assert_indexed(&t);
 	ck_assert_uint_lt(t.cap_rows, 1000);
-	ck_assert_uint_lt(t.cap_next, 1000);
+	ck_assert_uint_lt((size_t)1 << t.index_bits, 1000);
 	ck_assert_uint_lt(t.cap_cand, 1000);
-
-	/* A table from elsewhere (malloc'ed) is taken over as well. */
-	a = calloc(1, sizeof(*a));
-	ck_assert_ptr_nonnull(a);
-	a->key = 3;
-	tracker_update(&t, a, 1, 6000);
-	ck_assert_ptr_eq(t.rows, a);
 	tracker_done(&t);
-	ck_assert_ptr_null(t.next);
+	ck_assert_ptr_null(t.rows);
+	ck_assert_ptr_null(t.index);
 	ck_assert_ptr_null(t.cand);
+}
+END_TEST
+
+/* The threads of a process add up in its row; max_rows bounds the new
+ * entities of a read, not the ones read before. */
+START_TEST(test_read_accumulates_and_bounds)
+{
+	struct tracker t;
+	struct tracked_row *r;
+
+	tracker_init(&t, N_COUNTERS, C_NS, C_COUNT);
+	tracker_begin(&t, 2);
+	r = tracker_read(&t, 5, 1, "leader", SIZE_MAX);
+	r->value[C_COUNT] += 3;
+	r = tracker_read(&t, 6, 1, "other", SIZE_MAX);
+	r->value[C_COUNT] += 1;
+	ck_assert_ptr_null(tracker_read(&t, 7, 1, "too many", SIZE_MAX));
+	r = tracker_read(&t, 5, 1, "leader", SIZE_MAX); /* a thread of 5: no new row */
+	ck_assert_ptr_nonnull(r);
+	r->value[C_COUNT] += 4;
+	tracker_update(&t, 1000);
+	ck_assert_uint_eq(t.n_rows, 2);
+	ck_assert_ptr_null(find(&t, 7));
+	assert_delta(&t, 5, 7, 0, 0);
+	ck_assert_uint_eq(get(&t, 5)->total[C_COUNT], 7);
+
+	/* The next read starts each row from zero again. */
+	tracker_begin(&t, 2);
+	r = tracker_read(&t, 5, 1, NULL, 0);
+	ck_assert_uint_eq(r->value[C_COUNT], 0);
+	r->value[C_COUNT] += 9;
+	r = tracker_read(&t, 5, 1, NULL, 0);
+	r->value[C_COUNT] += 1;
+	tracker_update(&t, 2000);
+	assert_delta(&t, 5, 3, 0, 0);
+	ck_assert_str_eq(tracker_row_label(get(&t, 5)), "leader");
+	ck_assert_ptr_null(find(&t, 6)); /* not read: gone */
+	tracker_done(&t);
+}
+END_TEST
+
+/* A row kept (its entity unreadable this time) has no delta and stays;
+ * tracker_previous gives the values from before the open read, also of an
+ * entity whose key a new one took in it. */
+START_TEST(test_keep_and_previous)
+{
+	static const struct spec w1[] = {
+		{ 1, 1, { 10, 20, 30 }, "a" },
+		{ 2, 1, { 1, 2, 3 }, "b" },
+		{ 3, 1, { 4, 5, 6 }, "c" },
+	};
+	struct tracker t;
+	struct tracked_row *r;
+	uint64_t v[TRACKER_MAX_COUNTERS];
+
+	tracker_init(&t, N_COUNTERS, C_NS, C_COUNT);
+	update(&t, w1, 3, 1000);
+	tracker_begin(&t, 0);
+	ck_assert(tracker_keep(&t, 1));
+	ck_assert(!tracker_keep(&t, 99));
+	r = tracker_read(&t, 2, 1, NULL, 0);
+	r->value[C_COUNT] = 5;
+	r = tracker_read(&t, 3, 2, "d", SIZE_MAX); /* a new process under pid 3 */
+	r->value[C_COUNT] = 1;
+	ck_assert(tracker_row_was_read(&t, tracker_find(&t, 2)));
+
+	ck_assert(tracker_previous(&t, 1, 1, v));
+	ck_assert_uint_eq(v[C_NS], 20);
+	ck_assert(tracker_previous(&t, 2, 1, v)); /* read in this one: from before it */
+	ck_assert_uint_eq(v[C_COUNT], 1);
+	ck_assert(tracker_previous(&t, 3, 1, v)); /* replaced in this one */
+	ck_assert_uint_eq(v[C_EXTRA], 6);
+	ck_assert(!tracker_previous(&t, 3, 7, v));
+	ck_assert(!tracker_previous(&t, 99, 1, v));
+	tracker_update(&t, 2000);
+
+	ck_assert_uint_eq(t.n_rows, 3);
+	assert_delta(&t, 1, 0, 0, 0);
+	ck_assert_uint_eq(get(&t, 1)->total[C_NS], 20);
+	ck_assert_uint_eq(get(&t, 1)->last_change_usec, 1000);
+	assert_delta(&t, 2, 4, 0, 0);
+	ck_assert_uint_eq(get(&t, 2)->value[C_NS], 0); /* a read sets all it has */
+	assert_delta(&t, 3, 1, 0, 0);
+	ck_assert_uint_eq(get(&t, 3)->total[C_COUNT], 1);
+	ck_assert_str_eq(tracker_row_label(get(&t, 3)), "d");
+	/* After the read, the replaced entity is gone for good. */
+	ck_assert(!tracker_previous(&t, 3, 1, v));
+	ck_assert(tracker_previous(&t, 3, 2, v));
+	ck_assert_uint_eq(v[C_COUNT], 1);
+	tracker_done(&t);
 }
 END_TEST
 
@@ -952,10 +1024,10 @@ START_TEST(test_property_conservation)
 		uint64_t want_delta[KEYS][N_COUNTERS], window_all[N_COUNTERS] = { 0 };
 		uint64_t window_exported[N_COUNTERS] = { 0 };
 		bool in_window[KEYS];
-		struct tracked_row *fresh = calloc(KEYS, sizeof(*fresh));
+		struct tracked_row fresh[KEYS];
 		size_t top_k = rnd_below(MAX_TOP_K + 1), n = 0, candidates = 0, k, i;
 
-		ck_assert_ptr_nonnull(fresh);
+		memset(fresh, 0, sizeof(fresh));
 		for (i = 0; i < KEYS; i++) {
 			struct model_entry *m = &model[i];
 			struct tracked_row *r;
@@ -1001,7 +1073,7 @@ START_TEST(test_property_conservation)
 			if (m->last_change && now - m->last_change <= ttl)
 				candidates++;
 		}
-		/* Shuffle: tracker_update accepts any order. */
+		/* Shuffle: tracker_read takes any order. */
 		for (i = n; i > 1; i--) {
 			size_t j = rnd_below(i);
 			struct tracked_row tmp = fresh[i - 1];
@@ -1009,9 +1081,16 @@ START_TEST(test_property_conservation)
 			fresh[i - 1] = fresh[j];
 			fresh[j] = tmp;
 		}
-		tracker_update(&t, fresh, n, now);
+		tracker_begin(&t, 0);
+		for (i = 0; i < n; i++) {
+			struct tracked_row *r = tracker_read(&t, fresh[i].key, fresh[i].generation, NULL, 0);
+
+			ck_assert_ptr_nonnull(r);
+			memcpy(r->value, fresh[i].value, sizeof(r->value));
+		}
+		tracker_update(&t, now);
 		ck_assert_uint_eq(t.n_rows, n);
-		assert_sorted(&t);
+		assert_indexed(&t);
 		for (i = 0; i < KEYS; i++) {
 			const struct tracked_row *r = find(&t, i * 1000 + 7);
 
@@ -1079,7 +1158,9 @@ static Suite *tracker_suite(void)
 	tcase_add_test(upd, test_reused_key_same_label);
 	tcase_add_test(upd, test_label_carried_over);
 	tcase_add_test(upd, test_label_lengths);
-	tcase_add_test(upd, test_buffer_reuse);
+	tcase_add_test(upd, test_table_in_place);
+	tcase_add_test(upd, test_read_accumulates_and_bounds);
+	tcase_add_test(upd, test_keep_and_previous);
 	tcase_add_test(upd, test_empty_window);
 	suite_add_tcase(s, upd);
 
