@@ -108,6 +108,12 @@ struct collector_ops {
 	 * old one built from events (which a counter carry cannot rebuild), such
 	 * as the OOM kills by cgroup. */
 	void (*takeover)(void *new_priv, void *old_priv);
+	/* Optional, for a collector that reads an expensive source only every
+	 * few windows: its next collect reads it whatever the gate says. Called
+	 * before the old instance's last collect at a restart, whose values the
+	 * counters continue from: a stale one would lose what happened since
+	 * its last read (and a process that exited since, its last faults). */
+	void (*read_fresh)(void *priv);
 	/* On restart, stop the old instance before starting the new one: it
 	 * shares state (the memavail map) that two instances would fight over.
 	 * Otherwise the new one starts first, so nothing happens unseen between. */

@@ -503,10 +503,13 @@ static struct snapshot *scratch_collect(const struct collector_ops *ops, void *p
  * again from zero, as after a daemon restart. */
 static struct carry *carry_from(struct collector_instance *ci, void *old_priv, size_t max_series, uint64_t now)
 {
-	_cleanup_(snapshot_unrefp) struct snapshot *last = scratch_collect(ci->ops, old_priv, max_series);
+	_cleanup_(snapshot_unrefp) struct snapshot *last = NULL;
 	_cleanup_(carry_freep) struct carry *next = carry_new();
 	uint64_t hold = ci->ops->series_hold_msec ? ci->ops->series_hold_msec(ci->settings.cfg) : 0;
 
+	if (ci->ops->read_fresh)
+		ci->ops->read_fresh(old_priv);
+	last = scratch_collect(ci->ops, old_priv, max_series);
 	if (!last || !next)
 		return NULL;
 	if (ci->carry)

@@ -6,9 +6,14 @@ void refresh_gate_reset(struct refresh_gate *g)
 	*g = (struct refresh_gate){ .primed = false };
 }
 
+void refresh_gate_expire(struct refresh_gate *g)
+{
+	g->expired = true;
+}
+
 bool refresh_gate_due(const struct refresh_gate *g, uint64_t interval, const struct refresh_signal *sig, size_t n)
 {
-	if (!g->primed || interval <= 1 || g->windows_since + 1 >= interval)
+	if (!g->primed || g->expired || interval <= 1 || g->windows_since + 1 >= interval)
 		return true;
 	if (n > REFRESH_SIGNALS_MAX)
 		n = REFRESH_SIGNALS_MAX;
@@ -32,6 +37,7 @@ void refresh_gate_read(struct refresh_gate *g, const struct refresh_signal *sig,
 	if (n > REFRESH_SIGNALS_MAX)
 		n = REFRESH_SIGNALS_MAX;
 	g->primed = true;
+	g->expired = false;
 	g->windows_since = 0;
 	g->read_usec = now_usec;
 	g->reads_total++;

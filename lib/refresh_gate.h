@@ -22,6 +22,7 @@ struct refresh_signal {
 
 struct refresh_gate {
 	bool primed; /* read at least once since the last reset */
+	bool expired; /* the next window reads (refresh_gate_expire) */
 	uint64_t windows_since; /* windows that reused the last read */
 	uint64_t read_usec;     /* when the last read happened */
 	uint64_t reads_total;
@@ -39,6 +40,8 @@ bool refresh_gate_due(const struct refresh_gate *g, uint64_t interval, const str
 
 /* The window read: remembers the signals and when. */
 void refresh_gate_read(struct refresh_gate *g, const struct refresh_signal *sig, size_t n, uint64_t now_usec);
+/* The next refresh_gate_due() says due, whatever the interval and signals. */
+void refresh_gate_expire(struct refresh_gate *g);
 /* The window reused the last read. */
 void refresh_gate_reuse(struct refresh_gate *g);
 

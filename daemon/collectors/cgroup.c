@@ -393,6 +393,7 @@ static int cgroup_collect(void *priv, struct snapshot *snap)
 			return r;
 		}
 		refresh_gate_read(&s->gate, sig, n_sig, now);
+		s->read_fresh = false;
 	} else {
 		refresh_gate_reuse(&s->gate);
 	}
@@ -501,6 +502,17 @@ static int cgroup_reload(void *priv, const void *cfg)
 	return apply_config(s, cfg, &st);
 }
 
+/* Reads every cgroup and every memory.stat at the next collect. */
+static void cgroup_read_fresh(void *priv)
+{
+	struct cgroup_state *s = priv;
+
+	if (!s->initialized)
+		return;
+	refresh_gate_expire(&s->gate);
+	s->read_fresh = true;
+}
+
 static void cgroup_stop(void *priv)
 {
 	struct cgroup_state *s = priv;
@@ -537,4 +549,5 @@ const struct collector_ops cgroup_collector = {
 	.collect = cgroup_collect,
 	.reload = cgroup_reload,
 	.stop = cgroup_stop,
+	.read_fresh = cgroup_read_fresh,
 };

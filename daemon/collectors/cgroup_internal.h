@@ -124,6 +124,7 @@ struct cgroup_state {
 	/* cgroup.c: when to read again, and what the windows in between export:
 	 * the last read's order of export and sums of "other", and its walk. */
 	struct refresh_gate gate;
+	bool read_fresh; /* the next read reads every memory.stat too (the last collect before a restart) */
 	struct vmstat_source *vmstat; /* NULL: not readable (then every window reads) */
 	struct cgroup_rank *rank;     /* n_entries of them; NULL until a read ranked */
 	size_t n_keep;

@@ -89,7 +89,7 @@ static int skip_cgroup(struct cgroup_state *s, struct cached *c, uint64_t key, i
  * counter of a cgroup in other steps once every stat_interval windows). */
 static bool stat_due(const struct cgroup_state *s, const struct cached *c)
 {
-	if (!c || !c->stat_read || c->exported || s->cfg.stat_interval <= 1)
+	if (!c || !c->stat_read || c->exported || s->cfg.stat_interval <= 1 || s->read_fresh)
 		return true;
 	return (s->window + cgroup_key_mix(c->key)) % s->cfg.stat_interval == 0;
 }
@@ -145,7 +145,7 @@ static bool stat_due_moved(const struct cgroup_state *s, const struct cached *c,
 {
 	if (!stat_due(s, c))
 		return false;
-	if (!c || !c->stat_read || c->exported || s->cfg.stat_interval <= 1)
+	if (!c || !c->stat_read || c->exported || s->cfg.stat_interval <= 1 || s->read_fresh)
 		return true;
 	if (m->usage != c->stat_usage || events_sum(m) != c->stat_events)
 		return true;

@@ -547,6 +547,12 @@ static int faults_sample(void *priv, uint64_t now_usec)
 	return 0;
 }
 
+/* Walks, and applies the exits read since the last walk. */
+static void faults_read_fresh(void *priv)
+{
+	refresh_gate_expire(&((struct faults_state *)priv)->gate);
+}
+
 static uint64_t faults_series_hold_msec(const void *cfg)
 {
 	return ((const struct faults_config *)cfg)->series_ttl_msec;
@@ -581,4 +587,5 @@ const struct collector_ops faults_collector = {
 	.reload = faults_reload,
 	.stop = faults_stop,
 	.series_hold_msec = faults_series_hold_msec,
+	.read_fresh = faults_read_fresh,
 };

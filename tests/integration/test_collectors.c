@@ -1879,6 +1879,91 @@ START_TEST(test_faults_exit_between_walks)
 }
 END_TEST
 
+static void reload_config(struct mw_daemon *d, const char *conf, const char *text)
+{
+	int r = mw_write_file(conf, text);
+
+	ck_assert_msg(r == 0, "cannot rewrite %s: %s", conf, strerror(-r));
+	r = mw_signal(d, SIGHUP);
+	ck_assert_msg(r == 0, "SIGHUP to memwatchd: %s", strerror(-r));
+}
+
+/* A restart of the faults collector (a reload to another source) continues
+ * its counters from the old instance's last values, which it reads then, not
+ * at its last walk: a process that exited since that walk would otherwise
+ * lose its last faults, as the new instance never sees it. The walks are an
+ * hour apart and the host's faults call none, so the child's 16 MiB and its
+ * exit fall between the start's walk and the restart. */
+START_TEST(test_faults_restart_reads_fresh)
+{
+	static const char base[] = "[daemon]\nwindow = 200ms\n[collector.faults]\ntop_k = 1000\nseries_ttl = 10m\n"
+				   "walk_interval = 3600\nwalk_faults = 1099511627776\n";
+	static const char procfs[] = "[daemon]\nwindow = 200ms\n[collector.faults]\ntop_k = 1000\nseries_ttl = 10m\n"
+				     "walk_interval = 3600\nwalk_faults = 1099511627776\nsource = procfs\n";
+	const size_t len = 16 * MiB;
+	int64_t deadline;
+	char matcher[64], mode[64], *conf, *body;
+	double minflt0, walks0, reloads0, minflt, majflt;
+	struct rusage ru;
+	struct mw_daemon *d;
+	int cmd, rep, st;
+	pid_t child;
+	char c;
+
+	child = spawn_toucher(NULL, len, &cmd, &rep);
+	snprintf(matcher, sizeof(matcher), "pid=\"%d\"", (int)child);
+	conf = mw_write_temp_file("memwatchd.conf", base);
+	ck_assert_msg(conf != NULL, "cannot write a temporary config");
+	d = mw_start(conf, NULL, false);
+	ck_assert_msg(d != NULL, "memwatchd with config\n%s\ndid not start serving /metrics (log above)", base);
+	body = next_window(d);
+	assert_collector(body, "faults", "iter", mode, sizeof(mode));
+	minflt0 = metric_or_fail(body, "memwatch_process_minor_faults_total", matcher);
+	walks0 = metric_or_fail(body, "memwatch_fault_process_walks_total", NULL);
+	reloads0 = metric_or_fail(body, "memwatch_config_reloads_total", "result=\"success\"");
+	free(body);
+
+	/* Faults, then exits (the end of its commands ends it). */
+	write_byte(cmd, 'g');
+	ck_assert_msg(read(rep, &c, 1) == 1 && c == 'd', "the toucher did not report");
+	close(cmd);
+	st = wait_child_rusage(child, 10000, &ru);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the toucher ended with status 0x%x", st);
+	close(rep);
+	body = next_window(d);
+	ck_assert_msg(metric_or_fail(body, "memwatch_fault_process_walks_total", NULL) == walks0 &&
+			      metric_or_fail(body, "memwatch_process_minor_faults_total", matcher) == minflt0,
+		      "a process walk came between the child's exit and the reload: the test proves nothing");
+	free(body);
+
+	reload_config(d, conf, procfs);
+	deadline = mw_mono_ms() + WINDOW_TIMEOUT_MS;
+	for (;;) {
+		body = next_window(d);
+		if (metric_or_fail(body, "memwatch_config_reloads_total", "result=\"success\"") > reloads0)
+			break;
+		free(body);
+		ck_assert_msg(mw_mono_ms() < deadline, "the reload to source = procfs was not counted");
+	}
+	assert_collector(body, "faults", "procfs", mode, sizeof(mode));
+	/* Held (series_ttl) at what the old instance read last. */
+	minflt = metric_or_fail(body, "memwatch_process_minor_faults_total", matcher);
+	majflt = metric_or_fail(body, "memwatch_process_major_faults_total", matcher);
+	note("restart after an exit: child minor faults %.0f at the start's walk, %.0f after the restart; wait4 says %ld "
+	     "(major %.0f, %ld)",
+	     minflt0, minflt, ru.ru_minflt, majflt, ru.ru_majflt);
+	ck_assert_msg(minflt == (double)ru.ru_minflt && majflt == (double)ru.ru_majflt,
+		      "after the restart memwatch_process_{minor,major}_faults_total{%s} are %.0f and %.0f, wait4() says "
+		      "%ld and %ld (%.0f at the last walk before it)",
+		      matcher, minflt, majflt, ru.ru_minflt, ru.ru_majflt, minflt0);
+	ck_assert_msg(minflt >= minflt0 + (double)(len / 4096), "the child's %zu pages are not in %.0f - %.0f",
+		      len / 4096, minflt, minflt0);
+	free(body);
+	mw_assert_clean_stop(d);
+	free(conf);
+}
+END_TEST
+
 /* ---- 4. allocation failures ---- */
 
 /* Helper mode (run under perf): inside cgroup cg, fill it with unreclaimable
@@ -2189,15 +2274,6 @@ static char *wait_alloc_trace(struct mw_daemon *d, bool trace, char *mode, size_
 	}
 }
 
-static void reload_config(struct mw_daemon *d, const char *conf, const char *text)
-{
-	int r = mw_write_file(conf, text);
-
-	ck_assert_msg(r == 0, "cannot rewrite %s: %s", conf, strerror(-r));
-	r = mw_signal(d, SIGHUP);
-	ck_assert_msg(r == 0, "SIGHUP to memwatchd: %s", strerror(-r));
-}
-
 START_TEST(test_alloc_trace_reload)
 {
 	static const char base[] = "[daemon]\nwindow = 200ms\nsample_interval = 50ms\n";
@@ -2502,6 +2578,7 @@ static Suite *collectors_suite(void)
 	add_test(s, "direct_reclaim", test_direct_reclaim, 300);
 	add_test(s, "allocs_and_faults", test_allocs_and_faults, 120);
 	add_test(s, "faults_exit_between_walks", test_faults_exit_between_walks, 60);
+	add_test(s, "faults_restart_reads_fresh", test_faults_restart_reads_fresh, 60);
 	add_test(s, "alloc_failures", test_alloc_failures, 120);
 	add_test(s, "alloc_vmstat_default", test_alloc_vmstat_default, 120);
 	add_test(s, "alloc_trace_reload", test_alloc_trace_reload, 120);

@@ -83,6 +83,26 @@ START_TEST(test_reset_and_presence)
 }
 END_TEST
 
+/* Expired (the last collect before a restart): due once, whatever the
+ * interval; the count of reads and the age go on. */
+START_TEST(test_expire)
+{
+	struct refresh_signal sig[1] = { { .value = 50, .threshold = 10, .present = true } };
+	struct refresh_gate g;
+
+	refresh_gate_reset(&g);
+	refresh_gate_read(&g, sig, 1, SEC);
+	ck_assert(!refresh_gate_due(&g, 100, sig, 1));
+	refresh_gate_expire(&g);
+	ck_assert(refresh_gate_due(&g, 100, sig, 1));
+	ck_assert_uint_eq(g.reads_total, 1);
+	ck_assert_double_eq_tol(refresh_gate_age_seconds(&g, 3 * SEC), 2.0, 1e-9);
+	refresh_gate_read(&g, sig, 1, 3 * SEC);
+	ck_assert_uint_eq(g.reads_total, 2);
+	ck_assert(!refresh_gate_due(&g, 100, sig, 1));
+}
+END_TEST
+
 static Suite *refresh_gate_suite(void)
 {
 	Suite *s = suite_create("refresh_gate");
@@ -91,6 +111,7 @@ static Suite *refresh_gate_suite(void)
 	tcase_add_test(tc, test_interval);
 	tcase_add_test(tc, test_threshold);
 	tcase_add_test(tc, test_reset_and_presence);
+	tcase_add_test(tc, test_expire);
 	suite_add_tcase(s, tc);
 	return s;
 }
