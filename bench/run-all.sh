@@ -41,5 +41,6 @@ run hotpath "${HOT[@]}"
 run scrape "${SCRAPE[@]}"
 run footprint "${FOOT[@]}"
 run scale "${SCALE[@]}"
+run system_memory
 sed -n '/^<!-- BEGIN GENERATED: summary/,/^<!-- END GENERATED: summary/p' "$DOC"
 [ ${#failed[@]} = 0 ] || die "failed: ${failed[*]} (their sections were left as they were)"

@@ -146,6 +146,23 @@ wait_active() {
 	return 1
 }
 
+# The unit's memory as `systemctl status` shows it (memory.current of its
+# cgroup: the daemon's pages and the kernel memory charged to it, BPF maps
+# included) with memory.stat's split, and the daemon's own RssAnon, PSS, RSS.
+memory_figures() {
+	local pid cg
+	pid=$(prop memwatchd MainPID)
+	cg=$CG$(prop memwatchd ControlGroup)
+	mark "BEGIN $1"
+	echo "MemoryCurrent $(prop memwatchd MemoryCurrent)"
+	echo "memory.current $(cat "$cg/memory.current")"
+	grep -E '^(anon|file|kernel|kernel_stack|pagetables|percpu|sock|vmalloc|slab) ' "$cg/memory.stat"
+	grep -E '^(VmRSS|RssAnon|RssFile|RssShmem|VmHWM):' "/proc/$pid/status"
+	grep -E '^Pss:' "/proc/$pid/smaps_rollup"
+	echo "running $(ps -o etimes= -p "$pid" | tr -d ' ')"
+	mark "END $1"
+}
+
 # Reload through systemd: no counter may go backwards across it.
 reload_once() {
 	scrape pre-reload
@@ -209,6 +226,8 @@ block cgroup-of-daemon cat "/proc/$pid/cgroup"
 
 # ------------------------------------------------------------------ 2 collectors
 scrape collectors
+
+memory_figures memory-start
 
 if [ "${SMOKE:-0}" = 1 ]; then
 	# Why a collector degraded, as the daemon logged it (fexit/kprobe attach errors).
@@ -327,6 +346,8 @@ scrape_walked faults-procfs 9579 "$t"
 procs after
 kill "${fault_pids[@]}" "$idle_pid"
 wait "${fault_pids[@]}" "$idle_pid" 2>/dev/null
+
+memory_figures memory-workloads
 
 # ------------------------------------------------------------------ 4 operations
 reload_once

@@ -717,7 +717,49 @@ def judge_socket(s, v, b):
     v.add("4 socket", not problems, "; ".join(problems) or f"first scrape started the service: curl {curl}")
 
 
-def judge(s, lines, rc, timed_out, unit_sha, rows, smoke=False):
+MEMORY_KEYS = ("MemoryCurrent", "memory.current", "anon", "file", "kernel", "RssAnon", "RssFile", "VmRSS", "Pss")
+MIB = 1 << 20
+
+
+def parse_memory(text_lines):
+    """A memory_figures block: bytes by key (the kB lines of /proc converted), and 'running' in seconds."""
+    out = {}
+    for line in text_lines or []:
+        m = re.match(r"^([A-Za-z_.]+):?\s+(\d+)(\s+kB)?$", line.strip())
+        if m:
+            out[m.group(1)] = int(m.group(2)) * (1024 if m.group(3) else 1)
+    return out
+
+
+def judge_memory(s, v, b, figures, stages):
+    """The unit's memory.current as systemctl shows it, against the cgroup's file, and the
+    daemon's anonymous memory in /proc against memory.stat's anon: two of the kernel's own
+    figures each, which must agree; the figures go to the report."""
+    for stage in stages:
+        m = parse_memory(b.get(stage))
+        missing = [k for k in MEMORY_KEYS if k not in m]
+        if missing:
+            v.add("5 memory", False, f"{stage}: no {', '.join(missing)} in the guest's figures")
+            continue
+        problems = []
+        # Read a moment apart: the unit's charge moves by a few pages in between.
+        if abs(m["MemoryCurrent"] - m["memory.current"]) > MIB + m["memory.current"] // 20:
+            problems.append(f"systemctl's MemoryCurrent {m['MemoryCurrent']} is not the cgroup's memory.current "
+                            f"{m['memory.current']}")
+        # The daemon is the unit's only process: its resident anonymous pages are the cgroup's anon.
+        if abs(m["anon"] - m["RssAnon"]) > MIB + m["RssAnon"] // 10:
+            problems.append(f"memory.stat anon {m['anon']} is not the daemon's RssAnon {m['RssAnon']}")
+        if m["memory.current"] < m["RssAnon"]:
+            problems.append(f"memory.current {m['memory.current']} is below the daemon's RssAnon {m['RssAnon']}")
+        figures[stage] = m
+        detail = (f"{stage} ({m.get('running', 0)} s up): MemoryCurrent {m['MemoryCurrent'] / MIB:.1f} MiB "
+                  f"(anon {m['anon'] / MIB:.1f}, file {m['file'] / MIB:.1f}, kernel {m['kernel'] / MIB:.1f}); "
+                  f"daemon RssAnon {m['RssAnon'] / MIB:.1f}, PSS {m['Pss'] / MIB:.1f}, RSS {m['VmRSS'] / MIB:.1f} MiB")
+        log(f"[{s}] memory: {detail}")
+        v.add("5 memory", not problems, "; ".join(problems) if problems else detail)
+
+
+def judge(s, lines, rc, timed_out, unit_sha, rows, smoke=False, figures=None):
     v = Verdict()
     b, singles = blocks(lines)
     guest = b.get("guest") or []
@@ -751,6 +793,7 @@ def judge(s, lines, rc, timed_out, unit_sha, rows, smoke=False):
         if p.get("ActiveState") != "active" or p.get("SubState") != "running":
             v.add("4 reload", False, f"after systemctl reload: {p.get('ActiveState')} ({p.get('SubState')})")
         judge_reload(s, v, b, singles)
+        judge_memory(s, v, b, figures if figures is not None else {}, ("memory-start",))
         return v
     judge_memavail(s, v, b)
     judge_reclaim(s, v, b)
@@ -767,6 +810,7 @@ def judge(s, lines, rc, timed_out, unit_sha, rows, smoke=False):
     judge_watchdog(s, v, b)
     judge_stop(s, v, b, singles)
     judge_socket(s, v, b)
+    judge_memory(s, v, b, figures if figures is not None else {}, ("memory-start", "memory-workloads"))
     return v
 
 
@@ -788,6 +832,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=2, help="guests booted at once")
     ap.add_argument("--smp", type=int, default=1, help="vCPUs per guest")
     ap.add_argument("--timeout", type=float, default=420, help="seconds per boot")
+    ap.add_argument("--figures", help="write the guests' memory figures here (JSON; bench/system_memory.sh)")
     args = ap.parse_args()
     start = time.monotonic()
     smoke = args.checks == "smoke"
@@ -865,9 +910,11 @@ def main():
         return 1
 
     results = []
+    figures = {}
     for (series, name, version, slot), (lines, secs, rc, timed_out) in zip(kernels, outs):
         log()
-        v = judge(series, lines, rc, timed_out, unit_sha, rows, smoke)
+        figures[series] = {"version": version, "release": kv_line(blocks(lines)[0].get("guest") or [], "uname")}
+        v = judge(series, lines, rc, timed_out, unit_sha, rows, smoke, figures[series])
         results.append((series, version, secs, v))
         if not v.ok:
             log(f"[{series}] last console lines:")
@@ -882,6 +929,9 @@ def main():
     failed = sum(not ok for *_, v in results for _, ok, _ in v.rows)
     log(f"{suite_name}: {passed} of {passed + failed} checks passed in {time.monotonic() - start:.0f} s "
         f"(preparation {prepared:.0f} s)")
+    if args.figures:
+        with open(args.figures, "w") as f:
+            json.dump(figures, f, indent=1, sort_keys=True)
     return 0 if results and all(v.ok for *_, v in results) else 1
 
 
