@@ -71,8 +71,9 @@ IFS='|' read -r ROW_KERNEL ROW_CURRENT ROW_ANON ROW_PSS ROW_RSS <"$BENCH_TMP/fig
 {
 	echo "## The unit's memory in the systemd guests"
 	echo
-	machine_md
-	echo "- what ran in the guests: the .deb that \`packaging/build-deb.sh\` built from this tree (Debian's build flags), under the shipped unit (\`DynamicUser=yes\`, CAP_BPF and CAP_PERFMON), the shipped configuration but for a reclaim \`series_ttl\` of 10 s"
+	# The guests run the package, not build-release's binary.
+	machine_md | sed '/^- memwatchd /d'
+	echo "- memwatchd $MEMWATCHD_VERSION, git $GIT_DESC: the .deb that \`packaging/build-deb.sh\` built from this tree (Debian's build flags), under the shipped unit (\`DynamicUser=yes\`, CAP_BPF and CAP_PERFMON), the shipped configuration but for a reclaim \`series_ttl\` of 10 s"
 	echo "- command: \`bench/system_memory.sh ${KERNELS[*]}\`: \`tests/system/run_system.py\`, every check ($CHECKS)"
 	echo
 	echo "MemoryCurrent is memory.current of \`memwatchd.service\`'s cgroup: what \`systemctl status\` shows. It"
