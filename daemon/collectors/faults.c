@@ -534,7 +534,7 @@ static int faults_reload(void *priv, const void *cfg)
 		return -EAGAIN;
 	s->cfg = *c;
 	/* Another top_k or series_ttl chooses another export: walk in the next window. */
-	s->gate.primed = false;
+	refresh_gate_expire(&s->gate);
 	s->n_top = 0;
 	return 0;
 }
