@@ -409,7 +409,7 @@ static void compact_into(const struct snapshot *s, struct intern *t, char *block
 static void snapshot_compact(struct snapshot *s)
 {
 	_cleanup_(intern_done) struct intern t = { 0 };
-	size_t size, strings = 0, n_values = 0, cap = 16, i, j;
+	size_t size, strings = 0, n_values = 0, n_labelled = 0, cap = 16, vector_cap = 16, i, j;
 	struct arena_block *b, *next;
 	char *block;
 	unsigned k;
@@ -425,6 +425,7 @@ static void snapshot_compact(struct snapshot *s)
 			const struct histogram_data *h = f->samples[j].hist;
 
 			n_values += f->desc->n_labels;
+			n_labelled += f->desc->n_labels > 0;
 			if (!h)
 				continue;
 			size += sizeof(*h) + (h->n + 1) * sizeof(uint64_t);
@@ -444,8 +445,13 @@ static void snapshot_compact(struct snapshot *s)
 	t.mask = cap - 1;
 	if (!t.keys || !t.copies)
 		return;
-	t.vectors = calloc(cap, sizeof(*t.vectors));
-	t.vector_mask = cap - 1;
+	/* A vector per labelled sample at most: sized by those, not by the
+	 * values, it stays below the mmap threshold (a fresh mapping to fault in
+	 * every window). */
+	while (vector_cap < 2 * n_labelled)
+		vector_cap *= 2;
+	t.vectors = calloc(vector_cap, sizeof(*t.vectors));
+	t.vector_mask = vector_cap - 1;
 	if (!t.vectors)
 		return;
 	for (i = 0; i < s->n_families; i++)
