@@ -88,20 +88,28 @@ scrape_print() {
 
 # An independent count of the kswapd tracepoints and of zone compactions: a
 # tracefs histogram trigger on each (its "Hits:" total), armed before the
-# daemon starts.
+# daemon starts. Keyed by task: a zone compaction outside kcompactd is one an
+# allocating task ran (the scenario writes nothing to compact_memory).
 TRACE_EVENTS="vmscan/mm_vmscan_kswapd_wake vmscan/mm_vmscan_wakeup_kswapd compaction/mm_compaction_end"
 trace_arm() {
 	for e in $TRACE_EVENTS; do
-		echo 'hist:keys=common_type' >"/sys/kernel/tracing/events/$e/trigger" ||
+		echo 'hist:keys=common_pid.execname' >"/sys/kernel/tracing/events/$e/trigger" ||
 			mark "cannot arm a hist trigger on $e"
 	done
 }
-# "EVENT HITS DROPPED" a line (the event without its category), for the events above.
+# "EVENT HITS DROPPED" a line (the event without its category), for the events
+# above, then "mm_compaction_end_tasks HITS" for the zone compactions that
+# tasks other than kcompactd ran.
 trace_counts() {
 	for e in $TRACE_EVENTS; do
 		awk -v e="${e#*/}" '$1 == "Hits:" { h = $2 } $1 == "Dropped:" { d = $2 } END { print e, h, d }' \
 			"/sys/kernel/tracing/events/$e/hist"
 	done
+	echo "mm_compaction_end_tasks $(task_compactions)"
+}
+task_compactions() {
+	awk '$1 == "{" && $0 !~ /common_pid: kcompactd/ { n += $NF } END { print n + 0 }' \
+		/sys/kernel/tracing/events/compaction/mm_compaction_end/hist
 }
 
 # The trace counts are read just before and just after the scrape: the
@@ -243,13 +251,28 @@ SCRAPE_ADDR=
 # unfragmented rest then make their huge pages by direct compaction. Judged
 # against /proc/vmstat compact_stall, with both daemons (fexit and the
 # tracepoint method) between the reclaim and compaction scrapes.
-free=$(meminfo_mib MemFree)
-frag=$((free - 48))
-[ $frag -gt 32 ] || frag=32
-huge=$((frag / 4))
-mark "compaction hog: $frag MiB fragmented, then $huge MiB of huge pages (MemFree $free MiB)"
-memhog -n "$COMPACT_HOG_COMM" -F $frag -H $huge
-mark "compaction hog rc=$?"
+# The reclaim hog's failed compactions leave each zone deferred for up to 64
+# attempts (compaction_deferred()); a stall whose zones were all deferred counts
+# in compact_stall but runs no zone compaction. The hog is repeated, eight times
+# at most, until a zone compaction ran in a task, so that scenario 7 always
+# sees task="direct" runs to count.
+tasks_before=$(task_compactions)
+round=0
+while :; do
+	round=$((round + 1))
+	free=$(meminfo_mib MemFree)
+	frag=$((free - 48))
+	[ $frag -gt 32 ] || frag=32
+	huge=$((frag / 4))
+	mark "compaction hog: $frag MiB fragmented, then $huge MiB of huge pages (MemFree $free MiB), round $round"
+	memhog -n "$COMPACT_HOG_COMM" -F $frag -H $huge
+	hog_rc=$?
+	[ $hog_rc -eq 0 ] || break
+	[ "$(task_compactions)" -gt "$tasks_before" ] && break
+	[ $round -ge 8 ] && break
+	mark "compaction hog round $round ran no zone compaction in a task (all deferred?): again"
+done
+mark "compaction hog rc=$hog_rc"
 vmstat_block compaction
 scrape compaction
 SCRAPE_ADDR=$LISTEN2

@@ -662,27 +662,46 @@ def judge_compaction(v, b, singles, base, vm_base, guest):
     problems += p
     parts.append(summary)
     # Every zone compaction, whoever ran it, against tracefs's count of the same tracepoint.
-    hits = {}
+    # A zone compaction outside kcompactd is the daemon's task="direct" (or
+    # "manual", for a write to compact_memory: none here); tracefs counts them
+    # by the task that ran them.
+    hits, task_hits = {}, {}
     for when in ("reclaim before", "reclaim after", "compaction before", "compaction after"):
         for line in b.get(f"trace {when}") or []:
             f = line.split()
             if len(f) == 3 and f[0] == "mm_compaction_end" and f[1].isdigit():
                 hits[when] = int(f[1])
-    runs0 = value(base or [], "memwatch_compaction_runs_total")
-    runs1 = value(rec or [], "memwatch_compaction_runs_total")
-    direct = (value(rec or [], "memwatch_compaction_runs_total", task="direct") or 0) - \
-        (value(base or [], "memwatch_compaction_runs_total", task="direct") or 0)
-    if len(hits) != 4 or runs0 is None or runs1 is None:
-        problems.append(f"zone runs {runs0} -> {runs1}, tracefs mm_compaction_end hits {hits}: incomplete")
+            if len(f) == 2 and f[0] == "mm_compaction_end_tasks" and f[1].isdigit():
+                task_hits[when] = int(f[1])
+
+    def runs_delta(task=None):
+        labels = {"task": task} if task else {}
+        a, z = value(base or [], "memwatch_compaction_runs_total", **labels), \
+            value(rec or [], "memwatch_compaction_runs_total", **labels)
+        return None if a is None or z is None else z - a
+    runs = runs_delta()
+    direct = runs_delta("direct") or 0
+    in_tasks = direct + (runs_delta("manual") or 0)
+    rounds = max((int(m.group(1)) for s in singles
+                  for m in [re.match(r"compaction hog: .*, round (\d+)$", s)] if m), default=0)
+    if len(hits) != 4 or len(task_hits) != 4 or runs is None:
+        problems.append(f"zone runs +{runs}, tracefs mm_compaction_end hits {hits}, in tasks {task_hits}: incomplete")
     else:
         lo = hits["compaction before"] - hits["reclaim after"]
         hi = hits["compaction after"] - hits["reclaim before"]
-        if not lo <= runs1 - runs0 <= hi:
-            problems.append(f"memwatch_compaction_runs_total grew by {runs1 - runs0:g}, tracefs counted {lo}..{hi}")
+        if not lo <= runs <= hi:
+            problems.append(f"memwatch_compaction_runs_total grew by {runs:g}, tracefs counted {lo}..{hi}")
+        tlo = task_hits["compaction before"] - task_hits["reclaim after"]
+        thi = task_hits["compaction after"] - task_hits["reclaim before"]
+        if not tlo <= in_tasks <= thi:
+            problems.append(f'task="direct" and "manual" runs grew by {in_tasks:g}, '
+                            f"tracefs counted {tlo}..{thi} outside kcompactd")
         if vm_stalls and not direct:
-            problems.append('no zone compaction with task="direct" while compact_stall grew')
-        parts.append(f"zone runs +{runs1 - runs0:g} (direct +{direct:g}), tracefs mm_compaction_end +{lo}"
-                     + (f"..{hi}" if hi != lo else ""))
+            problems.append(f'no zone compaction with task="direct" while compact_stall grew, '
+                            f"in {rounds} rounds of the hog")
+        parts.append(f"zone runs +{runs:g} (direct +{direct:g}), tracefs mm_compaction_end +{lo}"
+                     + (f"..{hi}" if hi != lo else "") + f" (outside kcompactd +{tlo}"
+                     + (f"..{thi}" if thi != tlo else "") + f"), hog rounds {rounds}")
     v.add("7 compaction", not problems, "; ".join(problems + parts) if problems else
           f"vmstat compact_stall +{vm_stalls}; " + "; ".join(parts))
 
