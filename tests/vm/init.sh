@@ -251,11 +251,12 @@ SCRAPE_ADDR=
 # unfragmented rest then make their huge pages by direct compaction. Judged
 # against /proc/vmstat compact_stall, with both daemons (fexit and the
 # tracepoint method) between the reclaim and compaction scrapes.
-# The reclaim hog's failed compactions leave each zone deferred for up to 64
-# attempts (compaction_deferred()); a stall whose zones were all deferred counts
-# in compact_stall but runs no zone compaction. The hog is repeated, eight times
-# at most, until a zone compaction ran in a task, so that scenario 7 always
-# sees task="direct" runs to count.
+# A stall counts in compact_stall even when no zone compaction ran in it: every
+# zone deferred (the reclaim hog's failed compactions defer a zone for up to 64
+# attempts, compaction_deferred()) or already able to satisfy the allocation
+# (compact_zone() returns before mm_compaction_begin). The hog is repeated,
+# eight times at most, until a zone compaction ran in a task, so that scenario
+# 7 always has task="direct" runs to count.
 tasks_before=$(task_compactions)
 round=0
 while :; do
