@@ -233,6 +233,23 @@ bool tracker_keep(struct tracker *t, uint64_t key)
 	return true;
 }
 
+void tracker_void_read(struct tracker *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n_rows; i++) {
+		struct tracked_row *r = &t->rows[i];
+
+		if (r->read == t->read) {
+			memcpy(r->value, r->delta, sizeof(r->value));
+		} else {
+			memcpy(r->delta, r->value, sizeof(r->delta));
+			r->read = t->read;
+			t->n_read++;
+		}
+	}
+}
+
 bool tracker_row_was_read(const struct tracker *t, const struct tracked_row *r)
 {
 	return r->read == t->read;

@@ -90,6 +90,11 @@ struct tracked_row *tracker_read(struct tracker *t, uint64_t key, uint64_t gener
  * time): no delta, not dropped. False when there is no such row. */
 bool tracker_keep(struct tracker *t, uint64_t key);
 
+/* Voids the open read, for a source that failed part-way: every row goes
+ * back to its values before the read (a row new in it to zero), so that
+ * tracker_update finds nothing moved and drops nothing. */
+void tracker_void_read(struct tracker *t);
+
 /* Closes the read: each row read gets its delta against its previous value
  * (from zero for a new entity) and its total; rows not read are dropped. */
 void tracker_update(struct tracker *t, uint64_t now_usec);

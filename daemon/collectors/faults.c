@@ -22,6 +22,7 @@
 #include "faults.skel.h"
 #include "fileio.h"
 #include "log.h"
+#include "parse.h"
 #include "procstat.h"
 #include "refresh_gate.h"
 #include "tracker.h"
@@ -228,25 +229,35 @@ static int faults_start(void *priv, const void *cfg, const struct collector_cont
  * from window to window: at 10,000 processes a fresh table each window would
  * cost a megabyte of page faults, and a second one for the last window's
  * values as much again. */
-static void read_iterator(struct faults_state *s)
+/* Reads every task into the open tracker read. Fails without opening it when
+ * the iterator cannot start (no memory, no file descriptor left); a read that
+ * fails part-way has the tracker's read voided: nothing moves, nothing is
+ * dropped, so that nobody's lifetime counts come back as new in the next walk. */
+static int read_iterator(struct faults_state *s)
 {
 	size_t used = 0, i;
-	int fd;
+	int fd, r = 0;
 
 	if (!s->buf) {
 		s->buf = malloc(ITER_CHUNK);
 		if (!s->buf)
-			return;
+			return -ENOMEM;
 	}
 	fd = bpf_iter_create(bpf_link__fd(s->iter));
 	if (fd < 0)
-		return;
+		return fd;
+	tracker_begin(&s->procs, s->cfg.max_processes);
 	for (;;) {
 		ssize_t got = read(fd, s->buf + used, ITER_CHUNK - used);
 
 		if (got < 0 && errno == EINTR)
 			continue;
-		if (got <= 0)
+		if (got < 0) {
+			r = -errno;
+			tracker_void_read(&s->procs);
+			break;
+		}
+		if (got == 0)
 			break;
 		used += (size_t)got;
 
@@ -268,38 +279,57 @@ static void read_iterator(struct faults_state *s)
 		memmove(s->buf, s->buf + i, used);
 	}
 	close(fd);
+	return r;
 }
 
-static void read_procfs(struct faults_state *s)
+/* Only a process that is gone is left out of the walk. One whose stat could
+ * not be read for another reason (no file descriptor, no memory) or not be
+ * parsed keeps its row as it was: dropped, it would come back in the next
+ * walk with its lifetime counts as new. */
+static bool process_gone(int r)
+{
+	return r == -ENOENT || r == -ESRCH;
+}
+
+static int read_procfs(struct faults_state *s)
 {
 	struct dirent *de;
 	DIR *d;
 
 	d = opendir(s->cfg.proc_root);
 	if (!d)
-		return;
+		return -errno;
+	tracker_begin(&s->procs, s->cfg.max_processes);
 	while ((de = readdir(d))) {
 		char path[sizeof(s->cfg.proc_root) + sizeof(de->d_name) + 8], *text = NULL;
 		struct procstat ps;
+		uint64_t pid;
 		size_t len;
+		int r;
 
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' || parse_u64(de->d_name, de->d_name + strlen(de->d_name), &pid) < 0)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s/stat", s->cfg.proc_root, de->d_name);
-		/* Processes exit while we walk: skip whatever is gone. */
-		if (read_full_file(path, 4096, &text, &len) < 0)
+		r = read_full_file(path, 4096, &text, &len);
+		if (r < 0) {
+			if (!process_gone(r))
+				(void)tracker_keep(&s->procs, pid);
 			continue;
-		if (procstat_parse(text, len, &ps) == 0) {
-			struct tracked_row *row = tracker_read(&s->procs, (uint64_t)ps.pid, ps.starttime, ps.comm, 15);
+		}
+		if (procstat_parse(text, len, &ps) == 0 && (uint64_t)ps.pid == pid) {
+			struct tracked_row *row = tracker_read(&s->procs, pid, ps.starttime, ps.comm, 15);
 
 			if (row) {
 				row->value[FAULT_MAJOR] = ps.majflt;
 				row->value[FAULT_MINOR] = ps.minflt;
 			}
+		} else {
+			(void)tracker_keep(&s->procs, pid);
 		}
 		free(text);
 	}
 	closedir(d);
+	return 0;
 }
 
 static void put_process(struct snapshot *snap, const char *pid, const char *comm, const uint64_t *v)
@@ -452,6 +482,8 @@ static void apply_exits(struct faults_state *s)
 /* Every process read, ranked, and the export chosen: kept in s->top. */
 static int walk(struct faults_state *s, uint64_t now)
 {
+	int r;
+
 	if (s->cap_top < s->cfg.top_k) {
 		const struct tracked_row **p = realloc(s->top, s->cfg.top_k * sizeof(*p));
 
@@ -460,18 +492,16 @@ static int walk(struct faults_state *s, uint64_t now)
 		s->top = p;
 		s->cap_top = s->cfg.top_k;
 	}
-	s->n_top = 0;
-	tracker_begin(&s->procs, s->cfg.max_processes);
-	if (s->iter)
-		read_iterator(s);
-	else
-		read_procfs(s);
+	/* Not opened: the tracker and the last walk's export stand as they were. */
+	r = s->iter ? read_iterator(s) : read_procfs(s);
+	if (r < 0 && !s->procs.reading)
+		return r;
 	drain_exits(s);
 	apply_exits(s);
 	tracker_update(&s->procs, now);
 	s->n_tracked = s->procs.n_rows;
 	s->n_top = tracker_select(&s->procs, s->cfg.top_k, s->cfg.series_ttl_msec * USEC_PER_MSEC, now, s->top);
-	return 0;
+	return r;
 }
 
 static int faults_collect(void *priv, struct snapshot *snap)

@@ -934,6 +934,102 @@ static void expect_proc(const char *body, const struct fake_proc *p, bool export
  * exported with their own counters, and the window deltas of the rest add up
  * in pid="other": every step changes the values, and with them who is
  * exported; each expected figure follows from the fake /proc alone. */
+/* A process whose stat cannot be read, though it is there, keeps its row; a
+ * /proc that cannot be opened fails the window and leaves every row as it
+ * was. Dropped, the rows would come back as new processes and their lifetime
+ * counts would be added to pid="other" a second time. */
+START_TEST(test_faults_unreadable_kept)
+{
+	const double window = 1.0;
+	struct fake_proc p[3] = {
+		{ 201, "aa", 1000, 5000, 0 }, { 202, "bb", 1001, 3000, 0 }, { 203, "cc", 1002, 1000, 0 },
+	};
+	char root[512], away[600], stat[600], text[1024], *conf, *body;
+	double other_minor = 0, t;
+	struct mw_daemon *d;
+	size_t i;
+
+	snprintf(root, sizeof(root), "%s/fake-proc-unreadable", mw_tmp_root());
+	snprintf(away, sizeof(away), "%s.away", root);
+	snprintf(stat, sizeof(stat), "%s/%d/stat", root, p[1].pid);
+	ck_assert(mkdir(root, 0755) == 0 || errno == EEXIST);
+	for (i = 0; i < 3; i++)
+		fake_proc_write(root, &p[i]);
+	snprintf(text, sizeof(text),
+		 "[daemon]\nwindow = 1s\n[collector.faults]\nsource = procfs\nproc_root = %s\ntop_k = 1\n"
+		 "series_ttl = 0\n"
+		 "[collector.kswapd]\nenabled = no\n[collector.reclaim]\nenabled = no\n[collector.oom]\nenabled = no\n"
+		 "[collector.memavail]\nenabled = no\n[collector.cgroup]\nenabled = no\n"
+		 "[collector.compaction]\nenabled = no\n",
+		 root);
+	conf = temp_config(text);
+	t = real_now();
+	d = start_or_fail(conf);
+
+	/* 1. aa leads; bb and cc go to other. */
+	body = first_window_after(d, t, window);
+	expect_proc(body, &p[0], true);
+	other_minor += 3000 + 1000;
+	expect(body, "memwatch_process_minor_faults_total", "pid=\"other\"", other_minor);
+	free(body);
+
+	/* 2. bb's stat is a directory (read: EISDIR), cc faults 10: bb is kept,
+	 * cc is exported. */
+	ck_assert_int_eq(unlink(stat), 0);
+	ck_assert_int_eq(mkdir(stat, 0755), 0);
+	p[2].minflt += 10;
+	t = real_now();
+	fake_proc_write(root, &p[2]);
+	body = first_window_after(d, t, window);
+	expect(body, "memwatch_collector_up", "collector=\"faults\"", 1);
+	expect(body, "memwatch_fault_tracked_processes", NULL, 3);
+	expect_proc(body, &p[2], true);
+	expect(body, "memwatch_process_minor_faults_total", "pid=\"other\"", other_minor);
+	free(body);
+
+	/* 3. bb readable again with 7 more, aa 100 more: aa leads, bb's 7 (not
+	 * its 3007) go to other. */
+	ck_assert_int_eq(rmdir(stat), 0);
+	p[0].minflt += 100;
+	p[1].minflt += 7;
+	t = real_now();
+	fake_proc_write(root, &p[0]);
+	fake_proc_write(root, &p[1]);
+	body = first_window_after(d, t, window);
+	expect_proc(body, &p[0], true);
+	other_minor += 7;
+	expect(body, "memwatch_process_minor_faults_total", "pid=\"other\"", other_minor);
+	free(body);
+
+	/* 4. No /proc at all: the window has no faults batch, an error counted. */
+	ck_assert_int_eq(rename(root, away), 0);
+	t = real_now();
+	body = first_window_after(d, t, window);
+	expect(body, "memwatch_collector_up", "collector=\"faults\"", 0);
+	ck_assert_double_ge(metric_or_fail(body, "memwatch_collector_errors_total", "collector=\"faults\""), 1);
+	expect_absent(body, "memwatch_process_minor_faults_total", "pid=\"other\"");
+	free(body);
+
+	/* 5. Back, aa 1 more, bb 2, cc 3: cc leads, aa's and bb's 3 go to other. */
+	ck_assert_int_eq(rename(away, root), 0);
+	p[0].minflt += 1;
+	p[1].minflt += 2;
+	p[2].minflt += 3;
+	t = real_now();
+	for (i = 0; i < 3; i++)
+		fake_proc_write(root, &p[i]);
+	body = first_window_after(d, t, window);
+	expect(body, "memwatch_collector_up", "collector=\"faults\"", 1);
+	expect(body, "memwatch_fault_tracked_processes", NULL, 3);
+	expect_proc(body, &p[2], true);
+	other_minor += 3;
+	expect(body, "memwatch_process_minor_faults_total", "pid=\"other\"", other_minor);
+	free(body);
+	mw_assert_clean_stop(d);
+	free(conf);
+}
+END_TEST
+
 START_TEST(test_faults_top_k_other)
 {
 	const double window = 1.0;
@@ -1053,6 +1149,7 @@ static Suite *cgroup_suite(void)
 
 	tc = tcase("faults");
 	tcase_add_test(tc, test_faults_top_k_other);
+	tcase_add_test(tc, test_faults_unreadable_kept);
 	suite_add_tcase(s, tc);
 
 	tc = tcase("live");

@@ -605,6 +605,53 @@ END_TEST
 /* A row kept (its entity unreadable this time) has no delta and stays;
  * tracker_previous gives the values from before the open read, also of an
  * entity whose key a new one took in it. */
+/* A read voided part-way (its source failed) leaves every entity as it was:
+ * no delta, nobody dropped, the next read's deltas against the values before
+ * the voided one; an entity new in it counts from zero. */
+START_TEST(test_void_read)
+{
+	static const struct spec w1[] = {
+		{ 1, 1, { 10, 20, 30 }, "a" },
+		{ 2, 1, { 1, 2, 3 }, "b" },
+		{ 3, 1, { 4, 5, 6 }, "c" },
+	};
+	static const struct spec w3[] = {
+		{ 1, 1, { 11, 20, 30 }, "a" },
+		{ 2, 1, { 3, 2, 3 }, "b" },
+		{ 3, 1, { 4, 5, 6 }, "c" },
+		{ 4, 1, { 9, 0, 0 }, "d" },
+	};
+	struct tracker t;
+	struct tracked_row *r;
+
+	tracker_init(&t, N_COUNTERS, C_NS, C_COUNT);
+	update(&t, w1, 3, 1000);
+	tracker_begin(&t, 0);
+	r = tracker_read(&t, 2, 1, NULL, 0); /* half its threads read: less than before */
+	r->value[C_COUNT] = 0;
+	r = tracker_read(&t, 4, 1, "d", SIZE_MAX);
+	r->value[C_COUNT] = 8;
+	tracker_void_read(&t);
+	tracker_update(&t, 2000);
+
+	ck_assert_uint_eq(t.n_rows, 4);
+	for (uint64_t key = 1; key <= 4; key++)
+		assert_delta(&t, key, 0, 0, 0);
+	ck_assert_uint_eq(get(&t, 2)->total[C_COUNT], 1);
+	ck_assert_uint_eq(get(&t, 2)->last_change_usec, 1000);
+	ck_assert_uint_eq(get(&t, 4)->total[C_COUNT], 0);
+
+	update(&t, w3, 4, 3000);
+	assert_delta(&t, 1, 1, 0, 0);
+	assert_delta(&t, 2, 2, 0, 0);
+	assert_delta(&t, 3, 0, 0, 0);
+	assert_delta(&t, 4, 9, 0, 0);
+	ck_assert_uint_eq(get(&t, 2)->total[C_COUNT], 3);
+	ck_assert_uint_eq(get(&t, 4)->total[C_COUNT], 9);
+	tracker_done(&t);
+}
+END_TEST
+
 START_TEST(test_keep_and_previous)
 {
 	static const struct spec w1[] = {
@@ -1161,6 +1208,7 @@ static Suite *tracker_suite(void)
 	tcase_add_test(upd, test_table_in_place);
 	tcase_add_test(upd, test_read_accumulates_and_bounds);
 	tcase_add_test(upd, test_keep_and_previous);
+	tcase_add_test(upd, test_void_read);
 	tcase_add_test(upd, test_empty_window);
 	suite_add_tcase(s, upd);
 
