@@ -934,6 +934,29 @@ static void expect_proc(const char *body, const struct fake_proc *p, bool export
  * exported with their own counters, and the window deltas of the rest add up
  * in pid="other": every step changes the values, and with them who is
  * exported; each expected figure follows from the fake /proc alone. */
+/* A daemon whose only collector reads the processes of a fake /proc at
+ * root (made here, with procs written into it), top_k of them exported. */
+static struct mw_daemon *start_fake_proc_daemon(const char *root, const struct fake_proc *procs, size_t n,
+						unsigned top_k, char **conf)
+{
+	char text[1024];
+	size_t i;
+
+	ck_assert(mkdir(root, 0755) == 0 || errno == EEXIST);
+	for (i = 0; i < n; i++)
+		fake_proc_write(root, &procs[i]);
+	snprintf(text, sizeof(text),
+		 "[daemon]\nwindow = 1s\n[collector.faults]\nsource = procfs\nproc_root = %s\ntop_k = %u\n"
+		 "series_ttl = 0\n"
+		 /* No BPF: nothing else matters here. */
+		 "[collector.kswapd]\nenabled = no\n[collector.reclaim]\nenabled = no\n[collector.oom]\nenabled = no\n"
+		 "[collector.memavail]\nenabled = no\n[collector.cgroup]\nenabled = no\n"
+		 "[collector.compaction]\nenabled = no\n",
+		 root, top_k);
+	*conf = temp_config(text);
+	return start_or_fail(*conf);
+}
+
 /* A process whose stat cannot be read, though it is there, keeps its row; a
  * /proc that cannot be opened fails the window and leaves every row as it
  * was. Dropped, the rows would come back as new processes and their lifetime
@@ -944,7 +967,7 @@ START_TEST(test_faults_unreadable_kept)
 	struct fake_proc p[3] = {
 		{ 201, "aa", 1000, 5000, 0 }, { 202, "bb", 1001, 3000, 0 }, { 203, "cc", 1002, 1000, 0 },
 	};
-	char root[512], away[600], stat[600], text[1024], *conf, *body;
+	char root[512], away[600], stat[600], *conf, *body;
 	double other_minor = 0, t;
 	struct mw_daemon *d;
 	size_t i;
@@ -952,19 +975,8 @@ START_TEST(test_faults_unreadable_kept)
 	snprintf(root, sizeof(root), "%s/fake-proc-unreadable", mw_tmp_root());
 	snprintf(away, sizeof(away), "%s.away", root);
 	snprintf(stat, sizeof(stat), "%s/%d/stat", root, p[1].pid);
-	ck_assert(mkdir(root, 0755) == 0 || errno == EEXIST);
-	for (i = 0; i < 3; i++)
-		fake_proc_write(root, &p[i]);
-	snprintf(text, sizeof(text),
-		 "[daemon]\nwindow = 1s\n[collector.faults]\nsource = procfs\nproc_root = %s\ntop_k = 1\n"
-		 "series_ttl = 0\n"
-		 "[collector.kswapd]\nenabled = no\n[collector.reclaim]\nenabled = no\n[collector.oom]\nenabled = no\n"
-		 "[collector.memavail]\nenabled = no\n[collector.cgroup]\nenabled = no\n"
-		 "[collector.compaction]\nenabled = no\n",
-		 root);
-	conf = temp_config(text);
 	t = real_now();
-	d = start_or_fail(conf);
+	d = start_fake_proc_daemon(root, p, 3, 1, &conf);
 
 	/* 1. aa leads; bb and cc go to other. */
 	body = first_window_after(d, t, window);
@@ -1037,26 +1049,14 @@ START_TEST(test_faults_top_k_other)
 		{ 101, "aa", 1000, 4000, 0 }, { 102, "bb", 1001, 3000, 0 }, { 103, "cc", 1002, 2000, 0 },
 		{ 104, "dd", 1003, 1000, 0 }, { 105, "ee", 1004, 0, 0, true },
 	};
-	char root[512], text[1024], *conf, *body;
+	char root[512], *conf, *body;
 	double other_minor = 0, other_major = 0, t;
 	struct mw_daemon *d;
 	size_t i;
 
 	snprintf(root, sizeof(root), "%s/fake-proc", mw_tmp_root());
-	ck_assert(mkdir(root, 0755) == 0 || errno == EEXIST);
-	for (i = 0; i < 5; i++)
-		fake_proc_write(root, &p[i]);
-	snprintf(text, sizeof(text),
-		 "[daemon]\nwindow = 1s\n[collector.faults]\nsource = procfs\nproc_root = %s\ntop_k = 2\n"
-		 "series_ttl = 0\n"
-		 /* No BPF: nothing else matters here. */
-		 "[collector.kswapd]\nenabled = no\n[collector.reclaim]\nenabled = no\n[collector.oom]\nenabled = no\n"
-		 "[collector.memavail]\nenabled = no\n[collector.cgroup]\nenabled = no\n"
-		 "[collector.compaction]\nenabled = no\n",
-		 root);
-	conf = temp_config(text);
 	t = real_now();
-	d = start_or_fail(conf);
+	d = start_fake_proc_daemon(root, p, 5, 2, &conf);
 
 	/* 1. Every process is new: its delta is its whole count. aa and bb lead;
 	 * cc and dd go to other. */
