@@ -228,11 +228,12 @@ static int faults_start(void *priv, const void *cfg, const struct collector_cont
 /* The iterator's records go straight into the tracker's rows, which stay
  * from window to window: at 10,000 processes a fresh table each window would
  * cost a megabyte of page faults, and a second one for the last window's
- * values as much again. */
-/* Reads every task into the open tracker read. Fails without opening it when
- * the iterator cannot start (no memory, no file descriptor left); a read that
- * fails part-way has the tracker's read voided: nothing moves, nothing is
- * dropped, so that nobody's lifetime counts come back as new in the next walk. */
+ * values as much again.
+ *
+ * Fails without opening a tracker read when the iterator cannot start (no
+ * memory, no file descriptor left); a read that fails part-way is voided:
+ * nothing moves, nothing is dropped, so that nobody's lifetime counts come
+ * back as new in the next walk. */
 static int read_iterator(struct faults_state *s)
 {
 	size_t used = 0, i;
@@ -307,7 +308,7 @@ static int read_procfs(struct faults_state *s)
 		size_t len;
 		int r;
 
-		if (de->d_name[0] < '1' || de->d_name[0] > '9' || parse_u64(de->d_name, de->d_name + strlen(de->d_name), &pid) < 0)
+		if (parse_u64(de->d_name, de->d_name + strlen(de->d_name), &pid) < 0)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s/stat", s->cfg.proc_root, de->d_name);
 		r = read_full_file(path, 4096, &text, &len);
