@@ -12,7 +12,47 @@ enum memwatch_event_kind {
 	EVENT_MEMCG_RECLAIM = 1,
 	EVENT_OOM_KILL = 2,
 	EVENT_ALLOC_FAILURE = 3,
-	EVENT_KINDS = 4,
+	EVENT_USERSPACE_KILL = 4,
+	EVENT_KINDS = 5,
+};
+
+/* What ran out when the kernel's OOM killer chose a victim: the constraint
+ * of struct oom_control, or inferred from the memory cgroups' page counters
+ * where oom_kill_process() cannot be probed. */
+enum oom_scope {
+	OOM_SCOPE_UNKNOWN = 0,
+	OOM_SCOPE_MEMCG = 1,
+	OOM_SCOPE_GLOBAL = 2,
+	OOM_SCOPE_CPUSET = 3,
+	OOM_SCOPE_MEMPOLICY = 4,
+	OOM_SCOPES = 5,
+};
+
+/* struct memwatch_event.flags: which fields of its kill detail the kernel gave. */
+#define KILL_HAS_SCOPE (1u << 0)
+#define KILL_HAS_OOM_CGROUP (1u << 1) /* oom_cgroup_id, its usage and limit */
+#define KILL_HAS_RSS (1u << 2)
+#define KILL_HAS_SCORE_ADJ (1u << 3)
+#define KILL_SCOPE_FROM_CONTROL (1u << 4) /* scope from oom_control, not inferred */
+
+/* Up to this many killer names in [collector.oom] userspace_killers. */
+#define KILLERS_MAX 8
+
+/* An OOM kill's diagnosis, or who sent a user-space kill. Pages. */
+struct kill_detail {
+	__u64 oom_cgroup_id;     /* the memory cgroup whose limit was hit */
+	__u64 oom_usage_pages;   /* its usage and limit at the kill */
+	__u64 oom_limit_pages;
+	__u64 rss_anon_pages;    /* the victim's, at the kill */
+	__u64 rss_file_pages;
+	__u64 rss_shmem_pages;
+	__s32 oom_score_adj;
+	__u32 scope;             /* enum oom_scope */
+	__u32 signal;            /* user-space kill: SIGTERM or SIGKILL */
+	__u32 killer_pid;        /* user-space kill: the sender's tgid */
+	__u32 killer;            /* user-space kill: index into the configured killers */
+	__u32 pad;
+	char killer_comm[EVENT_COMM_LEN];
 };
 
 struct memwatch_event {
@@ -24,8 +64,9 @@ struct memwatch_event {
 	__u32 kind;
 	__u32 pid;          /* tgid of the current task; the victim's pid for an OOM kill */
 	__u32 tid;
-	__u32 flags;
+	__u32 flags;        /* KILL_HAS_* for a kill */
 	char comm[EVENT_COMM_LEN];
+	struct kill_detail kill; /* OOM and user-space kills only */
 };
 
 /* Kernel-side counters of the event channel, per BPF object. */

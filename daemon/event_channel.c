@@ -49,6 +49,8 @@ struct event_channel {
 	pthread_mutex_t subscribers_lock;
 	struct subscriber subscribers[MAX_SUBSCRIBERS];
 	size_t n_subscribers;
+	event_sink_fn sink;
+	void *sink_userdata;
 
 	/* Guarded by lock: read by the main thread (collect) and HTTP threads (JSON). */
 	pthread_mutex_t lock;
@@ -72,9 +74,59 @@ const char *event_kind_name(unsigned kind)
 		[EVENT_MEMCG_RECLAIM] = "memcg_reclaim",
 		[EVENT_OOM_KILL] = "oom_kill",
 		[EVENT_ALLOC_FAILURE] = "alloc_failure",
+		[EVENT_USERSPACE_KILL] = "userspace_kill",
 	};
 
 	return kind < EVENT_KINDS ? names[kind] : "unknown";
+}
+
+const char *oom_scope_name(unsigned scope)
+{
+	static const char *const names[OOM_SCOPES] = {
+		[OOM_SCOPE_UNKNOWN] = "unknown",
+		[OOM_SCOPE_MEMCG] = "memcg",
+		[OOM_SCOPE_GLOBAL] = "global",
+		[OOM_SCOPE_CPUSET] = "cpuset",
+		[OOM_SCOPE_MEMPOLICY] = "mempolicy",
+	};
+
+	return scope < OOM_SCOPES ? names[scope] : "unknown";
+}
+
+static bool is_kill(unsigned kind)
+{
+	return kind == EVENT_OOM_KILL || kind == EVENT_USERSPACE_KILL;
+}
+
+static struct kill_record *kill_record_new(struct event_channel *ch, const struct memwatch_event *e)
+{
+	struct kill_record *k = calloc(1, sizeof(*k));
+
+	if (!k)
+		return NULL;
+	k->raw = e->kill;
+	k->flags = e->flags;
+	memcpy(k->killer, e->kill.killer_comm, EVENT_COMM_LEN);
+	k->psi_some_avg10 = k->psi_full_avg10 = k->psi_some_total_sec = k->psi_full_total_sec = NAN;
+	if ((k->flags & KILL_HAS_OOM_CGROUP) && ch->cgroup_table >= 0 && e->kill.oom_cgroup_id)
+		(void)cgroup_hierarchy_lookup(ch->cgroups, ch->cgroup_table, e->kill.oom_cgroup_id, now_mono_usec(),
+					      k->oom_cgroup, sizeof(k->oom_cgroup));
+	return k;
+}
+
+/* Under ch->lock: rec joins the history, the oldest making room. */
+static void keep_record(struct event_channel *ch, struct event_record *rec)
+{
+	if (!ch->cap) {
+		free(rec->kill);
+		return;
+	}
+	if (ch->count == ch->cap)
+		free(ch->recent[ch->head].kill);
+	ch->recent[ch->head] = *rec;
+	ch->head = (ch->head + 1) % ch->cap;
+	if (ch->count < ch->cap)
+		ch->count++;
 }
 
 /* bpf_ktime_get_ns() is CLOCK_MONOTONIC; logs and people want wall time. */
@@ -123,17 +175,16 @@ static int handle_event(void *ctx, void *data, size_t size)
 	if (ch->cgroup_table >= 0 && e.cgroup_id)
 		(void)cgroup_hierarchy_lookup(ch->cgroups, ch->cgroup_table, e.cgroup_id, now_mono_usec(), rec.cgroup,
 					      sizeof(rec.cgroup));
+	if (is_kill(rec.kind))
+		rec.kill = kill_record_new(ch, &e);
 	call_subscribers(ch, &e, &rec);
+	if (ch->sink)
+		ch->sink(ch->sink_userdata, &rec);
 
 	pthread_mutex_lock(&ch->lock);
 	if (rec.kind < EVENT_KINDS)
 		ch->received[rec.kind]++;
-	if (ch->cap) {
-		ch->recent[ch->head] = rec;
-		ch->head = (ch->head + 1) % ch->cap;
-		if (ch->count < ch->cap)
-			ch->count++;
-	}
+	keep_record(ch, &rec);
 	pthread_mutex_unlock(&ch->lock);
 	return 0;
 }
@@ -297,6 +348,8 @@ void event_channel_free(struct event_channel *ch)
 	if (ch->fd >= 0)
 		close(ch->fd);
 	cgroup_hierarchy_table_release(ch->cgroups, ch->cgroup_table);
+	for (size_t i = 0; i < ch->count; i++)
+		free(ch->recent[(ch->head + ch->cap - ch->count + i) % ch->cap].kill);
 	free(ch->recent);
 	pthread_mutex_destroy(&ch->subscribers_lock);
 	pthread_mutex_destroy(&ch->lock);
@@ -322,6 +375,8 @@ void event_channel_apply(struct event_channel *ch, const struct event_settings *
 			size_t keep = ch->count < cap ? ch->count : cap;
 
 			/* Keep the newest events, oldest first. */
+			for (i = keep; i < ch->count; i++)
+				free(ch->recent[(ch->head + ch->cap - i - 1) % ch->cap].kill);
 			for (i = 0; i < keep; i++)
 				recent[i] = ch->recent[(ch->head + ch->cap - keep + i) % ch->cap];
 			free(ch->recent);
@@ -372,6 +427,53 @@ void event_channel_remove_source(struct event_channel *ch, struct event_counters
 			break;
 		}
 	pthread_mutex_unlock(&ch->lock);
+}
+
+void event_channel_set_sink(struct event_channel *ch, event_sink_fn fn, void *userdata)
+{
+	if (!ch)
+		return;
+	pthread_mutex_lock(&ch->subscribers_lock);
+	ch->sink = fn;
+	ch->sink_userdata = userdata;
+	pthread_mutex_unlock(&ch->subscribers_lock);
+}
+
+void event_channel_restore(struct event_channel *ch, struct event_record *recs, size_t n)
+{
+	struct event_record *merged;
+	size_t i, live, old, total;
+
+	if (!ch) {
+		for (i = 0; i < n; i++) {
+			free(recs[i].kill);
+			recs[i].kill = NULL;
+		}
+		return;
+	}
+	pthread_mutex_lock(&ch->lock);
+	live = ch->count;
+	old = n < ch->cap - live ? n : ch->cap - live; /* the live events win the room */
+	total = live + old;
+	merged = calloc(ch->cap ? ch->cap : 1, sizeof(*merged));
+	if (merged) {
+		/* The newest `old` of the restored ones, then the live ones. */
+		for (i = 0; i < old; i++) {
+			merged[i] = recs[n - old + i];
+			recs[n - old + i].kill = NULL;
+		}
+		for (i = 0; i < live; i++)
+			merged[old + i] = ch->recent[(ch->head + ch->cap - live + i) % ch->cap];
+		free(ch->recent);
+		ch->recent = merged;
+		ch->count = total;
+		ch->head = ch->cap ? total % ch->cap : 0;
+	}
+	pthread_mutex_unlock(&ch->lock);
+	for (i = 0; i < n; i++) {
+		free(recs[i].kill);
+		recs[i].kill = NULL;
+	}
 }
 
 int event_channel_subscribe(struct event_channel *ch, unsigned kinds, event_handler_fn fn, void *userdata)
@@ -469,6 +571,69 @@ void event_channel_foreach_recent(struct event_channel *ch, void (*fn)(const str
 	pthread_mutex_unlock(&ch->lock);
 }
 
+static void put_pages(struct strbuf *sb, const char *key, bool known, uint64_t pages, long page_size)
+{
+	strbuf_printf(sb, ",\"%s\":", key);
+	if (known)
+		strbuf_printf(sb, "%" PRIu64, pages * (uint64_t)page_size);
+	else
+		strbuf_puts(sb, "null");
+}
+
+static void put_labelled(struct strbuf *sb, const char *key, const char *value)
+{
+	strbuf_printf(sb, ",\"%s\":", key);
+	json_put_string(sb, value);
+}
+
+static void render_kill(struct strbuf *sb, unsigned kind, const struct kill_record *k, long page_size)
+{
+	bool rss = k->flags & KILL_HAS_RSS, oomcg = k->flags & KILL_HAS_OOM_CGROUP;
+
+	if (kind == EVENT_OOM_KILL) {
+		put_labelled(sb, "scope", oom_scope_name(k->flags & KILL_HAS_SCOPE ? k->raw.scope : OOM_SCOPE_UNKNOWN));
+		put_labelled(sb, "scope_source", !(k->flags & KILL_HAS_SCOPE) ? "none" :
+						 k->flags & KILL_SCOPE_FROM_CONTROL ? "oom_control" : "memcg_walk");
+		strbuf_puts(sb, ",\"oom_cgroup\":");
+		if (oomcg)
+			json_put_string(sb, k->oom_cgroup);
+		else
+			strbuf_puts(sb, "null");
+		put_pages(sb, "oom_cgroup_usage_bytes", oomcg, k->raw.oom_usage_pages, page_size);
+		put_pages(sb, "oom_cgroup_limit_bytes", oomcg, k->raw.oom_limit_pages, page_size);
+		put_pages(sb, "anon_rss_bytes", rss, k->raw.rss_anon_pages, page_size);
+		put_pages(sb, "file_rss_bytes", rss, k->raw.rss_file_pages, page_size);
+		put_pages(sb, "shmem_rss_bytes", rss, k->raw.rss_shmem_pages, page_size);
+		if (k->flags & KILL_HAS_SCORE_ADJ)
+			strbuf_printf(sb, ",\"oom_score_adj\":%d", k->raw.oom_score_adj);
+		else
+			strbuf_puts(sb, ",\"oom_score_adj\":null");
+	} else {
+		put_labelled(sb, "killer", k->killer);
+		strbuf_printf(sb, ",\"killer_pid\":%u,\"signal\":", k->raw.killer_pid);
+		json_put_string(sb, k->raw.signal == 9 ? "SIGKILL" : k->raw.signal == 15 ? "SIGTERM" : "other");
+	}
+	put_labelled(sb, "unit", k->names.unit);
+	put_labelled(sb, "namespace", k->names.namespace_);
+	put_labelled(sb, "pod", k->names.pod);
+	put_labelled(sb, "container", k->names.container);
+	strbuf_puts(sb, ",\"cgroup_pressure\":");
+	if (isnan(k->psi_some_avg10)) {
+		strbuf_puts(sb, "null");
+	} else {
+		strbuf_puts(sb, "{\"some_avg10\":");
+		json_put_number(sb, k->psi_some_avg10);
+		strbuf_puts(sb, ",\"full_avg10\":");
+		json_put_number(sb, k->psi_full_avg10);
+		strbuf_puts(sb, ",\"some_seconds_total\":");
+		json_put_number(sb, k->psi_some_total_sec);
+		strbuf_puts(sb, ",\"full_seconds_total\":");
+		json_put_number(sb, k->psi_full_total_sec);
+		strbuf_putc(sb, '}');
+	}
+	strbuf_printf(sb, ",\"restored\":%s", k->restored ? "true" : "false");
+}
+
 int event_channel_render_json(struct event_channel *ch, struct strbuf *sb)
 {
 	size_t i;
@@ -496,8 +661,10 @@ int event_channel_render_json(struct event_channel *ch, struct strbuf *sb)
 			json_put_string(sb, e->avail_source);
 			if (e->kind == EVENT_OOM_KILL)
 				strbuf_printf(sb, ",\"total_vm_bytes\":%" PRIu64, e->value * (uint64_t)ch->page_size);
-			else
+			else if (e->kind != EVENT_USERSPACE_KILL)
 				strbuf_printf(sb, ",\"order\":%" PRIu64, e->value);
+			if (e->kill)
+				render_kill(sb, e->kind, e->kill, ch->page_size);
 			strbuf_putc(sb, '}');
 		}
 		pthread_mutex_unlock(&ch->lock);

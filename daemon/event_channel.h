@@ -6,6 +6,7 @@
 #include <bpf/libbpf.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "cgroup_names.h"
 #include "events.h"
 #include "snapshot.h"
 #include "strbuf.h"
@@ -24,6 +25,20 @@ struct cgroup_hierarchy;
 
 const char *event_kind_name(unsigned kind);
 
+/* What a kill event says beyond who and where: the OOM diagnosis, or who
+ * sent a user-space kill. Kills are rare, so only they carry one. */
+struct kill_record {
+	struct kill_detail raw;      /* as the kernel gave it: pages */
+	uint32_t flags;              /* KILL_HAS_* */
+	char oom_cgroup[256];        /* path of raw.oom_cgroup_id; "" if unknown */
+	char killer[EVENT_COMM_LEN + 1];
+	struct cgroup_labels names;  /* of the victim's cgroup, at the kill */
+	/* The victim cgroup's memory PSI at the kill (v2 memory.pressure); NAN if unknown. */
+	double psi_some_avg10, psi_full_avg10;
+	double psi_some_total_sec, psi_full_total_sec;
+	bool restored;               /* read back from the journal at start */
+};
+
 struct event_record {
 	uint64_t real_usec;      /* wall clock of the event itself */
 	unsigned kind;
@@ -34,7 +49,10 @@ struct event_record {
 	double avail_bytes;      /* NAN when unknown */
 	const char *avail_source; /* how avail_bytes is known (a static string); "none" */
 	uint64_t value;
+	struct kill_record *kill; /* kills only (NULL otherwise); owned by the channel */
 };
+
+const char *oom_scope_name(unsigned scope);
 
 struct event_settings {
 	uint64_t gate_msec;
@@ -75,6 +93,17 @@ typedef void (*event_handler_fn)(void *userdata, const struct memwatch_event *ra
 int event_channel_subscribe(struct event_channel *ch, unsigned kinds, event_handler_fn fn, void *userdata);
 /* Returns once no call of fn for userdata is running or can start. */
 void event_channel_unsubscribe(struct event_channel *ch, event_handler_fn fn, void *userdata);
+
+/* Called on the consumer thread for every record once the subscribers have
+ * filled it in (the journal): one sink, NULL to remove. Must not call back
+ * into the channel. */
+typedef void (*event_sink_fn)(void *userdata, const struct event_record *rec);
+void event_channel_set_sink(struct event_channel *ch, event_sink_fn fn, void *userdata);
+
+/* Records from before this start (read back from the journal), oldest
+ * first: kept ahead of every live event, within the history. The channel
+ * takes each record's kill (the caller's pointers are cleared). */
+void event_channel_restore(struct event_channel *ch, struct event_record *recs, size_t n);
 
 /* The channel's own families, and the pressure instants of every kind. */
 void event_channel_collect(struct event_channel *ch, struct snapshot *snap);

@@ -465,19 +465,49 @@ const struct metric_desc metric_catalogue[METRIC__COUNT] = {
 	/* --- oom --- */
 	[MW_OOM_KILLS_TOTAL] = {
 		.name = "memwatch_oom_kills_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
-		.help = "Processes chosen and killed by the OOM killer (global and memory cgroup).",
-		.owner = "oom", .source = "BPF on `oom:mark_victim`",
+		.help = "Processes chosen and killed by the kernel's OOM killer, by what ran out: memcg (a memory cgroup's limit), global, cpuset or mempolicy.",
+		.n_labels = 1, .labels = { "scope" },
+		.owner = "oom", .source = "BPF on `oom:mark_victim`; scope from `oom_kill_process()`'s oom_control or the memory cgroups' page counters",
 	},
 	[MW_CGROUP_OOM_KILLS_TOTAL] = {
 		.name = "memwatch_cgroup_oom_kills_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
-		.help = "OOM kills by the victim's memory cgroup (path below the hierarchy root).",
-		.n_labels = 6, .labels = { CGROUP_IDENTITY_LABELS },
+		.help = "OOM kills by the victim's memory cgroup (path below the hierarchy root) and scope.",
+		.n_labels = 7, .labels = { CGROUP_IDENTITY_LABELS, "scope" },
 		.owner = "oom", .source = "BPF on `oom:mark_victim`",
 	},
 	[MW_LAST_OOM_KILL_TIMESTAMP_SECONDS] = {
 		.name = "memwatch_last_oom_kill_timestamp_seconds", .type = METRIC_GAUGE, .unit = METRIC_UNIT_SECONDS,
 		.help = "Wall-clock time of the last OOM kill seen since the daemon started.",
 		.owner = "oom", .source = "BPF on `oom:mark_victim`",
+	},
+	[MW_OOM_FEATURE_INFO] = {
+		.name = "memwatch_oom_feature_info", .type = METRIC_GAUGE, .unit = METRIC_UNIT_NONE,
+		.help = "Where each part of a kill's record comes from on this kernel (source \"none\": not available, the daemon log says why).",
+		.n_labels = 2, .labels = { "feature", "source" },
+		.owner = "oom", .source = "the attach points that loaded",
+	},
+	[MW_USERSPACE_KILLS_TOTAL] = {
+		.name = "memwatch_userspace_kills_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
+		.help = "Kills by a user-space OOM killer ([collector.oom] userspace_killers): a SIGTERM or SIGKILL it sent; a burst to one cgroup is one kill, a process counts once.",
+		.n_labels = 1, .labels = { "killer" },
+		.owner = "oom", .source = "BPF on `signal:signal_generate`",
+	},
+	[MW_USERSPACE_KILL_SIGNALS_TOTAL] = {
+		.name = "memwatch_userspace_kill_signals_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
+		.help = "Every SIGTERM and SIGKILL a user-space OOM killer sent to another process, before folding them into kills.",
+		.n_labels = 1, .labels = { "killer" },
+		.owner = "oom", .source = "BPF on `signal:signal_generate`",
+	},
+	[MW_CGROUP_USERSPACE_KILLS_TOTAL] = {
+		.name = "memwatch_cgroup_userspace_kills_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
+		.help = "User-space OOM kills by the victim's memory cgroup and killer.",
+		.n_labels = 7, .labels = { CGROUP_IDENTITY_LABELS, "killer" },
+		.owner = "oom", .source = "BPF on `signal:signal_generate`",
+	},
+	[MW_LAST_USERSPACE_KILL_TIMESTAMP_SECONDS] = {
+		.name = "memwatch_last_userspace_kill_timestamp_seconds", .type = METRIC_GAUGE, .unit = METRIC_UNIT_SECONDS,
+		.help = "Wall-clock time of the last user-space OOM kill seen since the daemon started.",
+		.owner = "oom", .source = "BPF on `signal:signal_generate`",
 	},
 
 	/* --- cgroup --- */

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
-/* OOM kills on oom:mark_victim: counted in the kernel, detailed through the
- * event channel (victim pid, comm, memory cgroup, available memory). Each
- * kill event also counts in a table by the victim's cgroup, kept here with
- * the workload's names as they were at the kill (the cgroup, and kubelet's
- * directories of its pod, go soon after), and for series_ttl after the
- * cgroup is removed. */
+/* Memory kills: the kernel's OOM killer on oom:mark_victim, and user-space
+ * killers (userspace_killers) on signal:signal_generate, counted in the
+ * kernel (bpf/oom.bpf.c) and detailed through the event channel: the victim,
+ * its cgroup, the available memory, an OOM kill's diagnosis, the killer.
+ * Each kill event also counts in a table by the victim's cgroup, kept here
+ * with the workload's names as they were at the kill (the cgroup, and
+ * kubelet's directories of its pod, go soon after), and for series_ttl after
+ * the cgroup is removed. */
 #include <linux/types.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +27,7 @@
 #include "fileio.h"
 #include "log.h"
 #include "oom.skel.h"
+#include "psi.h"
 
 DEFINE_BPF_SKEL_OPS(oom_bpf);
 
@@ -31,12 +35,34 @@ DEFINE_BPF_SKEL_OPS(oom_bpf);
 
 #define UNKNOWN_CGROUP "unknown"
 
+struct killer_list {
+	uint32_t n;
+	char names[KILLERS_MAX][EVENT_COMM_LEN];
+};
+
 struct oom_config {
 	int flavour;
 	uint64_t series_ttl_msec;
+	struct killer_list killers;
 };
 
+/* Where an OOM kill's scope and OOM cgroup come from. */
+enum scope_method {
+	SCOPE_BY_FENTRY,
+	SCOPE_BY_KPROBE,
+	SCOPE_BY_MEMCG_WALK,
+};
+
+static const char *const scope_method_names[] = {
+	[SCOPE_BY_FENTRY] = "fentry",
+	[SCOPE_BY_KPROBE] = "kprobe",
+	[SCOPE_BY_MEMCG_WALK] = "memcg_walk",
+};
+
+/* One row per (kind of kill, scope or killer, cgroup). */
 struct oom_cgroup {
+	unsigned kind;               /* EVENT_OOM_KILL or EVENT_USERSPACE_KILL */
+	char by[EVENT_COMM_LEN + 1]; /* the scope, or the killer */
 	char path[256];
 	struct cgroup_labels names; /* resolved at the first kill, never changed: the series keeps its labels */
 	uint64_t kills;
@@ -49,8 +75,7 @@ struct oom_table {
 	struct cgroup_names *names; /* the core's; NULL: the path's names only */
 	struct oom_cgroup cgroups[MAX_OOM_CGROUPS];
 	size_t n_cgroups;
-	uint64_t folded; /* kills in cgroups beyond the table: "other" */
-	uint64_t last_real_usec;
+	uint64_t last_real_usec, last_userspace_real_usec;
 };
 
 struct oom_state {
@@ -58,12 +83,17 @@ struct oom_state {
 	struct collector_context ctx;
 	int flavour; /* the attach key it was started with */
 	uint64_t series_ttl_msec;
+	struct killer_list killers; /* the list it was started with */
+	enum scope_method scope_method;
+	struct bpf_link *scope_link;
+	bool userspace_attached;
 	bool subscribed;
 	struct oom_table *table; /* its own allocation: its mutex never moves */
 };
 
 static const struct bpf_hook oom_hooks[] = {
 	{ "oom", "mark_victim", BPF_HOOK_PROGS(oom_bpf, mark_victim) },
+	{ "signal", "signal_generate", BPF_HOOK_PROGS(oom_bpf, signal_generate), .optional = true },
 };
 
 /* Kernels before the change pass mark_victim(int pid); newer ones
@@ -99,39 +129,86 @@ static int prepare(void *skel, void *userdata)
 	int r;
 
 	obj->rodata->victim_is_task = mark_victim_passes_task();
+	obj->rodata->n_killers = s->killers.n;
+	memcpy((void *)obj->rodata->killers, s->killers.names, sizeof(s->killers.names));
+	bpf_program__set_autoload(obj->progs.oom_kill_process_fentry, s->scope_method == SCOPE_BY_FENTRY);
+	bpf_program__set_autoload(obj->progs.oom_kill_process_kprobe, s->scope_method == SCOPE_BY_KPROBE);
 	r = event_channel_prepare(s->ctx.events, obj->maps.events, &obj->rodata->events_use_ringbuf);
 	if (r == 0)
 		r = bpf_shared_map_reuse(s->ctx.shared_maps, obj->maps.memavail);
 	return r;
 }
 
-static void note_cgroup(struct oom_table *t, const char *path, const struct cgroup_labels *names)
+/* Under t->lock. A full table drops the new row's kill into the "other"
+ * row of its kind and scope or killer, which is never dropped. */
+static void note_cgroup(struct oom_table *t, unsigned kind, const char *by, const char *path,
+			const struct cgroup_labels *names)
 {
 	struct oom_cgroup *c;
 	size_t i;
 
-	for (i = 0; i < t->n_cgroups; i++)
-		if (strcmp(t->cgroups[i].path, path) == 0) {
-			t->cgroups[i].kills++;
-			t->cgroups[i].removed_since_usec = 0;
+	for (i = 0; i < t->n_cgroups; i++) {
+		c = &t->cgroups[i];
+		if (c->kind == kind && strcmp(c->by, by) == 0 && strcmp(c->path, path) == 0) {
+			c->kills++;
+			c->removed_since_usec = 0;
 			return;
 		}
-	if (t->n_cgroups == MAX_OOM_CGROUPS) {
-		t->folded++;
+	}
+	if (t->n_cgroups >= MAX_OOM_CGROUPS - 2 * KILLERS_MAX - OOM_SCOPES && strcmp(path, "other") != 0) {
+		note_cgroup(t, kind, by, "other", &(struct cgroup_labels){ .unit = "" });
 		return;
 	}
+	if (t->n_cgroups == MAX_OOM_CGROUPS)
+		return; /* cannot happen: the reserve above holds every "other" row */
 	c = &t->cgroups[t->n_cgroups++];
+	*c = (struct oom_cgroup){ .kind = kind, .kills = 1 };
+	snprintf(c->by, sizeof(c->by), "%s", by);
 	snprintf(c->path, sizeof(c->path), "%s", path);
 	c->names = *names;
-	c->kills = 1;
-	c->removed_since_usec = 0;
 }
 
-/* On the event channel's consumer thread, for each OOM kill event. */
-static void on_oom_kill(void *userdata, const struct memwatch_event *raw, struct event_record *rec)
+/* The victim cgroup's memory pressure now: v2's memory.pressure in the
+ * memory hierarchy, or the same path in the unified one (a hybrid host). */
+static void read_cgroup_pressure(struct cgroup_hierarchy *h, const char *path, struct kill_record *k)
 {
-	struct oom_table *t = userdata;
+	struct cgroup_hierarchy_roots roots;
+	const char *bases[2];
+	struct psi_stats psi;
+
+	if (!h || !path[0])
+		return;
+	cgroup_hierarchy_roots(h, &roots);
+	bases[0] = roots.mode == CGROUP_MEMORY_V2 ? roots.memory : "";
+	bases[1] = roots.unified;
+	for (size_t i = 0; i < ARRAY_SIZE(bases); i++) {
+		char file[PATH_MAX + 320], *text = NULL;
+		size_t len = 0;
+		int r;
+
+		if (!bases[i][0] || snprintf(file, sizeof(file), "%s%s/memory.pressure", bases[i], path) >= (int)sizeof(file))
+			continue;
+		if (read_full_file(file, 4096, &text, &len) < 0)
+			continue;
+		r = psi_parse(text, len, &psi);
+		free(text);
+		if (r < 0)
+			continue;
+		k->psi_some_avg10 = psi.some.avg10 / 100.0;
+		k->psi_some_total_sec = (double)psi.some.total_usec / 1e6;
+		k->psi_full_avg10 = psi.has_full ? psi.full.avg10 / 100.0 : NAN;
+		k->psi_full_total_sec = psi.has_full ? (double)psi.full.total_usec / 1e6 : NAN;
+		return;
+	}
+}
+
+/* On the event channel's consumer thread, for each kill event. */
+static void on_kill(void *userdata, const struct memwatch_event *raw, struct event_record *rec)
+{
+	struct oom_state *s = userdata;
+	struct oom_table *t = s->table;
 	struct cgroup_labels names;
+	const char *by;
 
 	if (!rec->comm[0] && rec->pid) {
 		/* Old kernels pass only the pid: the victim is usually still there. */
@@ -149,21 +226,78 @@ static void on_oom_kill(void *userdata, const struct memwatch_event *raw, struct
 		cgroup_names_resolve_event(t->names, rec->cgroup, now_mono_usec(), &names);
 	else
 		names = (struct cgroup_labels){ .unit = "" };
+	if (rec->kill) {
+		rec->kill->names = names;
+		read_cgroup_pressure(s->ctx.cgroups, rec->cgroup, rec->kill);
+	}
+	if (rec->kind == EVENT_USERSPACE_KILL)
+		by = rec->kill ? rec->kill->killer : "unknown";
+	else
+		by = oom_scope_name(raw->flags & KILL_HAS_SCOPE ? raw->kill.scope : OOM_SCOPE_UNKNOWN);
 	pthread_mutex_lock(&t->lock);
-	note_cgroup(t, rec->cgroup[0] ? rec->cgroup : UNKNOWN_CGROUP, &names);
-	t->last_real_usec = rec->real_usec;
+	note_cgroup(t, rec->kind, by, rec->cgroup[0] ? rec->cgroup : UNKNOWN_CGROUP, &names);
+	if (rec->kind == EVENT_USERSPACE_KILL)
+		t->last_userspace_real_usec = rec->real_usec;
+	else
+		t->last_real_usec = rec->real_usec;
 	pthread_mutex_unlock(&t->lock);
-	log_notice("OOM kill: pid %u (%s) in cgroup %s", rec->pid, rec->comm, rec->cgroup[0] ? rec->cgroup : "?");
+	if (rec->kind == EVENT_USERSPACE_KILL)
+		log_notice("User-space kill: %s (pid %u) sent %s to pid %u (%s) in cgroup %s", by, raw->kill.killer_pid,
+			   raw->kill.signal == 9 ? "SIGKILL" : "SIGTERM", rec->pid, rec->comm,
+			   rec->cgroup[0] ? rec->cgroup : "?");
+	else
+		log_notice("OOM kill (%s): pid %u (%s) in cgroup %s%s%s", by, rec->pid, rec->comm,
+			   rec->cgroup[0] ? rec->cgroup : "?", rec->kill && rec->kill->oom_cgroup[0] ? ", limit hit in " : "",
+			   rec->kill ? rec->kill->oom_cgroup : "");
+}
+
+/* "systemd-oomd oomd earlyoom nohang": names as a task's comm shows them
+ * (at most 15 bytes), separated by blanks or commas; "none" switches the
+ * user-space kills off. */
+static int parse_killers(const char *value, void *field, char *errmsg, size_t errlen)
+{
+	struct killer_list *list = field, parsed = { 0 };
+	const char *p = value;
+
+	if (strcmp(value, "none") == 0) {
+		*list = parsed;
+		return 0;
+	}
+	while (*p) {
+		size_t len;
+
+		p += strspn(p, " \t,");
+		len = strcspn(p, " \t,");
+		if (!len)
+			break;
+		if (len >= EVENT_COMM_LEN) {
+			snprintf(errmsg, errlen, "killer name '%.*s' is longer than a process name (15 bytes)", (int)len, p);
+			return -EINVAL;
+		}
+		if (parsed.n == KILLERS_MAX) {
+			snprintf(errmsg, errlen, "more than %d killer names", KILLERS_MAX);
+			return -ERANGE;
+		}
+		memcpy(parsed.names[parsed.n++], p, len);
+		p += len;
+	}
+	*list = parsed;
+	return 0;
 }
 
 static void oom_config_defaults(void *cfg)
 {
-	*(struct oom_config *)cfg = (struct oom_config){ .flavour = -1, .series_ttl_msec = 300000 };
+	struct oom_config *c = cfg;
+	char err[64];
+
+	*c = (struct oom_config){ .flavour = -1, .series_ttl_msec = 300000 };
+	(void)parse_killers("systemd-oomd oomd earlyoom nohang", &c->killers, err, sizeof(err));
 }
 
 static const struct config_key oom_keys[] = {
 	BPF_ATTACH_KEY(struct oom_config, flavour),
 	CONFIG_KEY_DURATION("series_ttl", struct oom_config, series_ttl_msec, 0, 86400000),
+	CONFIG_KEY_CUSTOM("userspace_killers", struct oom_config, killers, parse_killers),
 };
 
 static int oom_configure(void *cfg, const char *key, const char *value, char *errmsg, size_t errlen)
@@ -171,38 +305,92 @@ static int oom_configure(void *cfg, const char *key, const char *value, char *er
 	return config_key_apply(oom_keys, ARRAY_SIZE(oom_keys), cfg, key, value, errmsg, errlen);
 }
 
+static size_t oom_hook_count(const struct killer_list *killers)
+{
+	return killers->n ? ARRAY_SIZE(oom_hooks) : 1; /* no killers: signal_generate stays unattached */
+}
+
 static int oom_probe(const void *cfg, const struct collector_context *ctx, struct collector_status *st)
 {
-	return bpf_hooks_probe(oom_hooks, ARRAY_SIZE(oom_hooks), st);
+	return bpf_hooks_probe(oom_hooks, 1, st);
+}
+
+/* Whether fentry attaches to oom_kill_process() here: one small load, so
+ * that the flavour probing does not fail three times over. */
+static int fentry_loads(void)
+{
+	struct oom_bpf *obj = oom_bpf__open();
+	struct bpf_program *prog;
+	int r;
+
+	if (!obj)
+		return -errno;
+	bpf_object__for_each_program(prog, obj->obj)
+		bpf_program__set_autoload(prog, false);
+	bpf_program__set_autoload(obj->progs.oom_kill_process_fentry, true);
+	log_set_libbpf_quiet(true);
+	r = oom_bpf__load(obj);
+	log_set_libbpf_quiet(false);
+	oom_bpf__destroy(obj);
+	return r;
+}
+
+static int attach_scope_hook(struct oom_state *s)
+{
+	struct oom_bpf *obj = s->bpf.skel;
+	struct bpf_program *prog = s->scope_method == SCOPE_BY_FENTRY ? obj->progs.oom_kill_process_fentry :
+									 obj->progs.oom_kill_process_kprobe;
+
+	log_set_libbpf_quiet(true);
+	s->scope_link = bpf_program__attach(prog);
+	log_set_libbpf_quiet(false);
+	return s->scope_link ? 0 : -errno;
 }
 
 static int oom_start(void *priv, const void *cfg, const struct collector_context *ctx,
 		     struct collector_status *st)
 {
 	struct oom_state *s = priv;
-	int r;
+	const struct oom_config *c = cfg;
+	int r, r_fentry;
 
-	s->flavour = ((const struct oom_config *)cfg)->flavour;
-	s->series_ttl_msec = ((const struct oom_config *)cfg)->series_ttl_msec;
+	s->flavour = c->flavour;
+	s->series_ttl_msec = c->series_ttl_msec;
+	s->killers = c->killers;
 	s->ctx = *ctx;
 	s->table = calloc(1, sizeof(*s->table));
 	if (!s->table)
 		return -ENOMEM;
 	pthread_mutex_init(&s->table->lock, NULL);
 	s->table->names = ctx->names;
-	r = event_channel_subscribe(s->ctx.events, EVENT_KIND_BIT(EVENT_OOM_KILL), on_oom_kill, s->table);
+	r = event_channel_subscribe(s->ctx.events, EVENT_KIND_BIT(EVENT_OOM_KILL) | EVENT_KIND_BIT(EVENT_USERSPACE_KILL),
+				    on_kill, s);
 	if (r < 0)
 		return r;
 	s->subscribed = true;
-	r = bpf_attach_hooks(&s->bpf, &oom_bpf_skel_ops, oom_hooks, ARRAY_SIZE(oom_hooks), s->flavour, prepare, s,
-			     st);
+
+	r_fentry = fentry_loads();
+	s->scope_method = r_fentry == 0 ? SCOPE_BY_FENTRY : SCOPE_BY_KPROBE;
+	r = bpf_attach_hooks(&s->bpf, &oom_bpf_skel_ops, oom_hooks, oom_hook_count(&s->killers), s->flavour, prepare,
+			     s, st);
 	if (r < 0)
 		return r;
+	if (attach_scope_hook(s) < 0) {
+		int r_kprobe = -errno;
+
+		log_info("Collector oom: neither fentry (%s) nor kprobe (%s) attach to oom_kill_process(): an OOM "
+			 "kill's scope and OOM cgroup come from the memory cgroups' page counters",
+			 strerror(r_fentry < 0 ? -r_fentry : EOPNOTSUPP), strerror(-r_kprobe));
+		s->scope_method = SCOPE_BY_MEMCG_WALK;
+	}
+	s->userspace_attached = s->killers.n && s->bpf.hook_present[1];
+	if (s->killers.n && !s->userspace_attached)
+		log_warning("Collector oom: signal:signal_generate unavailable: user-space kills are not counted");
 	event_channel_add_source(s->ctx.events, &((struct oom_bpf *)s->bpf.skel)->bss->event_counters);
 	return 0;
 }
 
-/* A restart: the kills by cgroup so far, and the last one's time, stay. */
+/* A restart: the kills by cgroup so far, and the last ones' times, stay. */
 static void oom_takeover(void *new_priv, void *old_priv)
 {
 	struct oom_table *to = ((struct oom_state *)new_priv)->table, *from = ((struct oom_state *)old_priv)->table;
@@ -215,20 +403,21 @@ static void oom_takeover(void *new_priv, void *old_priv)
 	pthread_mutex_lock(&to->lock);
 	memcpy(to->cgroups, from->cgroups, from->n_cgroups * sizeof(from->cgroups[0]));
 	to->n_cgroups = from->n_cgroups;
-	to->folded = from->folded;
 	to->last_real_usec = from->last_real_usec;
+	to->last_userspace_real_usec = from->last_userspace_real_usec;
 	pthread_mutex_unlock(&to->lock);
 	pthread_mutex_unlock(&from->lock);
 }
 
 /* series_ttl in place; the attach key in place when the running program
- * already is what it names. */
+ * already is what it names. Other killers need a new program. */
 static int oom_reload(void *priv, const void *cfg)
 {
 	struct oom_state *s = priv;
 	const struct oom_config *c = cfg;
 
-	if (!bpf_attachment_serves(&s->bpf, s->flavour, c->flavour))
+	if (!bpf_attachment_serves(&s->bpf, s->flavour, c->flavour) ||
+	    memcmp(&s->killers, &c->killers, sizeof(c->killers)) != 0)
 		return -EAGAIN;
 	s->flavour = c->flavour;
 	s->series_ttl_msec = c->series_ttl_msec;
@@ -260,7 +449,7 @@ static void expire_removed(struct oom_state *s, struct oom_table *t, uint64_t no
 	for (i = 0; i < t->n_cgroups; i++) {
 		struct oom_cgroup *c = &t->cgroups[i];
 
-		if (strcmp(c->path, UNKNOWN_CGROUP) == 0 || cgroup_exists(roots.memory, c->path)) {
+		if (strcmp(c->path, UNKNOWN_CGROUP) == 0 || strcmp(c->path, "other") == 0 || cgroup_exists(roots.memory, c->path)) {
 			c->removed_since_usec = 0;
 		} else {
 			if (!c->removed_since_usec)
@@ -275,30 +464,61 @@ static void expire_removed(struct oom_state *s, struct oom_table *t, uint64_t no
 	t->n_cgroups = kept;
 }
 
+static void collect_features(struct oom_state *s, struct snapshot *snap)
+{
+	const char *userspace = !s->killers.n ? "off" : s->userspace_attached ? bpf_flavour_name(s->bpf.flavour) : "none";
+	const char *rss = ((struct oom_bpf *)s->bpf.skel)->rodata->victim_is_task && s->bpf.flavour != BPF_FLAVOUR_TRACEPOINT
+				  ? "task" : "none";
+
+	snapshot_add(snap, METRIC(MW_OOM_FEATURE_INFO), (const char *const[]){ "scope", scope_method_names[s->scope_method] }, 1);
+	snapshot_add(snap, METRIC(MW_OOM_FEATURE_INFO), (const char *const[]){ "victim_rss", rss }, 1);
+	snapshot_add(snap, METRIC(MW_OOM_FEATURE_INFO), (const char *const[]){ "userspace_kills", userspace }, 1);
+}
+
 static int oom_collect(void *priv, struct snapshot *snap)
 {
 	struct oom_state *s = priv;
 	struct oom_bpf *skel = s->bpf.skel;
 	struct oom_table *t = s->table;
-	const char *labels[CGROUP_LABELS_N];
-	uint64_t last;
+	const char *labels[CGROUP_LABELS_N + 1];
+	uint64_t last, last_userspace;
 	size_t i;
 
-	snapshot_add(snap, METRIC(MW_OOM_KILLS_TOTAL), NULL, (double)__atomic_load_n(&skel->bss->oom_kills, __ATOMIC_RELAXED));
+	for (i = 0; i < OOM_SCOPES; i++) {
+		uint64_t v = __atomic_load_n(&skel->bss->oom_kills_by_scope[i], __ATOMIC_RELAXED);
+
+		if (i != OOM_SCOPE_UNKNOWN || v)
+			snapshot_add(snap, METRIC(MW_OOM_KILLS_TOTAL), (const char *const[]){ oom_scope_name((unsigned)i) },
+				     (double)v);
+	}
+	for (i = 0; i < s->killers.n; i++) {
+		const char *killer[] = { s->killers.names[i] };
+
+		snapshot_add(snap, METRIC(MW_USERSPACE_KILLS_TOTAL), killer,
+			     (double)__atomic_load_n(&skel->bss->userspace_kills[i], __ATOMIC_RELAXED));
+		snapshot_add(snap, METRIC(MW_USERSPACE_KILL_SIGNALS_TOTAL), killer,
+			     (double)__atomic_load_n(&skel->bss->userspace_signals[i], __ATOMIC_RELAXED));
+	}
+	collect_features(s, snap);
 	pthread_mutex_lock(&t->lock);
 	expire_removed(s, t, now_mono_usec());
 	for (i = 0; i < t->n_cgroups; i++) {
-		cgroup_labels_values(t->cgroups[i].path, &t->cgroups[i].names, labels);
-		snapshot_add(snap, METRIC(MW_CGROUP_OOM_KILLS_TOTAL), labels, (double)t->cgroups[i].kills);
-	}
-	if (t->folded) {
-		cgroup_labels_values("other", NULL, labels);
-		snapshot_add(snap, METRIC(MW_CGROUP_OOM_KILLS_TOTAL), labels, (double)t->folded);
+		const struct oom_cgroup *c = &t->cgroups[i];
+
+		cgroup_labels_values(c->path, strcmp(c->path, "other") ? &c->names : NULL, labels);
+		labels[CGROUP_LABELS_N] = c->by;
+		snapshot_add(snap,
+			     c->kind == EVENT_USERSPACE_KILL ? METRIC(MW_CGROUP_USERSPACE_KILLS_TOTAL) :
+							       METRIC(MW_CGROUP_OOM_KILLS_TOTAL),
+			     labels, (double)c->kills);
 	}
 	last = t->last_real_usec;
+	last_userspace = t->last_userspace_real_usec;
 	pthread_mutex_unlock(&t->lock);
 	if (last)
 		snapshot_add(snap, METRIC(MW_LAST_OOM_KILL_TIMESTAMP_SECONDS), NULL, (double)last / 1e6);
+	if (last_userspace)
+		snapshot_add(snap, METRIC(MW_LAST_USERSPACE_KILL_TIMESTAMP_SECONDS), NULL, (double)last_userspace / 1e6);
 	return 0;
 }
 
@@ -308,9 +528,11 @@ static void oom_stop(void *priv)
 
 	if (s->bpf.skel)
 		event_channel_remove_source(s->ctx.events, &((struct oom_bpf *)s->bpf.skel)->bss->event_counters);
+	bpf_link__destroy(s->scope_link);
+	s->scope_link = NULL;
 	bpf_attachment_destroy(&s->bpf);
 	if (s->subscribed)
-		event_channel_unsubscribe(s->ctx.events, on_oom_kill, s->table);
+		event_channel_unsubscribe(s->ctx.events, on_kill, s);
 	if (s->table) {
 		pthread_mutex_destroy(&s->table->lock);
 		free(s->table);
@@ -319,7 +541,7 @@ static void oom_stop(void *priv)
 
 const struct collector_ops oom_collector = {
 	.name = "oom",
-	.summary = "OOM kills on oom:mark_victim, with victim, cgroup and available memory in /api/v1/events",
+	.summary = "Kernel OOM kills on oom:mark_victim with their diagnosis, and user-space killers' kills on signal:signal_generate, in /api/v1/events",
 	.default_enabled = true,
 	.config_size = sizeof(struct oom_config),
 	.config_defaults = oom_config_defaults,

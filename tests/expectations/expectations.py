@@ -98,3 +98,38 @@ def parse_check_table(text):
             continue
         seen[parts[0]] = (parts[1], parts[2], parts[3].strip() if len(parts) > 3 else "")
     return seen
+
+
+KILL_FIELDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kill_fields.tsv")
+
+
+def expected_kill_fields(environment, release, path=KILL_FIELDS):
+    """{feature: source} for this environment and kernel (kill_fields.tsv)."""
+    want = {}
+    matched_any = False
+    with open(path) as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            if not line.strip() or line.startswith("#"):
+                continue
+            cols = line.split("\t")
+            if len(cols) != 4:
+                raise ValueError("%s:%d: %d columns, want 4" % (path, lineno, len(cols)))
+            if cols[0] != environment or not fnmatch.fnmatchcase(release, cols[1]):
+                continue
+            matched_any = True
+            want.setdefault(cols[2], cols[3])
+    if not matched_any:
+        raise NoExpectation("no row in %s for environment %r, kernel %r" % (path, environment, release))
+    return want
+
+
+def compare_kill_fields(want, seen):
+    """Mismatches between {feature: source} wanted and memwatch_oom_feature_info seen."""
+    problems = []
+    for feature, source in sorted(want.items()):
+        if seen.get(feature) != source:
+            problems.append("kill field %s: source %r, want %r (kill_fields.tsv)" % (feature, seen.get(feature), source))
+    for feature in sorted(set(seen) - set(want)):
+        problems.append("kill field %s: reported, but kill_fields.tsv has no row for it" % feature)
+    return problems

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <limits.h>
 #include <ftw.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -1430,6 +1431,54 @@ int mw_expectation(const char *environment, const char *collector, struct mw_exp
 	return 0;
 }
 
+int mw_expected_kill_field(const char *environment, const char *feature, char *source, size_t len)
+{
+	char release[sizeof(((struct utsname *)0)->release)], line[512], path[PATH_MAX];
+	const char *slash;
+	struct utsname u;
+	bool matched_any = false, ci = getenv("CI") && strcmp(getenv("CI"), "true") == 0;
+	int r = -ENOENT;
+	FILE *f;
+
+	ck_assert(uname(&u) == 0);
+	snprintf(release, sizeof(release), "%s", u.release);
+	const char *tsv = expectations_tsv ? expectations_tsv : "";
+
+	ck_assert_msg(tsv[0], "built without -DEXPECTATIONS_TSV");
+	slash = strrchr(tsv, '/');
+	ck_assert(slash);
+	snprintf(path, sizeof(path), "%.*s/kill_fields.tsv", (int)(slash - tsv), tsv);
+	f = fopen(path, "re");
+	ck_assert_msg(f != NULL, "cannot open %s: %s", path, strerror(errno));
+	while (r < 0 && fgets(line, sizeof(line), f)) {
+		char *cols[4], *save = NULL, *p;
+		int n = 0;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0] == '#' || line[strspn(line, " \t")] == '\0')
+			continue;
+		for (p = strtok_r(line, "\t", &save); p && n < 4; p = strtok_r(NULL, "\t", &save))
+			cols[n++] = p;
+		ck_assert_msg(n == 4 && !p, "%s: a row without 4 tab-separated columns", path);
+		if (strcmp(cols[0], environment) != 0 || fnmatch(cols[1], release, 0) != 0)
+			continue;
+		matched_any = true;
+		if (strcmp(cols[2], feature) == 0) {
+			snprintf(source, len, "%s", cols[3]);
+			r = 0;
+		}
+	}
+	fclose(f);
+	if (!matched_any) {
+		fprintf(stderr, "\n*** no row for kernel %s (environment %s) in %s ***\n%s\n\n", release, environment, path,
+			ci ? "CI=true: failing" : "skipping this assertion (CI is not true)");
+		ck_assert_msg(!ci, "no row for kernel %s in %s", release, path);
+		return -ENOENT;
+	}
+	ck_assert_msg(r == 0, "%s has rows for %s on kernel %s, but none for %s", path, environment, release, feature);
+	return 0;
+}
+
 bool mw_expect_matches(const struct mw_expectation *want, const char *collector, const char *state, const char *mode,
 		       const char *reason, char *why, size_t why_len)
 {
@@ -1471,4 +1520,157 @@ bool mw_assert_collector_expected(const char *body, const char *collector, struc
 	if (ret)
 		*ret = want;
 	return true;
+}
+
+/* ---- memory cgroups ---- */
+
+static bool mw_write_all(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	size_t len = strlen(text);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = write(fd, text, len) == (ssize_t)len;
+	close(fd);
+	return ok;
+}
+
+bool mw_memcg_root(const char **root, bool *v2)
+{
+	static const char *const v2_roots[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
+	char file[300], *text;
+
+	if (access("/sys/fs/cgroup/memory/memory.limit_in_bytes", F_OK) == 0) {
+		*root = "/sys/fs/cgroup/memory";
+		*v2 = false;
+		return true;
+	}
+	for (size_t i = 0; i < sizeof(v2_roots) / sizeof(v2_roots[0]); i++) {
+		bool has;
+
+		snprintf(file, sizeof(file), "%s/cgroup.controllers", v2_roots[i]);
+		text = mw_read_file(file, NULL);
+		has = text && strstr(text, "memory");
+		free(text);
+		if (!has)
+			continue;
+		snprintf(file, sizeof(file), "%s/cgroup.subtree_control", v2_roots[i]);
+		(void)mw_write_all(file, "+memory");
+		*root = v2_roots[i];
+		*v2 = true;
+		return true;
+	}
+	return false;
+}
+
+bool mw_memcg_make(struct mw_memcg *cg, const struct mw_memcg *parent, const char *name, const char *limit)
+{
+	const char *root;
+	char file[320];
+	bool v2;
+
+	if (!mw_memcg_root(&root, &v2)) {
+		errno = ENOENT;
+		return false;
+	}
+	if (snprintf(cg->path, sizeof(cg->path), "%s/%s", parent ? parent->path : root, name) >= (int)sizeof(cg->path) ||
+	    snprintf(cg->label, sizeof(cg->label), "%s/%s", parent ? parent->label : "", name) >= (int)sizeof(cg->label)) {
+		errno = ENAMETOOLONG;
+		return false;
+	}
+	if (mkdir(cg->path, 0755) < 0 && errno != EEXIST)
+		return false;
+	if (parent && v2) {
+		snprintf(file, sizeof(file), "%s/cgroup.subtree_control", parent->path);
+		if (!mw_write_all(file, "+memory"))
+			return false;
+	}
+	if (limit) {
+		snprintf(file, sizeof(file), "%s/%s", cg->path, v2 ? "memory.max" : "memory.limit_in_bytes");
+		if (!mw_write_all(file, limit))
+			return false;
+	}
+	return true;
+}
+
+bool mw_memcg_remove(const char *path)
+{
+	int64_t deadline = mw_mono_ms() + 10000;
+	char procs[300];
+
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", path);
+	for (;;) {
+		char *text, *p, *end;
+
+		if (rmdir(path) == 0 || errno == ENOENT)
+			return true;
+		if (errno != EBUSY || mw_mono_ms() >= deadline)
+			return false;
+		text = mw_read_file(procs, NULL);
+		for (p = text; p;) {
+			long pid = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			if (pid > 1)
+				kill((pid_t)pid, SIGKILL);
+			p = end;
+		}
+		free(text);
+		mw_sleep_ms(50);
+	}
+}
+
+/* ---- /dev/kmsg ---- */
+
+int mw_kmsg_open_end(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0 && lseek(fd, 0, SEEK_END) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+char *mw_kmsg_read(int fd)
+{
+	size_t cap = 65536, len = 0;
+	char *all = malloc(cap), rec[8192];
+
+	if (!all)
+		return NULL;
+	all[0] = '\0';
+	for (;;) {
+		ssize_t n = read(fd, rec, sizeof(rec) - 1);
+		const char *msg;
+		size_t mlen;
+
+		if (n < 0 && errno == EPIPE)
+			continue; /* overwritten records: go on with what is there */
+		if (n <= 0)
+			break;
+		rec[n] = '\0';
+		msg = strchr(rec, ';');
+		if (!msg)
+			continue;
+		msg++;
+		mlen = strcspn(msg, "\n");
+		if (len + mlen + 2 > cap) {
+			char *bigger = realloc(all, cap * 2 + mlen);
+
+			if (!bigger)
+				break;
+			all = bigger;
+			cap = cap * 2 + mlen;
+		}
+		memcpy(all + len, msg, mlen);
+		len += mlen;
+		all[len++] = '\n';
+		all[len] = '\0';
+	}
+	return all;
 }

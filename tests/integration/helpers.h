@@ -187,11 +187,41 @@ struct mw_expectation {
  * without rows fails the test when CI=true, and otherwise says so loudly and
  * returns -ENOENT (the caller skips its assertion). */
 int mw_expectation(const char *environment, const char *collector, struct mw_expectation *out);
+/* The same from kill_fields.tsv (beside it): where a kill's feature comes
+ * from (memwatch_oom_feature_info's source). */
+int mw_expected_kill_field(const char *environment, const char *feature, char *source, size_t len);
 /* True when state/mode/reason are what want says; otherwise why says what differs. */
 bool mw_expect_matches(const struct mw_expectation *want, const char *collector, const char *state, const char *mode,
 		       const char *reason, char *why, size_t why_len);
 /* Asserts memwatch_collector_info for collector in a scrape is exactly the
  * host's row (stored in ret if not NULL). False when the kernel has no row. */
 bool mw_assert_collector_expected(const char *body, const char *collector, struct mw_expectation *ret);
+
+/* ---- memory cgroups of a test's own, on v1 or v2 ---- */
+
+/* The memory controller's hierarchy on this host: v1's /sys/fs/cgroup/memory,
+ * or a cgroup2 mount whose cgroup.controllers lists memory (its
+ * subtree_control gets +memory). false: neither. */
+bool mw_memcg_root(const char **root, bool *v2);
+
+struct mw_memcg {
+	char path[256];  /* the directory */
+	char label[256]; /* as the daemon names it: the path below the hierarchy root */
+};
+
+/* mkdir name under parent (NULL: the hierarchy root), and a hard limit
+ * (v1 memory.limit_in_bytes, v2 memory.max) unless limit is NULL. On v2 a
+ * parent passes memory down to its children. false with errno. */
+bool mw_memcg_make(struct mw_memcg *cg, const struct mw_memcg *parent, const char *name, const char *limit);
+/* rmdir, after SIGKILL to the tasks it still lists (only a test's own
+ * workloads can be there), bounded. */
+bool mw_memcg_remove(const char *path);
+
+/* ---- the kernel's log, read from /dev/kmsg ---- */
+
+/* Open at the end: the next reads see only what the kernel logs from now. */
+int mw_kmsg_open_end(void);
+/* Every message logged since, one a line (without the record prefix). */
+char *mw_kmsg_read(int fd);
 
 #endif

@@ -877,7 +877,7 @@ static void oom_kill_run(void)
 	int st;
 
 	body = scrape_or_fail(d);
-	k0 = metric_or_fail(body, "memwatch_oom_kills_total", NULL);
+	k0 = metric_or_fail(body, "memwatch_oom_kills_total", "scope=\"memcg\"");
 	if (k0 == 0)
 		ck_assert_msg(!mw_metric(body, "memwatch_last_oom_kill_timestamp_seconds", NULL, NULL, NULL, 0),
 			      "memwatch_last_oom_kill_timestamp_seconds present before any OOM kill");
@@ -893,7 +893,7 @@ static void oom_kill_run(void)
 	ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
 		      "the workload touching 200 MiB in a 64 MiB cgroup was not SIGKILLed: status 0x%x", st);
 
-	ck_assert_msg(mw_poll_metric(d->port, "memwatch_oom_kills_total", NULL, POLL_TIMEOUT_MS, mw_pred_gt, k0, &k1),
+	ck_assert_msg(mw_poll_metric(d->port, "memwatch_oom_kills_total", "scope=\"memcg\"", POLL_TIMEOUT_MS, mw_pred_gt, k0, &k1),
 		      "memwatch_oom_kills_total stayed at %g after the kill", k0);
 	snprintf(matcher, sizeof(matcher), "cgroup=\"%s\"", cg.label);
 	ck_assert_msg(mw_poll_metric(d->port, "memwatch_cgroup_oom_kills_total", matcher, POLL_TIMEOUT_MS, mw_pred_eq,
@@ -904,7 +904,7 @@ static void oom_kill_run(void)
 	free(next_window(d, body));
 	free(body);
 	body = scrape_or_fail(d);
-	k1 = metric_or_fail(body, "memwatch_oom_kills_total", NULL);
+	k1 = metric_or_fail(body, "memwatch_oom_kills_total", "scope=\"memcg\"");
 	ck_assert_msg(k1 == k0 + 1, "memwatch_oom_kills_total went %g -> %g, want exactly one more", k0, k1);
 	ck_assert(metric_or_fail(body, "memwatch_cgroup_oom_kills_total", matcher) == 1.0);
 	last = metric_or_fail(body, "memwatch_last_oom_kill_timestamp_seconds", NULL);
@@ -1376,7 +1376,7 @@ START_TEST(test_pressure_without_memavail)
 	};
 	struct series settled[] = {
 		{ PRESSURE, "kind=\"direct_reclaim\"" }, { PRESSURE, K_MEMCG }, { PRESSURE, "kind=\"oom_kill\"" },
-		{ "memwatch_oom_kills_total", NULL },
+		{ "memwatch_oom_kills_total", "scope=\"memcg\"" },
 	};
 	char *conf = temp_config("event_gate = 1s\n", MEMAVAIL_OFF), *body, *out, matcher[64], pidstr[16], buf[64];
 	struct mw_daemon *d = start_or_fail(conf);
@@ -1404,7 +1404,7 @@ START_TEST(test_pressure_without_memavail)
 		if (kinds[k].prog)
 			runs0[k] = prog_run_cnt(d->pid, kinds[k].prog);
 	}
-	kills0 = metric_or_fail(body, "memwatch_oom_kills_total", NULL);
+	kills0 = metric_or_fail(body, "memwatch_oom_kills_total", "scope=\"memcg\"");
 	free(body);
 
 	/* Memory cgroup reclaim, then one OOM kill, in a 64 MiB cgroup. */
@@ -1417,7 +1417,7 @@ START_TEST(test_pressure_without_memavail)
 	st = wait_child(pid, "the OOM workload");
 	ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
 		      "the workload touching 200 MiB in a 64 MiB cgroup was not SIGKILLed: status 0x%x", st);
-	ck_assert_msg(mw_poll_metric(d->port, "memwatch_oom_kills_total", NULL, POLL_TIMEOUT_MS, mw_pred_gt, kills0,
+	ck_assert_msg(mw_poll_metric(d->port, "memwatch_oom_kills_total", "scope=\"memcg\"", POLL_TIMEOUT_MS, mw_pred_gt, kills0,
 				     NULL),
 		      "memwatch_oom_kills_total stayed at %g after the kill", kills0);
 

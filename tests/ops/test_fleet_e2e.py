@@ -171,11 +171,12 @@ def main():
 
         # Counters as the daemons serve them.
         for attempt in range(2):
-            served = {n: opslib.parse_metrics(opslib.http_get("http://127.0.0.1:%d/metrics" % p)[1])
-                      .get(("memwatch_oom_kills_total", frozenset())) for n, p in ports.items()}
+            served = {n: sum(v for (name, _), v in
+                             opslib.parse_metrics(opslib.http_get("http://127.0.0.1:%d/metrics" % p)[1]).items()
+                             if name == "memwatch_oom_kills_total") for n, p in ports.items()}
             time.sleep(3)  # a scrape and a remote-write batch
             central_v = {n: float(r["value"][1]) for n, r in
-                         by_node(opslib.prom_query(cport, 'memwatch_oom_kills_total{cluster="%s"}' % CLUSTER)).items()}
+                         by_node(opslib.prom_query(cport, 'sum by (node) (memwatch_oom_kills_total{cluster="%s"})' % CLUSTER)).items()}
             if central_v == served:
                 break
         print("memwatch_oom_kills_total: daemons %s, central %s" % (served, central_v))

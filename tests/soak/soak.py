@@ -114,6 +114,13 @@ def metric(text, name, labels=""):
     return None
 
 
+def metric_sum(text, name):
+    """The sum over every series of name (memwatch_oom_kills_total: each scope)."""
+    vals = [float(line.rpartition(" ")[2]) for line in text.splitlines()
+            if line.startswith(name + "{") or line.startswith(name + " ")]
+    return sum(vals) if vals else None
+
+
 class Soak:
     def __init__(self, args):
         self.args = args
@@ -471,7 +478,7 @@ class Soak:
     def _run(self):
         self.start_daemon()
         st, body = self.get("/metrics")
-        oom0 = metric(body.decode(), "memwatch_oom_kills_total")
+        oom0 = metric_sum(body.decode(), "memwatch_oom_kills_total")
         results = multiprocessing.Queue()
         loads = [x for x in LOADS if x not in self.args.without]
         procs = [multiprocessing.Process(target=self.worker, args=(self.client, (i,), results), daemon=True)
@@ -539,7 +546,7 @@ class Soak:
         time.sleep(1.5)
         st, body = self.get("/metrics")
         text = body.decode()
-        oom1 = metric(text, "memwatch_oom_kills_total")
+        oom1 = metric_sum(text, "memwatch_oom_kills_total")
         failed_reloads = metric(text, "memwatch_config_reloads_total", 'result="failure"')
         if oom0 is None or oom1 is None:
             self.fail("no memwatch_oom_kills_total")
