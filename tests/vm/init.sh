@@ -324,9 +324,10 @@ cat /tmp/memwatchd-counters.log
 mark "END counters-log"
 
 # Scenario 3: a hog of twice the guest's RAM, killed by the OOM killer. Its
-# child, the victim, takes a comm of its own.
+# child, the victim, takes a comm of its own, and an oom_score_adj the host
+# finds again in the event and in the kernel's own line.
 mark "oom hog $OOM_HOG_MIB MiB, comm $OOM_HOG_COMM"
-memhog -f -n "$OOM_HOG_COMM" $OOM_HOG_MIB
+sh -c 'echo 250 >/proc/self/oom_score_adj; exec memhog -f -n "$0" "$1"' "$OOM_HOG_COMM" $OOM_HOG_MIB
 mark "oom hog rc=$?"
 if kill -0 $daemon 2>/dev/null; then
 	mark "daemon alive after oom"

@@ -592,6 +592,7 @@ def judge(series, lines, rc, timed_out, host_release, host_fmt):
     v.add("3 oom kill", not problems, "; ".join(problems) or
           f"{child}; daemon served after it; vmstat oom_kill +1; memwatch_oom_kills_total +1")
     judge_events(series, v, b, singles, child)
+    judge_oom_diagnosis(series, v, b, child, oom, guest)
     judge_memavail(series, v, b, singles, guest)
     judge_counters(series, v, b, singles, guest)
     judge_compaction(v, b, singles, rec, vm_rec, guest)
@@ -755,6 +756,53 @@ def judge_events(series, v, b, singles, child):
              if isinstance(avail, (int, float)) else f", available {avail} ({e.get('available_source')})")
           + (f"; direct_reclaim events {len(reclaim)}, available_source {src_text}" if reclaim
              else "; no direct_reclaim event in the history"))
+
+
+KILLED_LINE = re.compile(r"Killed process (\d+) \(([^)]*)\) total-vm:(\d+)kB, anon-rss:(\d+)kB, "
+                         r"file-rss:(\d+)kB, shmem-rss:(\d+)kB.* oom_score_adj:(-?\d+)")
+OOM_KILL_LINE = re.compile(r"oom-kill:constraint=(CONSTRAINT_\w+),.*,pid=(\d+),")
+SCOPE_OF_CONSTRAINT = {"CONSTRAINT_NONE": "global", "CONSTRAINT_MEMCG": "memcg",
+                       "CONSTRAINT_CPUSET": "cpuset", "CONSTRAINT_MEMORY_POLICY": "mempolicy"}
+
+
+def judge_oom_diagnosis(series, v, b, child, oom, guest):
+    """(3, continued) the whole guest ran out: the oom_kill event's scope, RSS and
+    oom_score_adj against the kernel's own oom-kill lines (dmesg), and where
+    each part came from against tests/expectations/kill_fields.tsv."""
+    problems, notes = [], []
+    m = re.search(r"^memhog: child (\d+) signal 9$", child or "")
+    victim = int(m.group(1)) if m else None
+    dmesg = b.get("dmesg-oom") or []
+    killed = [KILLED_LINE.search(l) for l in dmesg]
+    killed = [k for k in killed if k and int(k.group(1)) == victim]
+    constraint = [OOM_KILL_LINE.search(l) for l in dmesg]
+    constraint = [c.group(1) for c in constraint if c and int(c.group(2)) == victim]
+    events, why = parse_events(b.get("events oom"))
+    mine = [e for e in events or [] if e.get("kind") == "oom_kill" and e.get("pid") == victim]
+    if victim is None or not killed or not constraint:
+        problems.append(f"no 'Killed process' and oom-kill lines for the victim {victim} in dmesg")
+    elif not mine:
+        problems.append(f"no oom_kill event for pid {victim} ({why or 'events parsed'})")
+    else:
+        e, k = mine[0], killed[0]
+        want = {"scope": SCOPE_OF_CONSTRAINT.get(constraint[0]), "anon_rss_bytes": int(k.group(4)) * 1024,
+                "file_rss_bytes": int(k.group(5)) * 1024, "shmem_rss_bytes": int(k.group(6)) * 1024,
+                "oom_score_adj": int(k.group(7)), "oom_cgroup": None}
+        for key, w in want.items():
+            if e.get(key) != w:
+                problems.append(f"event {key} {e.get(key)!r}, the kernel's lines say {w!r}")
+        notes.append(f"scope {e.get('scope')} ({e.get('scope_source')}; kernel {constraint[0]}), "
+                     f"anon/file/shmem {k.group(4)}/{k.group(5)}/{k.group(6)} kB, oom_score_adj {k.group(7)} "
+                     f"as in dmesg")
+    seen = {lab.get("feature"): lab.get("source") for lab in labelled(oom, "memwatch_oom_feature_info")}
+    try:
+        want_fields = expectations.expected_kill_fields("busybox-guest", guest)
+        problems += expectations.compare_kill_fields(want_fields, seen)
+        notes.append("features " + ", ".join(f"{f}={s}" for f, s in sorted(seen.items())) + " as in kill_fields.tsv")
+    except expectations.NoExpectation as ex:
+        problems.append(str(ex))
+    log(f"[{series}] oom diagnosis: " + "; ".join(problems + notes))
+    v.add("3 oom diagnosis", not problems, "; ".join(problems) or "; ".join(notes))
 
 
 def expected_memavail(environment, guest, state, mode, reason):
