@@ -76,12 +76,14 @@ struct kill_key {
 
 BPF_LRU_HASH(struct kill_key, __u64, 8192) kill_seen SEC(".maps");
 
-struct mm_rss_stat___old {
-	atomic_long_t count[4];
-} __attribute__((preserve_access_index));
-
+/* Before 6.2 rss_stat was a struct mm_rss_stat of atomics. Matched through
+ * mm_struct, which every kernel has: a relocation against a type missing
+ * from vmlinux makes libbpf search the modules' BTF, which needs
+ * CAP_SYS_ADMIN (the unit runs with CAP_BPF and CAP_PERFMON only). */
 struct mm_struct___old {
-	struct mm_rss_stat___old rss_stat;
+	struct {
+		atomic_long_t count[4];
+	} rss_stat;
 } __attribute__((preserve_access_index));
 
 static __always_inline struct mem_cgroup *task_memcg(struct task_struct *task)
@@ -235,7 +237,7 @@ static __always_inline void victim_rss(struct memwatch_event *e, struct mm_struc
 {
 	if (!mm)
 		return;
-	if (bpf_core_type_exists(struct mm_rss_stat___old)) {
+	if (bpf_core_field_exists(((struct mm_struct___old *)0)->rss_stat.count)) {
 		struct mm_struct___old *old = (void *)mm;
 
 		e->kill.rss_file_pages = rss_count(BPF_CORE_READ(old, rss_stat.count[MM_FILEPAGES].counter));
