@@ -273,7 +273,8 @@ cgroups after
 # systemd removes the unit's cgroup.
 block vmstat-before-oom grep -E '^oom_kill' /proc/vmstat
 block slice-events-before-oom cat $CG/system.slice/memory.events
-block oom systemd-run --wait --unit=mw-oom -p MemoryMax=32M /usr/local/bin/memhog -n "$OOM_COMM" 256
+block oom systemd-run --wait --unit=mw-oom -p MemoryMax=32M -p OOMScoreAdjust=300 /usr/local/bin/memhog -n "$OOM_COMM" 256
+block dmesg-oom sh -c "dmesg | grep -E 'oom-kill:|Killed process|memory: usage'"
 for i in $(seq 1 100); do
 	[ -d $CG/system.slice/mw-oom.service ] || break
 	sleep 0.1

@@ -337,8 +337,15 @@ def judge_collectors(s, v, b, want):
         r = want.get(name)
         log(f"[{s}]   {name:<10} {st:<9} {mode:<9} {(r['state'] + '/' + r['mode']) if r else '(no row)':<18} {reason}")
     problems = expectations.compare(want, seen)
+    fields = {lab.get("feature"): lab.get("source") for lab in labelled(m, "memwatch_oom_feature_info")}
+    log(f"[{s}]   kill fields: " + ", ".join(f"{f}={x}" for f, x in sorted(fields.items())))
+    try:
+        problems += expectations.compare_kill_fields(
+            expectations.expected_kill_fields(ENVIRONMENT, kv_line(b.get("guest") or [], "uname") or "?"), fields)
+    except expectations.NoExpectation as ex:
+        problems.append(str(ex))
     v.add("2 collectors", not problems, "; ".join(problems) or
-          f"{len(seen)} collectors as in the table")
+          f"{len(seen)} collectors as in the table, kill fields as in kill_fields.tsv")
 
 
 def judge_metrics_lint(s, v, b):
@@ -583,6 +590,41 @@ def judge_process_faults(s, v, b):
     v.add("3 process faults", not problems, "; ".join(problems[:6]) or "; ".join(details))
 
 
+def judge_oom_diagnosis(e, dmesg, notes):
+    """The unit's memcg OOM kill: its event against the kernel's own lines
+    (the limit on the unit's own cgroup, OOMScoreAdjust=300)."""
+    problems = []
+    pid = e.get("pid")
+    killed = [run_vm.KILLED_LINE.search(l) for l in dmesg]
+    killed = [k for k in killed if k and int(k.group(1)) == pid]
+    cons = [run_vm.OOM_KILL_LINE.search(l) for l in dmesg]
+    cons = [c.group(1) for c in cons if c and int(c.group(2)) == pid]
+    memcg = [re.search(r"oom_memcg=([^,]*),task_memcg=([^,]*),", l) for l in dmesg if f",pid={pid}," in l]
+    memcg = [m for m in memcg if m]
+    usage = [re.search(r"memory: usage (\d+)kB, limit (\d+)kB", l) for l in dmesg]
+    usage = [u for u in usage if u]
+    if not killed or not cons or not memcg or not usage:
+        return [f"no oom-kill, 'Killed process' and 'memory: usage' lines for pid {pid} in dmesg"]
+    k, mc, u = killed[0], memcg[0], usage[-1]
+    want = {"scope": run_vm.SCOPE_OF_CONSTRAINT.get(cons[0]), "oom_cgroup": mc.group(1), "cgroup": mc.group(2),
+            "anon_rss_bytes": int(k.group(4)) * 1024, "file_rss_bytes": int(k.group(5)) * 1024,
+            "shmem_rss_bytes": int(k.group(6)) * 1024, "oom_score_adj": int(k.group(7)),
+            "oom_cgroup_limit_bytes": int(u.group(2)) * 1024}
+    for key, w in want.items():
+        if e.get(key) != w:
+            problems.append(f"event {key} {e.get(key)!r}, the kernel's lines say {w!r}")
+    if want["oom_score_adj"] != 300:
+        problems.append(f"the kernel says oom_score_adj {want['oom_score_adj']}, the unit set 300")
+    # The kernel prints the usage before it picks the victim: the per-CPU charge batch may differ.
+    got_usage = e.get("oom_cgroup_usage_bytes")
+    if not isinstance(got_usage, int) or abs(got_usage - int(u.group(1)) * 1024) > 64 * 4096:
+        problems.append(f"event oom_cgroup_usage_bytes {got_usage!r}, the kernel printed {u.group(1)} kB")
+    notes.append(f"scope {e.get('scope')} ({e.get('scope_source')}), oom_cgroup {e.get('oom_cgroup')}, "
+                 f"rss {k.group(4)}/{k.group(5)}/{k.group(6)} kB, oom_score_adj {k.group(7)}, "
+                 f"limit {u.group(2)} kB as in dmesg")
+    return problems
+
+
 def judge_oom(s, v, b, singles):
     problems, notes = [], []
     oom_out = " | ".join(b.get("oom") or [])
@@ -616,9 +658,10 @@ def judge_oom(s, v, b, singles):
         problems.append(f"no oom_kill event naming {OOM_COMM} in {OOM_CG}: "
                         + json.dumps(kills)[:300])
     else:
-        e = kills[-1]
+        e = [e for e in kills if e.get("comm") == OOM_COMM and e.get("cgroup") == OOM_CG][-1]
         notes.append(f"event: pid {e.get('pid')} {e.get('comm')} {e.get('cgroup')} "
                      f"available {e.get('available_bytes')} ({e.get('available_source')})")
+        problems += judge_oom_diagnosis(e, b.get("dmesg-oom") or [], notes)
     log(f"[{s}] oom: kernel {kern} (vmstat), {sl} (system.slice memory.events); " + "; ".join(notes))
     v.add("3 oom", not problems, "; ".join(problems) or "; ".join(notes))
 
