@@ -166,6 +166,12 @@ void core_open_events(struct core *core)
 
 	if (!core->events)
 		(void)event_channel_new(&es, core->cgroups, &core->events); /* logs why not */
+	if (!core->events || core->journal || event_journal_new(core->config->events.journal, &core->journal) < 0)
+		return;
+	/* Before the consumer starts: the kills of earlier runs go ahead of
+	 * every live event, and none of this run's is read back as old. */
+	(void)event_journal_restore(core->journal, core->events, core->config->daemon.event_history);
+	event_channel_set_sink(core->events, event_journal_sink, core->journal);
 }
 
 int core_start_events(struct core *core)
@@ -315,6 +321,8 @@ void core_done(struct core *core)
 	}
 	/* After the collectors: they are its sources and subscribers. */
 	event_channel_free(core->events);
+	/* After the channel: its consumer calls the sink to the end. */
+	event_journal_free(core->journal);
 	/* After the channel and the collectors: each holds tables in it. */
 	cgroup_hierarchy_free(core->cgroups);
 	cgroup_names_free(core->names);
@@ -608,6 +616,7 @@ int core_reload(struct core *core, struct config *config, struct collector_setti
 		struct event_settings es = event_settings_from(&config->daemon);
 
 		event_channel_apply(core->events, &es);
+		event_journal_apply(core->journal, config->events.journal);
 	}
 	for (i = 0; i < n_all_collectors; i++) {
 		struct collector_instance *ci = &core->collectors[i];

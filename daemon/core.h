@@ -9,6 +9,7 @@
 #include "collector.h"
 #include "config.h"
 #include "event_channel.h"
+#include "event_journal.h"
 #include "ring.h"
 
 struct carry;
@@ -57,6 +58,7 @@ struct core {
 	struct cgroup_hierarchy *cgroups; /* made by core_init; NULL when it could not be */
 	struct cgroup_names *names;       /* made by core_init; NULL when it could not be */
 	struct event_channel *events;     /* NULL until core_open_events, or when it failed */
+	struct event_journal *journal;    /* the channel's sink; NULL without a channel */
 	struct bpf_shared_maps shared_maps;
 };
 
@@ -76,7 +78,9 @@ void core_done(struct core *core);
 
 /* The event channel, before the collectors start; without one the collectors
  * still count, only event details are lost. Its consumer thread starts with
- * core_start_events, once privileges are dropped. */
+ * core_start_events, once privileges are dropped. With [events] journal, the
+ * kills of earlier runs are read back from the journal into it here, while
+ * reading the journal is still allowed. */
 void core_open_events(struct core *core);
 int core_start_events(struct core *core);
 void core_start_collectors(struct core *core);

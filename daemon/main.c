@@ -506,6 +506,7 @@ int main(int argc, char *argv[])
 		    (listen_fd = http_bind_listen(&addr, core.config->daemon.listen)) < 0)
 			return EXIT_FAILURE;
 	}
+	/* Reads the kills of earlier runs back from the journal: while we may. */
 	core_open_events(&core);
 	core_start_collectors(&core);
 	if (core.config->daemon.drop_capabilities) {

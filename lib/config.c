@@ -36,6 +36,7 @@ struct parse_state {
 	/* daemon keys already seen, to reject duplicates */
 	unsigned daemon_seen;
 	unsigned daemon_line[16]; /* where each daemon key was set, by daemon_keys[] index */
+	unsigned events_seen;     /* the same for [events] */
 };
 
 void daemon_config_defaults(struct daemon_config *d)
@@ -53,6 +54,11 @@ void daemon_config_defaults(struct daemon_config *d)
 		.drop_capabilities = true,
 	};
 	snprintf(d->listen, sizeof(d->listen), "%s", MEMWATCHD_DEFAULT_LISTEN);
+}
+
+void events_config_defaults(struct events_config *e)
+{
+	*e = (struct events_config){ .journal = true };
 }
 
 void config_error_set(struct config_error *err, const char *file, unsigned line,
@@ -367,6 +373,33 @@ static int daemon_key(struct parse_state *st, const char *key, const char *value
 	return 0;
 }
 
+static const struct config_key events_keys[] = {
+	CONFIG_KEY_BOOL("journal", struct events_config, journal),
+};
+
+static int events_key(struct parse_state *st, const char *key, const char *value, unsigned line)
+{
+	const struct config_key *k = config_key_find(events_keys, ARRAY_SIZE(events_keys), key);
+	char msg[384] = "";
+	size_t i;
+
+	if (!k) {
+		config_error_set(st->err, st->file, line, "events", key, "unknown key");
+		return -EINVAL;
+	}
+	i = (size_t)(k - events_keys);
+	if (st->events_seen & (1u << i)) {
+		config_error_set(st->err, st->file, line, "events", key, "set more than once");
+		return -EINVAL;
+	}
+	st->events_seen |= 1u << i;
+	if (config_key_parse(k, &st->cfg->events, value, msg, sizeof(msg)) < 0) {
+		config_error_set(st->err, st->file, line, "events", key, "%s", msg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int add_collector_section(struct parse_state *st, const char *name, unsigned line)
 {
 	struct config *c = st->cfg;
@@ -440,13 +473,15 @@ static int on_ini_key(void *user, const char *section, const char *key, const ch
 	}
 	if (strcmp(section, "daemon") == 0) {
 		r = daemon_key(st, key, value, line);
+	} else if (strcmp(section, "events") == 0) {
+		r = events_key(st, key, value, line);
 	} else if (strncmp(section, COLLECTOR_PREFIX, strlen(COLLECTOR_PREFIX)) == 0) {
 		r = collector_key(st, section, section + strlen(COLLECTOR_PREFIX), key, value, line);
 	} else {
 		/* Every header is checked as it is read; should one slip past,
 		 * never read past the end of its name. */
 		config_error_set(st->err, st->file, line, section, NULL,
-				 "unknown section (expected [daemon] or [collector.NAME])");
+				 "unknown section (expected [daemon], [events] or [collector.NAME])");
 		r = -EINVAL;
 	}
 	if (r < 0) {
@@ -463,6 +498,7 @@ struct config *config_new_defaults(void)
 	if (!c)
 		return NULL;
 	daemon_config_defaults(&c->daemon);
+	events_config_defaults(&c->events);
 	c->path = strdup("(built-in defaults)");
 	if (!c->path)
 		return NULL;
@@ -491,12 +527,12 @@ void config_free(struct config *c)
 
 static int section_header(struct parse_state *st, const char *name, unsigned line)
 {
-	if (strcmp(name, "daemon") == 0)
+	if (strcmp(name, "daemon") == 0 || strcmp(name, "events") == 0)
 		return 0;
 	if (strncmp(name, COLLECTOR_PREFIX, strlen(COLLECTOR_PREFIX)) == 0 && name[strlen(COLLECTOR_PREFIX)])
 		return add_collector_section(st, name + strlen(COLLECTOR_PREFIX), line);
 	config_error_set(st->err, st->file, line, name, NULL,
-			 "unknown section (expected [daemon] or [collector.NAME])");
+			 "unknown section (expected [daemon], [events] or [collector.NAME])");
 	return -EINVAL;
 }
 

@@ -60,6 +60,11 @@ struct daemon_config {
 	struct basic_auth_users basic_auth;
 };
 
+/* [events]: where events go besides /api/v1/events. */
+struct events_config {
+	bool journal; /* kills (and pressure instants, rate-limited) to the journal, read back at start */
+};
+
 /* A key of a [collector.NAME] section, kept for the collector to interpret. */
 struct config_entry {
 	char *collector; /* NAME */
@@ -71,6 +76,7 @@ struct config_entry {
 struct config {
 	char *path; /* "(built-in defaults)" when no file was read */
 	struct daemon_config daemon;
+	struct events_config events;
 	struct config_entry *entries;
 	size_t n_entries;
 	char **collectors; /* every [collector.NAME] section seen, even an empty one */
@@ -83,6 +89,7 @@ struct config_error {
 };
 
 void daemon_config_defaults(struct daemon_config *d);
+void events_config_defaults(struct events_config *e);
 
 /* Reads path. With missing_ok, a missing file yields the built-in defaults.
  * Returns 0 or a negative errno (-EINVAL for bad content, -ENOENT for a

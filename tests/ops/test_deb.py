@@ -8,6 +8,8 @@ the unit tests run in this suite already), then inspects it with dpkg-deb:
     version of meson.build;
   - /lib/systemd/system/memwatchd.service and .socket, identical to systemd/;
   - /etc/memwatchd/memwatchd.conf, a conffile, identical to conf/;
+  - /usr/lib/systemd/catalog/memwatchd.catalog, identical to packaging/catalog/
+    (there, not in /lib: systemd's dpkg trigger watches /usr/lib/systemd/catalog);
   - the man pages memwatchd(8), memwatchd.conf(5) and memwatch-top(1);
   - control: package memwatchd, the version of meson.build, shared library
     dependencies filled in; maintainer scripts that enable the service and
@@ -43,6 +45,7 @@ EXPECTED_FILES = [
     "./lib/systemd/system/memwatchd.service",
     "./lib/systemd/system/memwatchd.socket",
     "./etc/memwatchd/memwatchd.conf",
+    "./usr/lib/systemd/catalog/memwatchd.catalog",
     "./usr/share/man/man8/memwatchd.8.gz",
     "./usr/share/man/man5/memwatchd.conf.5.gz",
     "./usr/bin/memwatch-top",
@@ -135,7 +138,8 @@ def main():
 
     # What the package must contain, read now: the tree may change while it builds.
     sources = {}
-    for source in ("systemd/memwatchd.service", "systemd/memwatchd.socket", "conf/memwatchd.conf"):
+    for source in ("systemd/memwatchd.service", "systemd/memwatchd.socket", "conf/memwatchd.conf",
+                   "packaging/catalog/memwatchd.catalog"):
         with open(os.path.join(source_root, source), "rb") as f:
             sources[source] = f.read()
 
@@ -206,7 +210,9 @@ def main():
         else:
             for packaged, source in (("lib/systemd/system/memwatchd.service", "systemd/memwatchd.service"),
                                      ("lib/systemd/system/memwatchd.socket", "systemd/memwatchd.socket"),
-                                     ("etc/memwatchd/memwatchd.conf", "conf/memwatchd.conf")):
+                                     ("etc/memwatchd/memwatchd.conf", "conf/memwatchd.conf"),
+                                     ("usr/lib/systemd/catalog/memwatchd.catalog",
+                                      "packaging/catalog/memwatchd.catalog")):
                 a = os.path.join(root, packaged)
                 if os.path.exists(a) and open(a, "rb").read() != sources[source]:
                     problems.append("/%s differs from %s" % (packaged, source))
@@ -224,7 +230,7 @@ def main():
 
         if problems:
             opslib.fail("\n  ".join(["the .deb:"] + problems))
-        print("ok: the .deb installs the binaries, units, conffile and man pages")
+        print("ok: the .deb installs the binaries, units, conffile, journal catalog and man pages")
         if keep:
             os.makedirs(os.path.dirname(keep), exist_ok=True)
             shutil.copyfile(deb, keep + ".part")

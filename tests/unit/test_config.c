@@ -13,7 +13,7 @@
 #include "fixture.h"
 
 #define NAME "test.conf"
-#define UNKNOWN_SECTION "unknown section (expected [daemon] or [collector.NAME])"
+#define UNKNOWN_SECTION "unknown section (expected [daemon], [events] or [collector.NAME])"
 #define NOT_LISTEN "is not ADDR:PORT (e.g. 127.0.0.1:9577, [::1]:9577, :9577)"
 
 /* One temporary directory per test case, made and removed by the parent
@@ -100,6 +100,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(c->n_collectors, 0);
 	ck_assert_ptr_null(c->entries);
 	ck_assert_ptr_null(c->collectors);
+	ck_assert(c->events.journal);
 	config_free(c);
 	config_free(NULL);
 }
@@ -345,6 +346,38 @@ START_TEST(test_duplicate_key)
 		     NAME ":4: [collector.psi] enabled: set more than once (first on line 2)");
 	expect_error("[collector.psi]\nenabled = yes\n[collector.x]\nenabled = yes\n[collector.psi]\nenabled = no\n",
 		     NAME ":6: [collector.psi] enabled: set more than once (first on line 2)");
+}
+END_TEST
+
+START_TEST(test_events_section)
+{
+	struct config *c;
+
+	c = expect_ok("[events]\njournal = no\n");
+	ck_assert(!c->events.journal);
+	assert_defaults(&c->daemon);
+	ck_assert_uint_eq(c->n_collectors, 0);
+	config_free(c);
+
+	c = expect_ok("[daemon]\nwindow = 2s\n[events]\njournal = on\n[collector.psi]\nenabled = yes\n");
+	ck_assert(c->events.journal);
+	ck_assert_uint_eq(c->daemon.window_msec, 2000);
+	ck_assert_uint_eq(c->n_entries, 1);
+	config_free(c);
+
+	c = expect_ok("[events]\n");
+	ck_assert(c->events.journal);
+	config_free(c);
+
+	expect_error("[events]\njournal = maybe\n",
+		     NAME ":2: [events] journal: 'maybe' is not a boolean (yes/no, true/false, on/off, 1/0)");
+	expect_error("[events]\njournal = no\njournal = yes\n", NAME ":3: [events] journal: set more than once");
+	expect_error("[events]\njournal = no\n[daemon]\nwindow = 2s\n[events]\njournal = no\n",
+		     NAME ":6: [events] journal: set more than once");
+	expect_error("[events]\nevent_history = 5\n", NAME ":2: [events] event_history: unknown key");
+	/* It is not a [daemon] key. */
+	expect_error("[daemon]\njournal = no\n", NAME ":2: [daemon] journal: unknown key");
+	expect_error("[Events]\n", NAME ":1: [Events]: " UNKNOWN_SECTION);
 }
 END_TEST
 
@@ -1007,6 +1040,7 @@ static Suite *config_suite(void)
 	tcase_add_test(errs, test_unknown_section);
 	tcase_add_test(errs, test_long_section_names);
 	tcase_add_test(errs, test_duplicate_key);
+	tcase_add_test(errs, test_events_section);
 	tcase_add_test(errs, test_empty_value);
 	tcase_add_test(errs, test_window_range);
 	tcase_add_test(errs, test_bad_duration);
