@@ -467,6 +467,7 @@ const struct metric_desc metric_catalogue[METRIC__COUNT] = {
 		.name = "memwatch_oom_kills_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
 		.help = "Processes chosen and killed by the kernel's OOM killer, by what ran out: memcg (a memory cgroup's limit), global, cpuset or mempolicy.",
 		.n_labels = 1, .labels = { "scope" },
+		.flags = METRIC_FLAG_SERIES_FROM_START,
 		.owner = "oom", .source = "BPF on `oom:mark_victim`; scope from `oom_kill_process()`'s oom_control or the memory cgroups' page counters",
 	},
 	[MW_CGROUP_OOM_KILLS_TOTAL] = {
@@ -490,12 +491,14 @@ const struct metric_desc metric_catalogue[METRIC__COUNT] = {
 		.name = "memwatch_userspace_kills_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
 		.help = "Kills by a user-space OOM killer ([collector.oom] userspace_killers): a SIGTERM or SIGKILL it sent; a burst to one cgroup is one kill, a process counts once.",
 		.n_labels = 1, .labels = { "killer" },
+		.flags = METRIC_FLAG_SERIES_FROM_START,
 		.owner = "oom", .source = "BPF on `signal:signal_generate`",
 	},
 	[MW_USERSPACE_KILL_SIGNALS_TOTAL] = {
 		.name = "memwatch_userspace_kill_signals_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
 		.help = "Every SIGTERM and SIGKILL a user-space OOM killer sent to another process, before folding them into kills.",
 		.n_labels = 1, .labels = { "killer" },
+		.flags = METRIC_FLAG_SERIES_FROM_START,
 		.owner = "oom", .source = "BPF on `signal:signal_generate`",
 	},
 	[MW_CGROUP_USERSPACE_KILLS_TOTAL] = {

@@ -45,7 +45,8 @@ struct metric_desc {
 	const double *bounds;
 	const char *const *le;
 	/* METRIC_FLAG_*: what a histogram carries beyond its classic buckets in
-	 * the formats that can say it (lib/snapshot_openmetrics.c, _protobuf.c). */
+	 * the formats that can say it (lib/snapshot_openmetrics.c, _protobuf.c),
+	 * and which labelled counters have a _created. */
 	unsigned flags;
 };
 
@@ -53,6 +54,10 @@ struct metric_desc {
 #define METRIC_FLAG_NATIVE_HISTOGRAM (1u << 0)
 /* Exemplars on the classic buckets in OpenMetrics and protobuf. */
 #define METRIC_FLAG_EXEMPLARS (1u << 1)
+/* A labelled counter whose series all count from the collector's start (a
+ * fixed set: a scope, a configured killer), so that instant is their
+ * _created, as for unlabelled ones. */
+#define METRIC_FLAG_SERIES_FROM_START (1u << 2)
 
 const char *metric_type_name(enum metric_type t);
 

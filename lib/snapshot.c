@@ -834,7 +834,8 @@ const void *snapshot_gzip(const struct snapshot *s, size_t *len)
 void snapshot_set_created(struct snapshot *s, size_t mark, double created_seconds)
 {
 	for (size_t i = mark; !s->sealed && i < s->n_families; i++)
-		if (s->families[i].desc->type != METRIC_GAUGE && s->families[i].desc->n_labels == 0)
+		if (s->families[i].desc->type != METRIC_GAUGE &&
+		    (s->families[i].desc->n_labels == 0 || (s->families[i].desc->flags & METRIC_FLAG_SERIES_FROM_START)))
 			s->families[i].created_seconds = created_seconds;
 }
 

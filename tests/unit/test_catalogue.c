@@ -124,7 +124,10 @@ START_TEST(test_histogram_bounds)
 
 		if (d->type != METRIC_HISTOGRAM) {
 			ck_assert_msg(!d->bounds && !d->le && d->n_bounds == 0, "%s: bounds on a non-histogram", d->name);
-			ck_assert_msg(d->flags == 0, "%s: native buckets or exemplars on a non-histogram", d->name);
+			ck_assert_msg((d->flags & (METRIC_FLAG_NATIVE_HISTOGRAM | METRIC_FLAG_EXEMPLARS)) == 0,
+				      "%s: native buckets or exemplars on a non-histogram", d->name);
+			ck_assert_msg(!(d->flags & METRIC_FLAG_SERIES_FROM_START) || (d->type == METRIC_COUNTER && d->n_labels),
+				      "%s: series from the start on what is not a labelled counter", d->name);
 			continue;
 		}
 		histograms++;
