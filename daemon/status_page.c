@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "catalogue.h"
 #include "config.h"
 #include "event_channel.h"
@@ -348,27 +349,62 @@ static void add_mark(const struct event_record *e, void *ud)
 	struct marks_ctx *m = ud;
 	double t = (double)e->real_usec / 1e6;
 
-	if (e->kind != EVENT_OOM_KILL || t < m->since || m->n == MAX_MARKS)
+	if ((e->kind != EVENT_OOM_KILL && e->kind != EVENT_USERSPACE_KILL) || t < m->since || m->n == MAX_MARKS)
 		return;
 	m->marks[m->n].t = t;
-	snprintf(m->marks[m->n].label, sizeof(m->marks[0].label), "OOM kill: %u %s %s", e->pid, e->comm, e->cgroup);
+	if (e->kind == EVENT_OOM_KILL)
+		snprintf(m->marks[m->n].label, sizeof(m->marks[0].label), "OOM kill: %u %s %s", e->pid, e->comm,
+			 e->cgroup);
+	else
+		snprintf(m->marks[m->n].label, sizeof(m->marks[0].label), "%s killed %u %s %s",
+			 e->kill ? e->kill->killer : "?", e->pid, e->comm, e->cgroup);
 	m->n++;
 }
 
 static void recent_event_row(const struct event_record *e, void *ud)
 {
 	struct strbuf *sb = ud;
+	const struct kill_record *k = e->kill;
 	time_t t = (time_t)(e->real_usec / 1000000);
 	struct tm tm;
-	char when[32], avail[HUMAN_MAX];
+	char when[48], avail[HUMAN_MAX], by[64], why[400], rss[HUMAN_MAX];
 
-	if (e->kind != EVENT_OOM_KILL)
+	if (e->kind != EVENT_OOM_KILL && e->kind != EVENT_USERSPACE_KILL)
 		return;
 	gmtime_r(&t, &tm);
-	strftime(when, sizeof(when), "%H:%M:%S", &tm);
-	strbuf_printf(sb, "<tr><td>%s</td><td>%u</td>", when, e->pid);
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	if (k && k->restored)
+		strncat(when, " (before the restart)", sizeof(when) - strlen(when) - 1);
+	why[0] = rss[0] = '\0';
+	if (e->kind == EVENT_OOM_KILL) {
+		snprintf(by, sizeof(by), "OOM killer, %s",
+			 oom_scope_name(k && (k->flags & KILL_HAS_SCOPE) ? k->raw.scope : OOM_SCOPE_UNKNOWN));
+		if (k && (k->flags & KILL_HAS_OOM_CGROUP)) {
+			char usage[HUMAN_MAX], limit[HUMAN_MAX];
+			double page = (double)sysconf(_SC_PAGESIZE);
+
+			snprintf(why, sizeof(why), "limit of %s: %s of %s", k->oom_cgroup[0] ? k->oom_cgroup : "?",
+				 human_bytes(usage, sizeof(usage), (double)k->raw.oom_usage_pages * page, HUMAN_UTF8),
+				 human_bytes(limit, sizeof(limit), (double)k->raw.oom_limit_pages * page, HUMAN_UTF8));
+		}
+		if (k && (k->flags & KILL_HAS_RSS))
+			human_bytes(rss, sizeof(rss), (double)k->raw.rss_anon_pages * (double)sysconf(_SC_PAGESIZE),
+				    HUMAN_UTF8);
+	} else {
+		snprintf(by, sizeof(by), "%s", k ? k->killer : "?");
+		if (k)
+			snprintf(why, sizeof(why), "%s%s", k->raw.signal == 9 ? "SIGKILL" : "SIGTERM",
+				 isnan(k->psi_some_avg10) ? "" : ", memory pressure");
+		if (k && !isnan(k->psi_some_avg10))
+			snprintf(why + strlen(why), sizeof(why) - strlen(why), " some %.0f%%", k->psi_some_avg10 * 100);
+	}
+	strbuf_printf(sb, "<tr><td>%s</td>", when);
+	put_cell(sb, by);
+	strbuf_printf(sb, "<td>%u</td>", e->pid);
 	put_cell(sb, e->comm);
 	put_cell(sb, e->cgroup);
+	put_cell(sb, why);
+	put_cell(sb, rss);
 	put_cell(sb, human_bytes(avail, sizeof(avail), e->avail_bytes, HUMAN_UTF8));
 	strbuf_puts(sb, "</tr>\n");
 }
@@ -478,8 +514,8 @@ int status_page_render(struct strbuf *sb, struct snapshot_ring *ring, struct eve
 		top_table(sb, "Minor faults", "process (pid)", &d, put_count);
 	}
 
-	strbuf_puts(sb, "<table><caption>Recent OOM kills</caption><tr><th>time (UTC)</th><th>pid</th><th>comm</th>"
-			"<th>cgroup</th><th>available</th></tr>\n");
+	strbuf_puts(sb, "<table><caption>Recent kills</caption><tr><th>time (UTC)</th><th>by</th><th>pid</th>"
+			"<th>comm</th><th>cgroup</th><th>why</th><th>anon RSS</th><th>available</th></tr>\n");
 	event_channel_foreach_recent(events, recent_event_row, sb);
 	strbuf_puts(sb, "</table>\n");
 

@@ -535,30 +535,45 @@ static int draw_collectors(const struct view *v, const json_t *window, int y, bo
 	return lines;
 }
 
+/* Who killed: the kernel's OOM killer and what ran out, or a user-space killer. */
+static void kill_by(const json_t *e, char *buf, size_t len, bool utf8)
+{
+	char raw[64];
+
+	if (strcmp(str(e, "kind"), "oom_kill") == 0)
+		snprintf(raw, sizeof(raw), "oom:%s", *str(e, "scope") ? str(e, "scope") : "?");
+	else
+		snprintf(raw, sizeof(raw), "%s", str(e, "killer"));
+	term_safe(buf, len, raw, utf8);
+}
+
 static void draw_events(const struct view *v, int y, int rows)
 {
 	const json_t *ev = json_object_get(v->events, "events");
 	bool wide = COLS >= 120;
 	size_t i, shown = 0;
 
-	put(y, 0, A_BOLD, "Recent OOM kills");
+	put(y, 0, A_BOLD, "Recent kills");
 	if (wide)
-		putf(y, 18, A_BOLD, " %-19s %-7s %-16s %12s  %s", "time (UTC)", "pid", "comm", "available", "cgroup");
+		putf(y, 14, A_BOLD, " %-19s %-7s %-16s %-14s %12s  %s", "time (UTC)", "pid", "comm", "by", "available",
+		     "cgroup");
 	for (i = json_array_size(ev); i > 0 && (int)shown < rows; i--) {
 		const json_t *e = json_array_get(ev, i - 1);
-		char t[24], comm[24], cg[512], avail[32];
+		char t[24], comm[24], by[24], cg[512], avail[32];
 
-		if (strcmp(str(e, "kind"), "oom_kill") != 0)
+		if (strcmp(str(e, "kind"), "oom_kill") != 0 && strcmp(str(e, "kind"), "userspace_kill") != 0)
 			continue;
 		term_safe(t, 20, str(e, "time"), v->utf8);
 		term_safe(comm, 17, str(e, "comm"), v->utf8);
+		kill_by(e, by, 15, v->utf8);
 		term_safe(cg, sizeof(cg), str(e, "cgroup"), v->utf8);
 		if (wide) {
 			human_bytes(avail, sizeof(avail), num(e, "available_bytes"), HUMAN_ASCII);
-			putf(y + 1 + (int)shown, 18, A_NORMAL, " %-19s %-7.0f %-16s %12s  %s", t, num(e, "pid"), comm,
-			     avail, cg);
+			putf(y + 1 + (int)shown, 14, A_NORMAL, " %-19s %-7.0f %-16s %-14s %12s  %s", t, num(e, "pid"), comm,
+			     by, avail, cg);
 		} else {
-			putf(y + 1 + (int)shown, 0, A_NORMAL, "  %-19s  %-7.0f %-16s %s", t, num(e, "pid"), comm, cg);
+			putf(y + 1 + (int)shown, 0, A_NORMAL, "  %-19s  %-7.0f %-16s %-14s %s", t, num(e, "pid"), comm, by,
+			     cg);
 		}
 		shown++;
 	}

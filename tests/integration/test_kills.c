@@ -312,6 +312,31 @@ static long long field_ll(const char *out, const char *key)
 	return v;
 }
 
+/* The status page's table of recent kills has a row with every one of needles. */
+static void assert_status_row(struct mw_daemon *d, const char *const *needles)
+{
+	struct mw_http_response resp;
+	const char *table, *row;
+
+	ck_assert(mw_http_get(d->port, "/", &resp) == 0 && resp.status == 200);
+	table = strstr(resp.body, "<caption>Recent kills</caption>");
+	ck_assert_msg(table, "no table of recent kills on the status page");
+	for (row = strstr(table, "<tr>"); row; row = strstr(row + 4, "<tr>")) {
+		const char *end = strstr(row, "</tr>");
+		bool all = end != NULL;
+
+		for (const char *const *n = needles; all && *n; n++) {
+			const char *at = strstr(row, *n);
+
+			all = at && at < end;
+		}
+		if (all)
+			break;
+	}
+	ck_assert_msg(row, "no row of the status page's recent kills has %s ...:\n%.3000s", needles[0], table);
+	mw_http_response_free(&resp);
+}
+
 /* ---- the kernel's own record of an OOM kill ---- */
 
 struct kernel_oom {
@@ -430,6 +455,12 @@ static void oom_kill_judged(const struct mw_memcg *oom_cg, const struct mw_memcg
 	ck_assert_msg(llabs(field_ll(out, "e0.oom_cgroup_usage_bytes") - k.usage_kb * 1024) <= 64 * 4096,
 		      "OOM cgroup usage %lld kB in the kernel's line, the event:\n%s", k.usage_kb, out);
 	ck_assert(field(out, "e0.restored", buf, sizeof(buf)) && strcmp(buf, "false") == 0);
+	{
+		char limit_of[300];
+
+		snprintf(limit_of, sizeof(limit_of), "limit of %s:", oom_cg->label);
+		assert_status_row(d, (const char *const[]){ pidstr, "OOM killer, memcg", VICTIM_COMM, limit_of, NULL });
+	}
 	free(out);
 	free(log);
 	mw_assert_clean_stop(d);
@@ -530,6 +561,7 @@ START_TEST(test_userspace_killer)
 	assert_field(out, "e0.signal", "SIGKILL");
 	ck_assert(field_ll(out, "e0.killer_pid") == killer);
 	free(out);
+	assert_status_row(d, (const char *const[]){ pids, KILLER, VICTIM_COMM, "SIGKILL", NULL });
 
 	/* A process not on the list counts nothing, whatever it kills. */
 	victims_in(&a, late, 1);

@@ -147,7 +147,8 @@ static json_t *make_windows(void)
 	return json_pack("{s:o}", "windows", list);
 }
 
-/* OOM kills of pids 3000..3004, oldest first, with pressure instants between. */
+/* Kills of pids 3000..3004, oldest first, with pressure instants between:
+ * the kernel's (memcg scope) at even pids, earlyoom's at odd ones. */
 static json_t *make_events(void)
 {
 	json_t *list = json_array();
@@ -159,9 +160,11 @@ static json_t *make_events(void)
 		snprintf(when, sizeof(when), "2026-11-30T10:00:0%d.000000Z", i);
 		json_array_append_new(list, json_pack("{s:s, s:s, s:f, s:s}", "kind", "memcg_reclaim", "time", when,
 						      "pid", 1.0, "comm", "x"));
-		json_array_append_new(list, json_pack("{s:s, s:s, s:f, s:s, s:s, s:f}", "kind", "oom_kill", "time", when,
+		json_array_append_new(list, json_pack("{s:s, s:s, s:f, s:s, s:s, s:f, s:s}", "kind",
+						      i % 2 ? "userspace_kill" : "oom_kill", "time", when,
 						      "pid", 3000.0 + i, "comm", comm, "cgroup", "/victims",
-						      "available_bytes", 1048576.0));
+						      "available_bytes", 1048576.0, i % 2 ? "killer" : "scope",
+						      i % 2 ? "earlyoom" : "memcg"));
 	}
 	return json_pack("{s:o}", "events", list);
 }
@@ -284,10 +287,13 @@ START_TEST(test_80x24)
 		      buf);
 	ck_assert_int_eq(find_line("Top faulting processes", buf, sizeof(buf)), -1);
 	/* Newest kill first. */
-	y = find_line("Recent OOM kills", buf, sizeof(buf));
+	y = find_line("Recent kills", buf, sizeof(buf));
 	ck_assert_int_gt(y, 0);
 	line_at(y + 1, buf, sizeof(buf));
-	ck_assert_msg(strstr(buf, "3004") && strstr(buf, "victim4") && strstr(buf, "/victims"), "first kill: %s", buf);
+	ck_assert_msg(strstr(buf, "3004") && strstr(buf, "victim4") && strstr(buf, "oom:memcg") && strstr(buf, "/victims"),
+		      "first kill: %s", buf);
+	line_at(y + 2, buf, sizeof(buf));
+	ck_assert_msg(strstr(buf, "3003") && strstr(buf, "victim3") && strstr(buf, "earlyoom"), "second kill: %s", buf);
 	ck_assert_int_ge(find_line("memavail:procfs(degraded)", buf, sizeof(buf)), 0);
 	/* The collectors end on the last line: nothing was cut at the bottom. */
 	line_at(LINES - 1, buf, sizeof(buf));
@@ -331,14 +337,17 @@ START_TEST(test_200x60)
 		ck_assert(minor == 1029 && major == 29);
 	}
 	/* Every kill, newest first, with the available memory column. */
-	y = find_line("Recent OOM kills", buf, sizeof(buf));
-	ck_assert_msg(strstr(buf, "available"), "no available column on a wide screen: %s", buf);
+	y = find_line("Recent kills", buf, sizeof(buf));
+	ck_assert_msg(strstr(buf, "available") && strstr(buf, " by "), "no available and by columns on a wide screen: %s",
+		      buf);
 	for (i = 0; i < N_KILLS; i++) {
 		char want[16];
 
 		line_at(y + 1 + i, buf, sizeof(buf));
 		snprintf(want, sizeof(want), "victim%d", N_KILLS - 1 - i);
-		ck_assert_msg(strstr(buf, want) && strstr(buf, "1.0 MiB"), "kill %d: %s", i, buf);
+		ck_assert_msg(strstr(buf, want) && strstr(buf, "1.0 MiB") &&
+				      strstr(buf, (N_KILLS - 1 - i) % 2 ? "earlyoom" : "oom:memcg"),
+			      "kill %d: %s", i, buf);
 	}
 	/* One line of collectors, the last. */
 	line_at(LINES - 1, buf, sizeof(buf));
