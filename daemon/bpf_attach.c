@@ -259,3 +259,21 @@ void bpf_shared_maps_close(struct bpf_shared_maps *s)
 		close(s->maps[i].fd);
 	s->n = 0;
 }
+
+int bpf_program_loads_alone(const struct bpf_skel_ops *ops, size_t prog_offset)
+{
+	void *skel = ops->open();
+	struct bpf_program *prog, *only;
+	int r;
+
+	if (!skel)
+		return -errno;
+	only = *(struct bpf_program **)((char *)skel + prog_offset);
+	bpf_object__for_each_program(prog, ops->object(skel))
+		bpf_program__set_autoload(prog, prog == only);
+	log_set_libbpf_quiet(true);
+	r = ops->load(skel);
+	log_set_libbpf_quiet(false);
+	ops->destroy(skel);
+	return r;
+}

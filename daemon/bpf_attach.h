@@ -88,6 +88,12 @@ int bpf_attach_hooks(struct bpf_attachment *a, const struct bpf_skel_ops *ops,
 		     struct collector_status *st);
 void bpf_attachment_destroy(struct bpf_attachment *a);
 
+/* Whether the one program at prog_offset in the skeleton (offsetof(struct
+ * skel, progs.NAME)) loads here on its own, quietly: a cheap probe for an
+ * fentry/fexit method before the flavour probing, which would otherwise fail
+ * three times over. 0 or a negative errno. */
+int bpf_program_loads_alone(const struct bpf_skel_ops *ops, size_t prog_offset);
+
 /* BPF maps several objects share across collector instances (the memavail
  * map the pressure programs read): created from the first object's
  * definition, reused by every later one, closed with the core. */

@@ -107,26 +107,6 @@ static int enable_fexit(void *skel, void *userdata)
 	return 0;
 }
 
-/* Whether this kernel lets fentry/fexit attach to try_to_compact_pages(): one
- * small load, so that the flavour probing below does not fail three times over. */
-static int fexit_loads(void)
-{
-	struct compaction_bpf *obj = compaction_bpf__open();
-	struct bpf_program *prog;
-	int r;
-
-	if (!obj)
-		return -errno;
-	bpf_object__for_each_program(prog, obj->obj)
-		bpf_program__set_autoload(prog, false);
-	bpf_program__set_autoload(obj->progs.try_to_compact_pages_exit, true);
-	log_set_libbpf_quiet(true);
-	r = compaction_bpf__load(obj);
-	log_set_libbpf_quiet(false);
-	compaction_bpf__destroy(obj);
-	return r;
-}
-
 static int attach_fexit(struct compaction_state *s)
 {
 	struct compaction_bpf *obj = s->bpf.skel;
@@ -150,7 +130,8 @@ static void destroy_fexit(struct compaction_state *s)
 
 static int start_fexit(struct compaction_state *s, struct collector_status *st)
 {
-	int r = fexit_loads();
+	int r = bpf_program_loads_alone(&compaction_bpf_skel_ops,
+					 offsetof(struct compaction_bpf, progs.try_to_compact_pages_exit));
 
 	if (r < 0)
 		return r;

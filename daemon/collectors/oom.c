@@ -315,26 +315,6 @@ static int oom_probe(const void *cfg, const struct collector_context *ctx, struc
 	return bpf_hooks_probe(oom_hooks, 1, st);
 }
 
-/* Whether fentry attaches to oom_kill_process() here: one small load, so
- * that the flavour probing does not fail three times over. */
-static int fentry_loads(void)
-{
-	struct oom_bpf *obj = oom_bpf__open();
-	struct bpf_program *prog;
-	int r;
-
-	if (!obj)
-		return -errno;
-	bpf_object__for_each_program(prog, obj->obj)
-		bpf_program__set_autoload(prog, false);
-	bpf_program__set_autoload(obj->progs.oom_kill_process_fentry, true);
-	log_set_libbpf_quiet(true);
-	r = oom_bpf__load(obj);
-	log_set_libbpf_quiet(false);
-	oom_bpf__destroy(obj);
-	return r;
-}
-
 static int attach_scope_hook(struct oom_state *s)
 {
 	struct oom_bpf *obj = s->bpf.skel;
@@ -369,7 +349,8 @@ static int oom_start(void *priv, const void *cfg, const struct collector_context
 		return r;
 	s->subscribed = true;
 
-	r_fentry = fentry_loads();
+	r_fentry = bpf_program_loads_alone(&oom_bpf_skel_ops,
+					   offsetof(struct oom_bpf, progs.oom_kill_process_fentry));
 	s->scope_method = r_fentry == 0 ? SCOPE_BY_FENTRY : SCOPE_BY_KPROBE;
 	r = bpf_attach_hooks(&s->bpf, &oom_bpf_skel_ops, oom_hooks, oom_hook_count(&s->killers), s->flavour, prepare,
 			     s, st);

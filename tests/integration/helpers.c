@@ -1598,7 +1598,7 @@ bool mw_memcg_make(struct mw_memcg *cg, const struct mw_memcg *parent, const cha
 bool mw_memcg_remove(const char *path)
 {
 	int64_t deadline = mw_mono_ms() + 10000;
-	char procs[300];
+	char procs[PATH_MAX + 16];
 
 	snprintf(procs, sizeof(procs), "%s/cgroup.procs", path);
 	for (;;) {

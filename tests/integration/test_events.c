@@ -121,41 +121,6 @@ static size_t n_tracked_children;
 static char *tracked_files[MAX_TRACKED];
 static size_t n_tracked_files;
 
-/* Removes a memory cgroup of ours. Tasks still in it can only be our own
- * workloads (after a failed test, dying of PR_SET_PDEATHSIG): SIGKILL them by
- * the PIDs the cgroup lists, then retry the rmdir, bounded. */
-static bool cg_destroy_path(const char *path)
-{
-	int64_t deadline = mw_mono_ms() + 10000;
-	char procs[300];
-
-	snprintf(procs, sizeof(procs), "%s/cgroup.procs", path);
-	for (;;) {
-		char *text;
-
-		if (rmdir(path) == 0 || errno == ENOENT)
-			return true;
-		if (errno != EBUSY || mw_mono_ms() >= deadline)
-			return false;
-		text = mw_read_file(procs, NULL);
-		if (text) {
-			char *p = text, *end;
-
-			for (;;) {
-				long pid = strtol(p, &end, 10);
-
-				if (end == p)
-					break;
-				if (pid > 1)
-					kill((pid_t)pid, SIGKILL);
-				p = end;
-			}
-			free(text);
-		}
-		mw_sleep_ms(50);
-	}
-}
-
 static void cg_create(struct cg *cg, const char *limit)
 {
 	char file[320];
@@ -181,7 +146,7 @@ static void cg_destroy(struct cg *cg)
 {
 	size_t i;
 
-	ck_assert_msg(cg_destroy_path(cg->path), "cannot remove %s: %s", cg->path, strerror(errno));
+	ck_assert_msg(mw_memcg_remove(cg->path), "cannot remove %s: %s", cg->path, strerror(errno));
 	for (i = 0; i < n_tracked_cgs; i++)
 		if (tracked_cgs[i] == cg) {
 			tracked_cgs[i] = tracked_cgs[--n_tracked_cgs];
@@ -372,7 +337,7 @@ static void cleanup_test_resources(void)
 	while (n_tracked_cgs > 0) {
 		struct cg *cg = tracked_cgs[--n_tracked_cgs];
 
-		if (!cg_destroy_path(cg->path))
+		if (!mw_memcg_remove(cg->path))
 			fprintf(stderr, "could not remove %s: %m\n", cg->path);
 	}
 	for (i = 0; i < n_tracked_files; i++) {
@@ -411,7 +376,7 @@ static void sweep(void)
 			if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
 				continue;
 			snprintf(path, sizeof(path), MEMCG_ROOT "/%s", de->d_name);
-			if (!cg_destroy_path(path))
+			if (!mw_memcg_remove(path))
 				fprintf(stderr, "could not remove %s: %m\n", path);
 		}
 		closedir(dir);

@@ -121,38 +121,9 @@ static void cg_make(const char *rel, const char *limit)
 	}
 }
 
-/* rmdir of a cgroup whose tasks (only ever ours) are SIGKILLed first, bounded. */
-static bool cg_remove(const char *path)
-{
-	int64_t deadline = mw_mono_ms() + 10000;
-	char procs[600];
-
-	snprintf(procs, sizeof(procs), "%s/cgroup.procs", path);
-	for (;;) {
-		char *text, *p, *end;
-
-		if (rmdir(path) == 0 || errno == ENOENT)
-			return true;
-		if (errno != EBUSY || mw_mono_ms() >= deadline)
-			return false;
-		text = mw_read_file(procs, NULL);
-		for (p = text; p;) {
-			long pid = strtol(p, &end, 10);
-
-			if (end == p)
-				break;
-			if (pid > 1)
-				kill((pid_t)pid, SIGKILL);
-			p = end;
-		}
-		free(text);
-		mw_sleep_ms(50);
-	}
-}
-
 static int remove_visited(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
-	if (flag == FTW_DP && !cg_remove(path))
+	if (flag == FTW_DP && !mw_memcg_remove(path))
 		fprintf(stderr, "could not remove %s: %m\n", path);
 	return 0;
 }
@@ -442,9 +413,9 @@ START_TEST(test_oom_count_outlives_the_container)
 	nftw(l.app_pod_dir, unlink_visited, 16, FTW_DEPTH | FTW_PHYS);
 	ck_assert_msg(access(l.app_pod_dir, F_OK) < 0 && errno == ENOENT, "%s is still there", l.app_pod_dir);
 	snprintf(path, sizeof(path), MEMCG_ROOT "%s", l.app);
-	ck_assert_msg(cg_remove(path), "cannot remove %s: %s", path, strerror(errno));
+	ck_assert_msg(mw_memcg_remove(path), "cannot remove %s: %s", path, strerror(errno));
 	snprintf(path, sizeof(path), MEMCG_ROOT "%s", l.pod_web);
-	ck_assert_msg(cg_remove(path), "cannot remove %s: %s", path, strerror(errno));
+	ck_assert_msg(mw_memcg_remove(path), "cannot remove %s: %s", path, strerror(errno));
 	removed_ms = mw_mono_ms();
 
 	/* The cgroup collector's series end with the cgroup ... */
