@@ -165,22 +165,28 @@ static void put(struct journal_fields *f, const void *p, size_t n)
 	f->used += n;
 }
 
-static void _printf_(2, 3) putf(struct journal_fields *f, const char *fmt, ...)
+static void _printf_(2, 0) vputf(struct journal_fields *f, const char *fmt, va_list ap)
 {
 	size_t room = sizeof(f->buf) - f->used;
-	va_list ap;
 	int n;
 
 	if (f->overflow)
 		return;
-	va_start(ap, fmt);
 	n = vsnprintf(f->buf + f->used, room, fmt, ap);
-	va_end(ap);
 	if (n < 0 || (size_t)n >= room) {
 		f->overflow = true;
 		return;
 	}
 	f->used += (size_t)n;
+}
+
+static void _printf_(2, 3) putf(struct journal_fields *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vputf(f, fmt, ap);
+	va_end(ap);
 }
 
 static size_t field_begin(struct journal_fields *f, enum field id)
@@ -217,20 +223,12 @@ static void add_string(struct journal_fields *f, enum field id, const char *valu
 
 static void _printf_(3, 4) add_printf(struct journal_fields *f, enum field id, const char *fmt, ...)
 {
-	size_t start = field_begin(f, id), room = sizeof(f->buf) - f->used;
+	size_t start = field_begin(f, id);
 	va_list ap;
-	int n;
 
-	if (f->overflow)
-		return;
 	va_start(ap, fmt);
-	n = vsnprintf(f->buf + f->used, room, fmt, ap);
+	vputf(f, fmt, ap);
 	va_end(ap);
-	if (n < 0 || (size_t)n >= room) {
-		f->overflow = true;
-		return;
-	}
-	f->used += (size_t)n;
 	field_end(f, start);
 }
 
