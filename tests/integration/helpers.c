@@ -1362,6 +1362,13 @@ static int eval_condition(const char *base)
 	return -1;
 }
 
+bool mw_under_ci(void)
+{
+	const char *ci = getenv("CI");
+
+	return ci && strcmp(ci, "true") == 0;
+}
+
 int mw_expectation(const char *environment, const char *collector, struct mw_expectation *out)
 {
 	char release[sizeof(((struct utsname *)0)->release)], line[1024];
@@ -1417,7 +1424,7 @@ int mw_expectation(const char *environment, const char *collector, struct mw_exp
 	}
 	fclose(f);
 	if (!matched_any) {
-		bool ci = getenv("CI") && strcmp(getenv("CI"), "true") == 0;
+		bool ci = mw_under_ci();
 
 		fprintf(stderr, "\n*** no expectation row for kernel %s (environment %s), add one to "
 				"tests/expectations/collectors.tsv ***\n%s\n\n",
@@ -1436,7 +1443,7 @@ int mw_expected_kill_field(const char *environment, const char *feature, char *s
 	char release[sizeof(((struct utsname *)0)->release)], line[512], path[PATH_MAX];
 	const char *slash;
 	struct utsname u;
-	bool matched_any = false, ci = getenv("CI") && strcmp(getenv("CI"), "true") == 0;
+	bool matched_any = false, ci = mw_under_ci();
 	int r = -ENOENT;
 	FILE *f;
 

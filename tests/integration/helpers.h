@@ -187,6 +187,8 @@ struct mw_expectation {
  * without rows fails the test when CI=true, and otherwise says so loudly and
  * returns -ENOENT (the caller skips its assertion). */
 int mw_expectation(const char *environment, const char *collector, struct mw_expectation *out);
+/* The one reading of CI (tests/expectations/expectations.py under_ci): CI=true. */
+bool mw_under_ci(void);
 /* The same from kill_fields.tsv (beside it): where a kill's feature comes
  * from (memwatch_oom_feature_info's source). */
 int mw_expected_kill_field(const char *environment, const char *feature, char *source, size_t len);
