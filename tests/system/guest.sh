@@ -292,6 +292,40 @@ for i in $(seq 1 25); do
 done
 events oom
 
+# User-space killers. systemd-oomd kills mw-oomd-hog.service, whose memory.high
+# throttles it, on mw-pressure.slice's memory pressure; earlyoom (a transient
+# unit of ours: the packaged one stays masked) kills mw-eo-hog on the guest's
+# available memory; a shell's kill -9 into the same slice is no kill. Their
+# own journal lines are the reference (run_system.py judge_userspace_kills).
+scrape ukill-before
+mkdir -p /etc/systemd/oomd.conf.d
+printf '[OOM]\nDefaultMemoryPressureDurationSec=2s\n' >/etc/systemd/oomd.conf.d/mw.conf
+printf '[Slice]\nManagedOOMMemoryPressure=kill\nManagedOOMMemoryPressureLimit=5%%\n' \
+	>/etc/systemd/system/mw-pressure.slice
+systemctl daemon-reload
+block oomd-start sh -c 'systemctl unmask systemd-oomd.service systemd-oomd.socket && systemctl daemon-reload && systemctl start systemd-oomd.socket systemd-oomd.service'
+# systemd-oomd kills only "with reclaim activity": anonymous memory without
+# swap is never scanned, so the unit also reads the cache device past its
+# memory.high, and both are throttled.
+block oomd-hog systemd-run --wait --unit=mw-oomd-hog --slice=mw-pressure.slice -p MemoryHigh=40M \
+	-p RuntimeMaxSec=120 sh -c "/usr/local/bin/memhog -n mw-oomdvictim 200 & \
+	while :; do dd if=$CACHE_DEV of=/dev/null bs=1M 2>/dev/null; done"
+block oomd-journal journalctl -u systemd-oomd -b --no-pager -o cat
+block earlyoom-start systemd-run --unit=mw-earlyoom /usr/bin/earlyoom -m 25 -s 100 -r 0 --prefer '^mw-eovictim$'
+sleep 2
+block eo-hog systemd-run --wait --unit=mw-eo-hog -p RuntimeMaxSec=120 /usr/local/bin/memhog -n mw-eovictim 1900
+block earlyoom-journal journalctl -u mw-earlyoom -b --no-pager -o cat
+systemctl stop mw-earlyoom
+systemd-run --unit=mw-shkill --slice=mw-pressure.slice sleep 300 >/dev/null 2>&1
+sleep 1
+shpid=$(prop mw-shkill.service MainPID)
+kill -9 "$shpid"
+mark "shell kill -9 $shpid rc $?"
+sleep 1
+scrape ukill-after
+events ukill
+
+
 # Per process: the BPF task iterator (source auto) and the /proc fallback
 # (source procfs), two more instances beside the service, each against the
 # guest's own /proc/PID/stat read before and after their scrapes.
@@ -387,6 +421,15 @@ while [ "$(echo "$(now) $oom_gone $SERIES_TTL" | awk '{ print ($1 - $2 > $3 + 1)
 done
 mark "ttl waited $(echo "$(now) $oom_gone" | awk '{ printf "%.1f", $1 - $2 }') s since the cgroup went"
 scrape after-ttl
+events before-restart
+# The kills over a restart: read back from the journal into /api/v1/events,
+# and what journalctl itself gives for them.
+block restart systemctl restart memwatchd
+scrape restarted
+events restarted
+block journal-kills journalctl -o json --no-pager MESSAGE_ID=526efab35ed147918215e66aaad4cbe1 \
+	MESSAGE_ID=7276a0cda957462e860aec1a3ec66074
+block journal-catalog journalctl -x -n 1 --no-pager MESSAGE_ID=526efab35ed147918215e66aaad4cbe1
 
 # Watchdog: a drop-in shortens it to 3 s; a stopped daemon sends no pings.
 mkdir -p /etc/systemd/system/memwatchd.service.d

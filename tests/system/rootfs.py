@@ -39,13 +39,18 @@ MIRRORS = [
     "deb http://deb.debian.org/debian-security bookworm-security main",
 ]
 # What the issue asks for besides the .deb's own dependencies: systemd as PID 1,
-# udev for /dev, dbus for systemd-run and systemctl's bus, iproute2 and curl.
-BASE_PACKAGES = ["systemd-sysv", "udev", "dbus", "iproute2", "curl"]
+# udev for /dev, dbus for systemd-run and systemctl's bus, iproute2 and curl;
+# the user-space OOM killers whose kills the daemon counts.
+BASE_PACKAGES = ["systemd-sysv", "udev", "dbus", "iproute2", "curl", "systemd-oomd", "earlyoom"]
 # Units that would only add noise to a test guest: a login prompt on the
 # serial console (it would write over the test's lines) and apt's and dpkg's
 # daily timers (work in cgroups the test compares).
 MASKED = ["serial-getty@ttyS0.service", "getty@tty1.service", "apt-daily.timer",
-          "apt-daily-upgrade.timer", "dpkg-db-backup.timer", "fstrim.timer", "e2scrub_all.timer"]
+          "apt-daily-upgrade.timer", "dpkg-db-backup.timer", "fstrim.timer", "e2scrub_all.timer",
+          # The user-space killers run only in their own scenario (guest.sh): earlyoom's
+          # defaults would kill in the other workloads, and systemd-oomd's polling
+          # moves its own cgroup's figures under the cgroup files check.
+          "earlyoom.service", "systemd-oomd.service", "systemd-oomd.socket"]
 # The serial console of other architectures' guests.
 MASKED_ARCH = {"arm64": ["serial-getty@ttyAMA0.service"]}
 # Bumped when the archive's layout changes in a way the key does not see.

@@ -88,7 +88,7 @@ def run(cmd, **kw):
 
 
 def on_ci():
-    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+    return expectations.under_ci()
 
 
 # ---------------------------------------------------------------- guest image
@@ -666,6 +666,127 @@ def judge_oom(s, v, b, singles):
     v.add("3 oom", not problems, "; ".join(problems) or "; ".join(notes))
 
 
+OOMD_KILLED = re.compile(r"Killed (/\S+) due to memory pressure")
+EO_SENDING = re.compile(r"sending SIG(TERM|KILL) to process (\d+)")
+
+
+OOMD_AVG10 = re.compile(r"Pressure: Avg10: ([0-9.]+)")
+
+
+def oomd_pressure_agrees(e, journal, notes):
+    """The event's cgroup pressure against what systemd-oomd printed for its
+    candidate: both are the kernel's full avg10 of that cgroup, read a moment
+    apart (oomd before its kill, the daemon as the event arrives). The kernel
+    recomputes avg10 every 2 s, so the two are one or two updates apart: within
+    10 points, with the cgroup at tens of percent."""
+    got = (e.get("cgroup_pressure") or {}).get("full_avg10")
+    ref = [float(m.group(1)) for m in (OOMD_AVG10.search(l) for l in journal) if m]
+    if not ref or not isinstance(got, (int, float)):
+        return [f"no pressure to compare: event {e.get('cgroup_pressure')}, systemd-oomd printed {ref}"]
+    notes.append(f"full avg10 {got * 100:.2f}%, systemd-oomd saw {ref[-1]:.2f}%")
+    return [] if abs(got * 100 - ref[-1]) <= 10 else [f"event full avg10 {got * 100:.2f}%, systemd-oomd saw {ref[-1]:.2f}%"]
+
+
+def judge_userspace_kills(s, v, b, singles):
+    """systemd-oomd's and earlyoom's kills against their own journal lines, and
+    a shell's kill -9 that must count nothing."""
+    problems, notes = [], []
+    m0, m1 = parse_metrics(b.get("metrics ukill-before")), parse_metrics(b.get("metrics ukill-after"))
+    if m0 is None or m1 is None:
+        v.add("3 userspace kills", False, "no scrape around the user-space kills")
+        return
+    oomd = [OOMD_KILLED.search(l) for l in b.get("oomd-journal") or []]
+    oomd = [k.group(1) for k in oomd if k]
+    eo = {int(k.group(2)) for k in (EO_SENDING.search(l) for l in b.get("earlyoom-journal") or []) if k}
+    want = {"systemd-oomd": len(oomd), "earlyoom": len(eo)}
+    for killer, n in want.items():
+        got = (value(m1, "memwatch_userspace_kills_total", killer=killer) or 0) - \
+            (value(m0, "memwatch_userspace_kills_total", killer=killer) or 0)
+        notes.append(f"{killer}: {n} in its journal, memwatch_userspace_kills_total +{got:g}")
+        if n == 0:
+            problems.append(f"{killer} killed nothing (its journal: "
+                            + " | ".join((b.get("oomd-journal" if killer == "systemd-oomd" else "earlyoom-journal")
+                                          or [])[-5:]) + ")")
+        elif got != n:
+            problems.append(f"memwatch_userspace_kills_total{{killer=\"{killer}\"}} +{got:g}, its journal says {n}")
+    total = (value(m1, "memwatch_userspace_kills_total") or 0) - (value(m0, "memwatch_userspace_kills_total") or 0)
+    if total != sum(want.values()):
+        problems.append(f"all killers +{total:g}, but only {sum(want.values())} kills were made by killers "
+                        f"(the shell's kill -9 counted?)")
+    unit_kills = value(m1, "memwatch_cgroup_userspace_kills_total", killer="systemd-oomd", unit="mw-oomd-hog.service")
+    if oomd and unit_kills != len(oomd):
+        problems.append(f"memwatch_cgroup_userspace_kills_total{{killer=\"systemd-oomd\",unit=\"mw-oomd-hog.service\"}} "
+                        f"{unit_kills}, want {len(oomd)}")
+    events, why = parse_events(b.get("events ukill"))
+    kills = [e for e in events or [] if e.get("kind") == "userspace_kill"]
+    # systemd-oomd kills the whole unit (its first signal names the event), earlyoom one process.
+    # A dash in a slice's name nests it: mw-pressure.slice is /mw.slice/mw-pressure.slice.
+    for killer, victim in (("systemd-oomd", lambda e: e.get("cgroup") == "/mw.slice/mw-pressure.slice/mw-oomd-hog.service"),
+                           ("earlyoom", lambda e: e.get("comm") == "mw-eovictim")):
+        mine = [e for e in kills if e.get("killer") == killer and victim(e)]
+        if want[killer] and not mine:
+            problems.append(f"no userspace_kill event by {killer} of its victim: {json.dumps(kills)[:300]}")
+        elif mine:
+            e = mine[0]
+            notes.append(f"event {killer} -> pid {e.get('pid')} {e.get('comm')} in {e.get('cgroup')} "
+                         f"(unit {e.get('unit')!r}, {e.get('signal')}, pressure {e.get('cgroup_pressure')})")
+            if killer == "systemd-oomd":
+                problems += oomd_pressure_agrees(e, b.get("oomd-journal") or [], notes)
+    if "mw-oomd-hog" not in " ".join(oomd) and oomd:
+        problems.append(f"systemd-oomd killed {oomd}, not mw-oomd-hog.service")
+    log(f"[{s}] userspace kills: " + "; ".join(problems + notes))
+    v.add("3 userspace kills", not problems, "; ".join(problems) or "; ".join(notes))
+
+
+OOM_KILL_MESSAGE_ID = "526efab35ed147918215e66aaad4cbe1"
+
+
+def judge_restart_events(s, v, b):
+    """After systemctl restart: every kill /api/v1/events had before, with the
+    same fields (restored now true), read back from the journal; journalctl's
+    JSON has them, and journalctl -x the catalog text."""
+    problems, notes = [], []
+    before, why0 = parse_events(b.get("events before-restart"))
+    after, why1 = parse_events(b.get("events restarted"))
+    if before is None or after is None:
+        v.add("4 restart events", False, f"/api/v1/events before {why0}, after {why1}")
+        return
+    kills = [e for e in before if e.get("kind") in ("oom_kill", "userspace_kill")]
+    if not kills:
+        problems.append("no kill in /api/v1/events before the restart")
+
+    def same(a, c):
+        return {k: x for k, x in a.items() if k != "restored"} == {k: x for k, x in c.items() if k != "restored"}
+    for e in kills:
+        match = [x for x in after if same(e, x)]
+        if not match:
+            near = [x for x in after if x.get("pid") == e.get("pid") and x.get("kind") == e.get("kind")]
+            problems.append(f"{e.get('kind')} of pid {e.get('pid')} not back after the restart"
+                            + (f" as it was: {json.dumps(near[0])[:400]} vs {json.dumps(e)[:400]}" if near else ""))
+        elif match[0].get("restored") is not True:
+            problems.append(f"{e.get('kind')} of pid {e.get('pid')} back without restored: true")
+    notes.append(f"{len(kills)} kills before the restart, all back with the same fields")
+    entries = []
+    for line in b.get("journal-kills") or []:
+        try:
+            entries.append(json.loads(line))
+        except ValueError:
+            pass
+    jkinds = sorted({(x.get("MEMWATCH_KIND"), x.get("MEMWATCH_PID")) for x in entries})
+    want = sorted({(e.get("kind"), str(e.get("pid"))) for e in kills})
+    if jkinds != want:
+        problems.append(f"journalctl MESSAGE_ID= -o json gives {jkinds}, /api/v1/events had {want}")
+    else:
+        notes.append(f"journalctl -o json: {len(entries)} entries with MEMWATCH_ fields")
+    cat = " | ".join(b.get("journal-catalog") or [])
+    if "-- Subject: OOM kill:" not in cat and "Subject: OOM kill:" not in cat:
+        problems.append(f"journalctl -x shows no catalog text: {cat[:300]}")
+    else:
+        notes.append("journalctl -x shows the catalog entry")
+    log(f"[{s}] restart: " + "; ".join(problems + notes))
+    v.add("4 restart events", not problems, "; ".join(problems) or "; ".join(notes))
+
+
 def judge_reload(s, v, b, singles, step="reload", pre_name="pre-reload", post_name="post-reload"):
     pre, post = b.get(f"metrics {pre_name}"), b.get(f"metrics {post_name}")
     m0, m1 = parse_metrics(pre), parse_metrics(post)
@@ -844,6 +965,8 @@ def judge(s, lines, rc, timed_out, unit_sha, rows, smoke=False, figures=None):
     judge_cgroup_files(s, v, b)
     judge_process_faults(s, v, b)
     judge_oom(s, v, b, singles)
+    judge_userspace_kills(s, v, b, singles)
+    judge_restart_events(s, v, b)
     p = props(b.get("reloaded"))
     if p.get("ActiveState") != "active" or p.get("SubState") != "running":
         v.add("4 reload", False, f"after systemctl reload: {p.get('ActiveState')} ({p.get('SubState')})")
