@@ -836,7 +836,7 @@ static void oom_kill_run(void)
 	char *conf = temp_config(NULL, "procfs"), *body, *out, matcher[160], buf[256], want_hex[64], pidstr[16];
 	struct mw_daemon *d = start_or_fail(conf);
 	struct workload w = { .kind = WL_OOM, .comm = OOM_COMM };
-	double k0, k1, last = NAN, cg_kills = NAN, t_before, t_after, ts;
+	double k0, k1, last = NAN, cg_kills = NAN, t_before, t_after, ts, avail_before, avail_after;
 	struct cg cg;
 	pid_t pid;
 	int st;
@@ -851,10 +851,12 @@ static void oom_kill_run(void)
 	free(body);
 
 	cg_create(&cg, CG_LIMIT);
+	avail_before = (double)mw_proc_meminfo_kb("MemAvailable") * 1024;
 	t_before = real_now();
 	pid = spawn_workload(&cg, &w);
 	st = wait_child(pid, "the OOM workload");
 	t_after = real_now();
+	avail_after = (double)mw_proc_meminfo_kb("MemAvailable") * 1024;
 	ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
 		      "the workload touching 200 MiB in a 64 MiB cgroup was not SIGKILLed: status 0x%x", st);
 
@@ -897,6 +899,18 @@ static void oom_kill_run(void)
 	ck_assert_msg(strcmp(buf, "procfs") == 0, "oom_kill available_source '%s', want procfs", buf);
 	ck_assert(field(out, "available", buf, sizeof(buf)));
 	ck_assert_msg(strcmp(buf, "null") != 0, "oom_kill event without available_bytes");
+	{
+		/* procfs: the daemon's last 100 ms sample of MemAvailable before the
+		 * kill. Between the test's reads around the workload, the victim
+		 * held at most its cgroup's limit (64 MiB, plus its page tables);
+		 * 16 MiB more for the rest of an otherwise idle machine. */
+		double got = strtod(buf, NULL), lo = fmin(avail_before, avail_after) - (64 + 16) * (double)MiB,
+		       hi = fmax(avail_before, avail_after) + 16 * (double)MiB;
+
+		ck_assert_msg(got >= lo && got <= hi,
+			      "oom_kill available_bytes %.0f, MemAvailable was %.0f before and %.0f after the workload", got,
+			      avail_before, avail_after);
+	}
 	free(out);
 
 	assert_promtool(d, "after an OOM kill");
@@ -1184,7 +1198,7 @@ START_TEST(test_memavail_counters)
 	char *conf = temp_config(NULL, "counters"), *body, *out = NULL, state[512], mode[512], reason[512], pid[32], src[64];
 	struct mw_daemon *d = start_or_fail(conf);
 	struct workload w = { .kind = WL_DD };
-	double computed, by_hand, meminfo, reserve, best_hand = INFINITY, best_meminfo = INFINITY;
+	double computed, by_hand, meminfo, reserve, ratio, best_hand = INFINITY, best_meminfo = INFINITY;
 	bool in_use;
 	int i;
 	pid_t child;
@@ -1220,7 +1234,14 @@ START_TEST(test_memavail_counters)
 		by_hand = mw_memavail_by_hand();
 		meminfo = (double)mw_proc_meminfo_kb("MemAvailable") * 1024.0;
 		computed = metric_or_fail(body, "memwatch_memory_available_computed_bytes", NULL);
-		metric_or_fail(body, "memwatch_memavail_counters_error_ratio", NULL);
+		ratio = metric_or_fail(body, "memwatch_memavail_counters_error_ratio", NULL);
+		/* The daemon read MemAvailable at the window's end, the test just
+		 * after the window was published: on an idle machine it moves by
+		 * less than 0.5 % of itself in between. */
+		ck_assert_msg(fabs(ratio - fabs(computed - meminfo) / meminfo) <= 0.005,
+			      "memwatch_memavail_counters_error_ratio %.5f, but |computed - MemAvailable| / MemAvailable "
+			      "is %.5f (computed %.0f, MemAvailable %.0f)",
+			      ratio, fabs(computed - meminfo) / meminfo, computed, meminfo);
 		best_hand = fmin(best_hand, fabs(computed - by_hand) / by_hand);
 		best_meminfo = fmin(best_meminfo, fabs(computed - meminfo) / meminfo);
 	}

@@ -372,6 +372,58 @@ static size_t assert_monotonic(const struct scrape *prev, const struct scrape *c
 	return compared;
 }
 
+#define MIN_COMPARED 2000
+
+/* Every counter and histogram sample a test has seen, at its highest, sorted
+ * by key: a series missing from one scrape and back in a later one must be
+ * back no lower (the load's processes and cgroups stay for the whole test, so
+ * nothing may legitimately come back reset). */
+struct ledger {
+	struct sample *s;
+	size_t n;
+};
+
+/* Merges sc into l, failing on any sample lower than the highest seen before;
+ * returns how many samples of sc had been seen before. */
+static size_t ledger_merge(struct ledger *l, const struct scrape *sc, const char *when)
+{
+	struct sample *merged = calloc(l->n + sc->n + 1, sizeof(*merged));
+	size_t i = 0, j = 0, n = 0, seen = 0;
+
+	ck_assert(merged != NULL);
+	while (i < l->n || j < sc->n) {
+		int c = i == l->n ? 1 : j == sc->n ? -1 : strcmp(l->s[i].key, sc->s[j].key);
+
+		if (c < 0) {
+			merged[n++] = l->s[i++];
+			continue;
+		}
+		if (c == 0) {
+			ck_assert_msg(sc->s[j].value >= l->s[i].value,
+				      "%s: %s is %.17g (window ending %.3f), below the %.17g it showed before "
+				      "(a series that dropped out and came back reset)",
+				      when, sc->s[j].key, sc->s[j].value, sc->window_end, l->s[i].value);
+			free(l->s[i++].key);
+			seen++;
+		}
+		merged[n].key = strdup(sc->s[j].key);
+		ck_assert(merged[n].key != NULL);
+		merged[n++].value = sc->s[j++].value;
+	}
+	free(l->s);
+	l->s = merged;
+	l->n = n;
+	return seen;
+}
+
+static void ledger_free(struct ledger *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->s[i].key);
+	free(l->s);
+	*l = (struct ledger){ 0 };
+}
+
 /* The BPF programs the daemon holds (prog_id lines of /proc/PID/fdinfo), sorted. */
 static size_t held_prog_ids(pid_t pid, unsigned *ids, size_t max)
 {
@@ -569,6 +621,7 @@ START_TEST(test_reload_continuity)
 	struct scrape prev, cur;
 	double reclaims0, reclaims1;
 	size_t compared = 0, n_before, n_after;
+	struct ledger ledger = { 0 };
 	pid_t reclaimer, faulter;
 	struct mw_daemon *d;
 	int fd;
@@ -620,9 +673,11 @@ START_TEST(test_reload_continuity)
 		mw_metric(prev.body, "memwatch_memcg_reclaim_total", NULL, &r_before, NULL, 0);
 		load_series(&prev, reclaimer, cg_label, before_keys, &n_before, 64);
 		text = config_text(root, st->extra);
+		(void)ledger_merge(&ledger, &prev, st->what);
 		reload_to(d, conf, text, &prev, &cur);
 		free(text);
 		compared += assert_monotonic(&prev, &cur, st->what);
+		(void)ledger_merge(&ledger, &cur, st->what);
 
 		/* The load's series are all still there. */
 		load_series(&cur, reclaimer, cg_label, after_keys, &n_after, 64);
@@ -656,6 +711,7 @@ START_TEST(test_reload_continuity)
 			prev = cur;
 			scrape_after(d, prev.window_end, &cur);
 			compared += assert_monotonic(&prev, &cur, st->what);
+			(void)ledger_merge(&ledger, &cur, st->what);
 		}
 		mw_metric(cur.body, "memwatch_memcg_reclaim_total", NULL, &r_after, NULL, 0);
 		note("%-32s programs %zu -> %zu, memwatch_memcg_reclaim_total %.0f -> %.0f", st->what, n0, n1,
@@ -665,7 +721,13 @@ START_TEST(test_reload_continuity)
 	}
 	ck_assert_msg(mw_metric(prev.body, "memwatch_memcg_reclaim_total", NULL, &reclaims1, NULL, 0),
 		      "no memwatch_memcg_reclaim_total at the end");
-	note("%zu sample comparisons; memcg reclaims %.0f -> %.0f under load", compared, reclaims0, reclaims1);
+	note("%zu sample comparisons, %zu series in the ledger; memcg reclaims %.0f -> %.0f under load", compared,
+	     ledger.n, reclaims0, reclaims1);
+	/* Each step compares a few windows of every counter the daemon exports
+	 * (hundreds): far fewer would mean the scrapes were not read. */
+	ck_assert_msg(compared >= MIN_COMPARED, "only %zu sample comparisons across the reloads, want %d at least",
+		      compared, MIN_COMPARED);
+	ledger_free(&ledger);
 	ck_assert_msg(reclaims1 > reclaims0, "the load made no memcg reclaim counted across the reloads");
 	scrape_free(&prev);
 

@@ -136,7 +136,7 @@ static void start_fault_workers(pid_t *pids, char names[][16])
 static void assert_fault_row(const char *screen, pid_t pid, const char *name)
 {
 	char needle[64], path[64], *stat, *p;
-	unsigned long long minflt = 0;
+	unsigned long long minflt = 0, majflt = 0;
 	double minor = NAN, major = NAN;
 	const char *row;
 	int i;
@@ -158,10 +158,18 @@ static void assert_fault_row(const char *screen, pid_t pid, const char *name)
 			p++;
 	}
 	ck_assert_msg(p && sscanf(p, "%llu", &minflt) == 1, "%s: no field 10", path);
+	/* Field 12 is majflt (11 is cminflt). */
+	for (; i < 12 && p; i++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	ck_assert_msg(p && sscanf(p, "%llu", &majflt) == 1, "%s: no field 12", path);
 	free(stat);
 	ck_assert_msg(minor > 0 && minor <= (double)minflt,
 		      "%s: %.0f minor faults in the window on the screen, %llu in all in %s", name, minor, minflt, path);
-	ck_assert_msg(major >= 0, "%s: major faults %.0f", name, major);
+	ck_assert_msg(major >= 0 && major <= (double)majflt,
+		      "%s: %.0f major faults in the window on the screen, %llu in all in %s", name, major, majflt, path);
 }
 
 /* The title spans the terminal: the clock and "q: quit" end at its last column. */
