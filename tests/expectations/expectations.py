@@ -27,7 +27,7 @@ def under_ci():
     return os.environ.get("CI") == "true"
 
 
-def load(path=TABLE):
+def load(path=TABLE, fields=FIELDS):
     rows = []
     with open(path) as f:
         for lineno, line in enumerate(f, 1):
@@ -35,9 +35,9 @@ def load(path=TABLE):
             if not line.strip() or line.startswith("#"):
                 continue
             cols = line.split("\t")
-            if len(cols) != len(FIELDS):
-                raise ValueError("%s:%d: %d columns, want %d" % (path, lineno, len(cols), len(FIELDS)))
-            rows.append(dict(zip(FIELDS, cols), line=lineno))
+            if len(cols) != len(fields):
+                raise ValueError("%s:%d: %d columns, want %d" % (path, lineno, len(cols), len(fields)))
+            rows.append(dict(zip(fields, cols), line=lineno))
     return rows
 
 
@@ -111,22 +111,13 @@ KILL_FIELDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kill_fie
 
 def expected_kill_fields(environment, release, path=KILL_FIELDS):
     """{feature: source} for this environment and kernel (kill_fields.tsv)."""
-    want = {}
-    matched_any = False
-    with open(path) as f:
-        for lineno, line in enumerate(f, 1):
-            line = line.rstrip("\n")
-            if not line.strip() or line.startswith("#"):
-                continue
-            cols = line.split("\t")
-            if len(cols) != 4:
-                raise ValueError("%s:%d: %d columns, want 4" % (path, lineno, len(cols)))
-            if cols[0] != environment or not fnmatch.fnmatchcase(release, cols[1]):
-                continue
-            matched_any = True
-            want.setdefault(cols[2], cols[3])
-    if not matched_any:
+    rows = [r for r in load(path, ("environment", "kernel", "feature", "source"))
+            if r["environment"] == environment and fnmatch.fnmatchcase(release, r["kernel"])]
+    if not rows:
         raise NoExpectation("no row in %s for environment %r, kernel %r" % (path, environment, release))
+    want = {}
+    for r in rows:
+        want.setdefault(r["feature"], r["source"])
     return want
 
 
