@@ -8,6 +8,7 @@
 #include "carry.h"
 #include "cgroup_hierarchy.h"
 #include "cgroup_names.h"
+#include "clock.h"
 #include "core.h"
 #include "log.h"
 #include "vmstat_source.h"
@@ -18,22 +19,6 @@
  * errors, series dropped; then build info, times, reloads and the event
  * channel's counters (2 + 3 per event kind), with room to spare. */
 #define HEALTH_SERIES_BUDGET (64 + 8 * n_all_collectors)
-
-uint64_t now_mono_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
-}
-
-uint64_t now_real_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
-}
 
 static const struct collector_ops *collector_by_name(const char *name, size_t *index)
 {

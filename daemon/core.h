@@ -62,9 +62,6 @@ struct core {
 	struct bpf_shared_maps shared_maps;
 };
 
-uint64_t now_mono_usec(void);
-uint64_t now_real_usec(void);
-
 /* Checks every [collector.NAME] section against the collectors' own keys. */
 int collector_settings_build(const struct config *c, struct collector_settings **ret,
 			     struct config_error *err);

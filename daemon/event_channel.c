@@ -11,8 +11,9 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
+#include "catalogue.h"
 #include "cgroup_hierarchy.h"
-#include "core.h"
+#include "clock.h"
 #include "event_channel.h"
 #include "fileio.h"
 #include "json.h"

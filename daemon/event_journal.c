@@ -12,7 +12,7 @@
 #include <systemd/sd-journal.h>
 #include <systemd/sd-login.h>
 #include <unistd.h>
-#include "core.h"
+#include "clock.h"
 #include "event_journal.h"
 #include "kill_journal_fields.h"
 #include "log.h"

@@ -13,8 +13,8 @@
 #include <unistd.h>
 #include "accept.h"
 #include "accept_encoding.h"
+#include "clock.h"
 #include "config.h"
-#include "core.h"
 #include "event_channel.h"
 #include "expo.h"
 #include "fileio.h"

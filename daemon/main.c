@@ -13,6 +13,7 @@
 #include <sys/timerfd.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
+#include "clock.h"
 #include "core.h"
 #include "http.h"
 #include "log.h"

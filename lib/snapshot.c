@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/types.h>
 #include <time.h>
+#include "clock.h"
 #include <zlib.h>
 #include "snapshot.h"
 #include "snapshot_internal.h"
@@ -554,14 +555,6 @@ struct snapshot_renderer {
 	_Atomic uint64_t gzip_asked_usec[EXPO_FORMAT__COUNT];
 };
 
-static uint64_t monotonic_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
-}
-
 struct snapshot_renderer *snapshot_renderer_new(void)
 {
 	struct snapshot_renderer *r = calloc(1, sizeof(*r));
@@ -737,7 +730,7 @@ int snapshot_seal_with(struct snapshot *s, struct snapshot_renderer *renderer)
 	pthread_mutex_lock(&s->renderer->lock);
 	since = s->renderer->sealed_usec[1];
 	s->renderer->sealed_usec[1] = s->renderer->sealed_usec[0];
-	s->renderer->sealed_usec[0] = monotonic_usec();
+	s->renderer->sealed_usec[0] = now_mono_usec();
 	pthread_mutex_unlock(&s->renderer->lock);
 	for (size_t f = 0; f < EXPO_FORMAT__COUNT; f++) {
 		bool gzip = asked_lately(&s->renderer->gzip_asked_usec[f], since);
@@ -805,7 +798,7 @@ const void *snapshot_body(const struct snapshot *cs, enum expo_format format, bo
 	if (!s->sealed || !renderers[f])
 		return NULL;
 	atomic_store_explicit(gzip ? &s->renderer->gzip_asked_usec[f] : &s->renderer->asked_usec[f],
-			      monotonic_usec(), memory_order_relaxed);
+			      now_mono_usec(), memory_order_relaxed);
 	if (!atomic_load_explicit(gzip ? &b->gzip_ready : &b->ready, memory_order_acquire)) {
 		pthread_mutex_lock(&s->render_lock);
 		if (!s->trimmed && !atomic_load_explicit(&b->ready, memory_order_relaxed))

@@ -11,8 +11,8 @@
 #include <time.h>
 #include "cgroup_internal.h"
 #include "cgroup_names.h"
+#include "clock.h"
 #include "config.h"
-#include "core.h"
 #include "log.h"
 #include "vmstat.h"
 #include "vmstat_source.h"

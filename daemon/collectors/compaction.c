@@ -13,11 +13,11 @@
 #include <string.h>
 #include "bpf_attach.h"
 #include "cgroup_hierarchy.h"
+#include "clock.h"
 #include "collector.h"
 #include "compaction.h"
 #include "compaction.skel.h"
 #include "config.h"
-#include "core.h"
 #include "latency_export.h"
 #include "log.h"
 

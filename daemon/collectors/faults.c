@@ -15,9 +15,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include "clock.h"
 #include "collector.h"
 #include "config.h"
-#include "core.h"
 #include "faults.h"
 #include "faults.skel.h"
 #include "fileio.h"

@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <string.h>
 #include "bpf_attach.h"
+#include "clock.h"
 #include "collector.h"
-#include "core.h"
 #include "kswapd.h"
 #include "kswapd.skel.h"
 

@@ -5,9 +5,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include "clock.h"
 #include "collector.h"
 #include "config.h"
-#include "core.h"
 #include "fileio.h"
 #include "meminfo.h"
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include "catalogue.h"
 #include "client.h"
+#include "clock.h"
 #include "macro.h"
 #include "view.h"
 
@@ -175,14 +176,6 @@ static int read_password(const char *path, char **ret)
 	return 0;
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* The daemon's window length from the newest window, in ms; 0 if unknown. */
 static int window_ms(const json_t *windows)
 {
@@ -306,10 +299,10 @@ static int run(struct state *s, double interval)
 		int64_t deadline;
 		bool quit = false;
 
-		deadline = now_ms() + refresh_data(s, interval);
+		deadline = (int64_t)(now_mono_usec() / 1000) + refresh_data(s, interval);
 		draw(s, utf8, colors);
 		while (!interrupted && !quit) {
-			int64_t left = deadline - now_ms();
+			int64_t left = deadline - (int64_t)(now_mono_usec() / 1000);
 			int ch;
 
 			if (left <= 0)

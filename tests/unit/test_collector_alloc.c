@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "collector.h"
-#include "config.h"
 #include "core.h"
+#include "config.h"
 #include "fixture.h"
 #include "snapshot.h"
 #include "vmstat_source.h"
