@@ -40,6 +40,7 @@ struct event_channel;
 struct bpf_shared_maps;
 struct cgroup_hierarchy;
 struct cgroup_names;
+struct vmstat_sources;
 
 /* What the core provides to every instance's probe and start, for as long as
  * the instance runs (keep the pointers in priv). */
@@ -59,6 +60,9 @@ struct collector_context {
 	 * it could not be made: the per-cgroup families then carry what the
 	 * path alone says. The cgroup collector sets its kubelet directories. */
 	struct cgroup_names *names;
+	/* /proc/vmstat read once a window for every collector that takes
+	 * figures from it (vmstat_source.h); NULL only in tests that give none. */
+	struct vmstat_sources *vmstat;
 };
 
 /* The core owns both blobs: cfg (config_size bytes, filled by config_defaults

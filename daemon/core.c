@@ -119,7 +119,7 @@ int core_init(struct core *core, struct config *config, struct collector_setting
 	}
 	free(settings);
 	core->ring = snapshot_ring_new(config->daemon.history);
-	if (!core->ring)
+	if (!core->ring || vmstat_sources_new(&core->vmstat) < 0)
 		return -ENOMEM;
 	/* Without it every window sets up its own compressor, and renders formats
 	 * other than the text on request only: slower, still correct. */
@@ -168,7 +168,7 @@ static struct collector_context collector_context(struct core *core)
 {
 	return (struct collector_context){
 		.events = core->events, .shared_maps = &core->shared_maps, .cgroups = core->cgroups,
-		.names = core->names,
+		.names = core->names, .vmstat = core->vmstat,
 	};
 }
 
@@ -311,6 +311,7 @@ void core_done(struct core *core)
 	/* After the channel and the collectors: each holds tables in it. */
 	cgroup_hierarchy_free(core->cgroups);
 	cgroup_names_free(core->names);
+	vmstat_sources_free(core->vmstat);
 	bpf_shared_maps_close(&core->shared_maps);
 	snapshot_ring_free(core->ring);
 	snapshot_renderer_unref(core->renderer);
@@ -439,7 +440,7 @@ void core_end_window(struct core *core, uint64_t now_mono, uint64_t now_real)
 	/* The next window starts here, whether this one is published or not. */
 	core->window_start_mono_usec = now_mono;
 	core->window_start_real_usec = now_real;
-	vmstat_sources_next_window();
+	vmstat_sources_next_window(core->vmstat);
 	snap = snapshot_new(&w, core->config->daemon.max_series);
 	if (!snap) {
 		log_error("Out of memory building window %" PRIu64 ", skipped", w.seq);

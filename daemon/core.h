@@ -54,9 +54,10 @@ struct core {
 	uint64_t reload_failures_total;
 	uint64_t start_real_usec;
 	/* Handed to every collector's probe and start (collector_context); all
-	 * four outlive every collector instance. */
+	 * five outlive every collector instance. */
 	struct cgroup_hierarchy *cgroups; /* made by core_init; NULL when it could not be */
 	struct cgroup_names *names;       /* made by core_init; NULL when it could not be */
+	struct vmstat_sources *vmstat;    /* made by core_init */
 	struct event_channel *events;     /* NULL until core_open_events, or when it failed */
 	struct event_journal *journal;    /* the channel's sink; NULL without a channel */
 	struct bpf_shared_maps shared_maps;

@@ -8,6 +8,7 @@
 #define VMSTAT_FILE_MAX (1 << 20)
 
 struct vmstat_source {
+	struct vmstat_sources *set;
 	struct vmstat_source *next;
 	char *path;
 	unsigned refs;
@@ -18,16 +19,41 @@ struct vmstat_source {
 	uint64_t reads;
 };
 
-/* Few entries (one per distinct path in the configuration): a list will do. */
-static struct vmstat_source *sources;
-static uint64_t current_window = 1;
+struct vmstat_sources {
+	/* Few entries (one per distinct path in the configuration): a list will do. */
+	struct vmstat_source *list;
+	uint64_t window;
+};
 
-int vmstat_source_open(const char *path, struct vmstat_source **ret)
+int vmstat_sources_new(struct vmstat_sources **ret)
+{
+	struct vmstat_sources *set = calloc(1, sizeof(*set));
+
+	if (!set)
+		return -ENOMEM;
+	set->window = 1;
+	*ret = set;
+	return 0;
+}
+
+void vmstat_sources_free(struct vmstat_sources *set)
+{
+	free(set);
+}
+
+void vmstat_sources_next_window(struct vmstat_sources *set)
+{
+	set->window++;
+}
+
+int vmstat_source_open(struct vmstat_sources *set, const char *path, struct vmstat_source **ret)
 {
 	struct vmstat_source *src;
 	int r;
 
-	for (src = sources; src; src = src->next)
+	if (!set)
+		return -ENOMEM;
+	for (src = set->list; src; src = src->next)
 		if (strcmp(src->path, path) == 0) {
 			src->refs++;
 			*ret = src;
@@ -47,9 +73,10 @@ int vmstat_source_open(const char *path, struct vmstat_source **ret)
 		free(src);
 		return r;
 	}
+	src->set = set;
 	src->refs = 1;
-	src->next = sources;
-	sources = src;
+	src->next = set->list;
+	set->list = src;
 	*ret = src;
 	return 0;
 }
@@ -60,7 +87,7 @@ void vmstat_source_unref(struct vmstat_source *src)
 
 	if (!src || --src->refs > 0)
 		return;
-	for (p = &sources; *p; p = &(*p)->next)
+	for (p = &src->set->list; *p; p = &(*p)->next)
 		if (*p == src) {
 			*p = src->next;
 			break;
@@ -72,11 +99,11 @@ void vmstat_source_unref(struct vmstat_source *src)
 
 int vmstat_source_get(struct vmstat_source *src, const struct vmstat **ret)
 {
-	if (src->window != current_window) {
+	if (src->window != src->set->window) {
 		const char *data;
 		size_t len;
 
-		src->window = current_window;
+		src->window = src->set->window;
 		src->reads++;
 		src->result = procfile_read(&src->file, &data, &len);
 		if (src->result == 0)
@@ -86,11 +113,6 @@ int vmstat_source_get(struct vmstat_source *src, const struct vmstat **ret)
 		return src->result;
 	*ret = &src->table;
 	return 0;
-}
-
-void vmstat_sources_next_window(void)
-{
-	current_window++;
 }
 
 uint64_t vmstat_source_reads(const struct vmstat_source *src)

@@ -101,7 +101,7 @@ static int start_vmstat(struct alloc_state *s, const struct alloc_config *c, str
 	int r;
 
 	snprintf(st->mode, sizeof(st->mode), "vmstat");
-	r = vmstat_source_open(c->vmstat_path, &s->vmstat);
+	r = vmstat_source_open(s->ctx.vmstat, c->vmstat_path, &s->vmstat);
 	if (r < 0) {
 		collector_status_set_reason(st, "cannot open %s (%s): page allocations and frees are not reported",
 					    c->vmstat_path, strerror(-r));
@@ -135,7 +135,7 @@ static int alloc_start(void *priv, const void *cfg, const struct collector_conte
 	if (r < 0)
 		return r;
 	event_channel_add_source(s->ctx.events, &((struct alloc_bpf *)s->bpf.skel)->bss->event_counters);
-	if (vmstat_source_open(c->vmstat_path, &s->vmstat) < 0) {
+	if (vmstat_source_open(s->ctx.vmstat, c->vmstat_path, &s->vmstat) < 0) {
 		st->state = COLLECTOR_DEGRADED;
 		collector_status_set_reason(st, "cannot open %s: page frees are not reported", c->vmstat_path);
 	}
@@ -232,7 +232,7 @@ static int alloc_reload(void *priv, const void *cfg)
 	s->flavour = c->flavour;
 	if (strcmp(c->vmstat_path, s->vmstat_path) == 0)
 		return 0;
-	if (vmstat_source_open(c->vmstat_path, &fresh) < 0)
+	if (vmstat_source_open(s->ctx.vmstat, c->vmstat_path, &fresh) < 0)
 		return -EAGAIN; /* a new instance says why it cannot read it */
 	vmstat_source_unref(s->vmstat);
 	s->vmstat = fresh;

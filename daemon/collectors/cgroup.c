@@ -485,7 +485,7 @@ static int cgroup_start(void *priv, const void *cfg, const struct collector_cont
 		tracker_init(&s->trackers[k], TRACKER_MAX_COUNTERS, 0, 0);
 	s->initialized = true;
 	/* Unreadable: every window reads, nothing would say when a read went stale. */
-	(void)vmstat_source_open("/proc/vmstat", &s->vmstat);
+	(void)vmstat_source_open(ctx->vmstat, "/proc/vmstat", &s->vmstat);
 	s->open_files_max = file_cache_budget();
 	snprintf(st->mode, sizeof(st->mode), "cgroupfs");
 	s->buf = malloc(CGROUP_READ_BUF_SIZE);

@@ -195,7 +195,7 @@ static int faults_start(void *priv, const void *cfg, const struct collector_cont
 	tracker_init(&s->procs, FAULT_COUNTERS, FAULT_MAJOR, FAULT_MINOR);
 	snprintf(path, sizeof(path), "%s/vmstat", s->cfg.proc_root);
 	/* Unreadable: no system-wide figures, s->vmstat stays NULL. */
-	(void)vmstat_source_open(path, &s->vmstat);
+	(void)vmstat_source_open(ctx->vmstat, path, &s->vmstat);
 	if (s->cfg.use_bpf) {
 		r = start_bpf(s, &exit_err);
 		if (r == 0 && exit_err == 0) {

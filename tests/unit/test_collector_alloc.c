@@ -139,6 +139,8 @@ END_TEST
 
 struct run {
 	void *cfg, *priv;
+	struct vmstat_sources *vmstat;
+	struct collector_context ctx; /* the vmstat sources only: no event channel */
 	struct collector_status st;
 	int probe_r, start_r;
 };
@@ -154,16 +156,19 @@ static void run_start(struct run *run, const char *vmstat_name, const char *extr
 			 vmstat_name, extra);
 	memset(run, 0, sizeof(*run));
 	run->cfg = alloc_cfg(text);
+	ck_assert_int_eq(vmstat_sources_new(&run->vmstat), 0);
+	run->ctx = (struct collector_context){ .vmstat = run->vmstat };
 	run->st.state = COLLECTOR_ACTIVE;
-	run->probe_r = alloc_collector.probe(run->cfg, &(struct collector_context){ 0 }, &run->st);
+	run->probe_r = alloc_collector.probe(run->cfg, &run->ctx, &run->st);
 	run->priv = calloc(1, alloc_collector.priv_size);
 	ck_assert_ptr_nonnull(run->priv);
-	run->start_r = alloc_collector.start(run->priv, run->cfg, &(struct collector_context){ 0 }, &run->st);
+	run->start_r = alloc_collector.start(run->priv, run->cfg, &run->ctx, &run->st);
 }
 
 static void run_stop(struct run *run)
 {
 	alloc_collector.stop(run->priv);
+	vmstat_sources_free(run->vmstat);
 	free(run->priv);
 	free(run->cfg);
 }
@@ -336,7 +341,8 @@ START_TEST(test_vmstat_read_once_per_window)
 	struct collector_settings *settings;
 	struct vmstat_source *probe;
 	struct collector_status st_alloc = { 0 }, st_faults = { 0 };
-	const struct collector_context no_context = { 0 }; /* no event channel */
+	struct vmstat_sources *vmstat;
+	struct collector_context ctx; /* the vmstat sources only: no event channel */
 	struct config_error err;
 	void *alloc_priv, *faults_priv;
 	struct snapshot *snap;
@@ -350,15 +356,17 @@ START_TEST(test_vmstat_read_once_per_window)
 		 dir);
 	settings = build(text, &r, &err);
 	ck_assert_msg(r == 0, "%s", err.message);
+	ck_assert_int_eq(vmstat_sources_new(&vmstat), 0);
+	ctx = (struct collector_context){ .vmstat = vmstat };
 	alloc_priv = calloc(1, alloc_collector.priv_size);
 	faults_priv = calloc(1, faults_collector.priv_size);
 	ck_assert(alloc_priv && faults_priv);
-	ck_assert_int_eq(alloc_collector.start(alloc_priv, settings[alloc_index()].cfg, &no_context, &st_alloc), 0);
-	ck_assert_int_eq(faults_collector.start(faults_priv, settings[faults_index()].cfg, &no_context, &st_faults), 0);
-	ck_assert_int_eq(vmstat_source_open(path, &probe), 0);
+	ck_assert_int_eq(alloc_collector.start(alloc_priv, settings[alloc_index()].cfg, &ctx, &st_alloc), 0);
+	ck_assert_int_eq(faults_collector.start(faults_priv, settings[faults_index()].cfg, &ctx, &st_faults), 0);
+	ck_assert_int_eq(vmstat_source_open(vmstat, path, &probe), 0);
 	ck_assert_uint_eq(vmstat_source_reads(probe), 0); /* opening reads nothing */
 
-	vmstat_sources_next_window();
+	vmstat_sources_next_window(vmstat);
 	snap = snapshot_new(NULL, 1000);
 	ck_assert_int_eq(alloc_collector.collect(alloc_priv, snap), 0);
 	/* Changed between the two collects: faults still sees the window's table. */
@@ -373,7 +381,7 @@ START_TEST(test_vmstat_read_once_per_window)
 	snapshot_unref(snap);
 
 	/* The next window reads it again, once. */
-	vmstat_sources_next_window();
+	vmstat_sources_next_window(vmstat);
 	snap = snapshot_new(NULL, 1000);
 	ck_assert_int_eq(faults_collector.collect(faults_priv, snap), 0);
 	ck_assert_int_eq(alloc_collector.collect(alloc_priv, snap), 0);
@@ -385,10 +393,42 @@ START_TEST(test_vmstat_read_once_per_window)
 	vmstat_source_unref(probe);
 	alloc_collector.stop(alloc_priv);
 	faults_collector.stop(faults_priv);
+	vmstat_sources_free(vmstat);
 	free(alloc_priv);
 	free(faults_priv);
 	collector_settings_free(settings);
 	fixture_tmpdir_remove(dir);
+}
+END_TEST
+
+/* Two sets share nothing: each has its own windows and its own open file of a path. */
+START_TEST(test_vmstat_sets_independent)
+{
+	char path[300];
+	struct vmstat_sources *a, *b;
+	struct vmstat_source *in_a, *in_b;
+	const struct vmstat *vm;
+
+	snprintf(path, sizeof(path), "%s/vmstat/real-6.18.txt", FIXTURES_DIR);
+	ck_assert_int_eq(vmstat_sources_new(&a), 0);
+	ck_assert_int_eq(vmstat_sources_new(&b), 0);
+	ck_assert_int_eq(vmstat_source_open(a, path, &in_a), 0);
+	ck_assert_int_eq(vmstat_source_open(b, path, &in_b), 0);
+	ck_assert_ptr_ne(in_a, in_b);
+	ck_assert_int_eq(vmstat_source_get(in_a, &vm), 0);
+	ck_assert_int_eq(vmstat_source_get(in_b, &vm), 0);
+	/* A new window of a: a reads again, b keeps its table. */
+	vmstat_sources_next_window(a);
+	ck_assert_int_eq(vmstat_source_get(in_a, &vm), 0);
+	ck_assert_int_eq(vmstat_source_get(in_b, &vm), 0);
+	ck_assert_uint_eq(vmstat_source_reads(in_a), 2);
+	ck_assert_uint_eq(vmstat_source_reads(in_b), 1);
+	vmstat_source_unref(in_a);
+	vmstat_source_unref(in_b);
+	vmstat_sources_free(a);
+	vmstat_sources_free(b);
+	/* Without a set (a context that has none) nothing opens. */
+	ck_assert_int_eq(vmstat_source_open(NULL, path, &in_a), -ENOMEM);
 }
 END_TEST
 
@@ -410,6 +450,7 @@ static Suite *collector_alloc_suite(void)
 	tcase_add_test(tc, test_vmstat_missing);
 	tcase_add_test(tc, test_vmstat_without_pgalloc);
 	tcase_add_test(tc, test_vmstat_read_once_per_window);
+	tcase_add_test(tc, test_vmstat_sets_independent);
 	suite_add_tcase(s, tc);
 	return s;
 }
