@@ -65,19 +65,28 @@ struct collector_context {
 	struct vmstat_sources *vmstat;
 };
 
-/* The core owns both blobs: cfg (config_size bytes, filled by config_defaults
- * and configure) and priv (priv_size bytes, zeroed before start). Every
- * callback returns 0 or a negative errno. */
+/* One key of [collector.NAME] other than "enabled": how a value goes into
+ * the collector's cfg (lib/config.h: kind, field, bounds, or a parse function
+ * of its own where no kind fits) and its built-in value, spelt as in the
+ * configuration file (NULL: the field stays zero). */
+struct collector_key {
+	struct config_key key;
+	const char *def;
+};
+
+/* The core owns both blobs: cfg (config_size bytes, filled from keys) and
+ * priv (priv_size bytes, zeroed before start). Every callback returns 0 or a
+ * negative errno. */
 struct collector_ops {
 	const char *name;
 	const char *summary;
 	bool default_enabled;
 
 	size_t config_size;
-	void (*config_defaults)(void *cfg);
-	/* One key of [collector.NAME] other than "enabled". -ENOENT: unknown key;
-	 * -EINVAL/-ERANGE: bad value, with errmsg saying what is expected. */
-	int (*configure)(void *cfg, const char *key, const char *value, char *errmsg, size_t errlen);
+	/* The core parses every default, then each key the file sets, and
+	 * says what is wrong with a value in the daemon's own words. */
+	const struct collector_key *keys;
+	size_t n_keys;
 
 	size_t priv_size;
 	/* Optional, cheap and side-effect free: does this kernel offer what the

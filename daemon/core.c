@@ -43,6 +43,32 @@ void collector_settings_free(struct collector_settings *s)
 	free(s);
 }
 
+static const struct collector_key *collector_key(const struct collector_ops *ops, const char *name)
+{
+	for (size_t k = 0; k < ops->n_keys; k++)
+		if (strcmp(ops->keys[k].key.name, name) == 0)
+			return &ops->keys[k];
+	return NULL;
+}
+
+/* Every default of ops through its key's own parser: one it refuses is a bug
+ * in the table, said as any bad value is. */
+static int collector_defaults(const struct collector_ops *ops, void *cfg, struct config_error *err)
+{
+	for (size_t k = 0; k < ops->n_keys; k++) {
+		const struct collector_key *key = &ops->keys[k];
+		char section[160], msg[256] = "";
+
+		if (!key->def || config_key_parse(&key->key, cfg, key->def, msg, sizeof(msg)) == 0)
+			continue;
+		snprintf(section, sizeof(section), "collector.%s", ops->name);
+		config_error_set(err, "(built-in defaults)", 0, section, key->key.name, "%s",
+				 msg[0] ? msg : "invalid value");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int collector_settings_build(const struct config *c, struct collector_settings **ret,
 			     struct config_error *err)
 {
@@ -60,8 +86,9 @@ int collector_settings_build(const struct config *c, struct collector_settings *
 		s[i].cfg = calloc(1, ops->config_size ? ops->config_size : 1);
 		if (!s[i].cfg)
 			return -ENOMEM;
-		if (ops->config_defaults)
-			ops->config_defaults(s[i].cfg);
+		r = collector_defaults(ops, s[i].cfg, err);
+		if (r < 0)
+			return r;
 	}
 	for (i = 0; i < c->n_collectors; i++) {
 		if (!collector_by_name(c->collectors[i], &idx)) {
@@ -76,6 +103,7 @@ int collector_settings_build(const struct config *c, struct collector_settings *
 	for (i = 0; i < c->n_entries; i++) {
 		const struct config_entry *e = &c->entries[i];
 		const struct collector_ops *ops = collector_by_name(e->collector, &idx);
+		const struct collector_key *key;
 		char section[160], msg[256] = "";
 
 		snprintf(section, sizeof(section), "collector.%s", e->collector);
@@ -87,12 +115,12 @@ int collector_settings_build(const struct config *c, struct collector_settings *
 			}
 			continue;
 		}
-		r = ops->configure ? ops->configure(s[idx].cfg, e->key, e->value, msg, sizeof(msg)) : -ENOENT;
-		if (r == -ENOENT) {
+		key = collector_key(ops, e->key);
+		if (!key) {
 			config_error_set(err, c->path, e->line, section, e->key, "unknown key");
 			return -EINVAL;
 		}
-		if (r < 0) {
+		if (config_key_parse(&key->key, s[idx].cfg, e->value, msg, sizeof(msg)) < 0) {
 			config_error_set(err, c->path, e->line, section, e->key, "%s",
 					 msg[0] ? msg : "invalid value");
 			return -EINVAL;

@@ -173,7 +173,7 @@ struct config_key {
 const struct config_key *config_key_find(const struct config_key *keys, size_t n, const char *name);
 /* Parses value into cfg's field of key. 0, or -EINVAL/-ERANGE with errmsg set. */
 int config_key_parse(const struct config_key *key, void *cfg, const char *value, char *errmsg, size_t errlen);
-/* A collector's configure(): -ENOENT for a key not in keys[0..n). */
+/* config_key_parse() on the key named name: -ENOENT for a key not in keys[0..n). */
 int config_key_apply(const struct config_key *keys, size_t n, void *cfg, const char *name, const char *value,
 		     char *errmsg, size_t errlen);
 

@@ -53,25 +53,11 @@ static const struct bpf_hook alloc_hooks[] = {
 	{ "kmem", "mm_page_alloc", BPF_HOOK_PROGS(alloc_bpf, page_alloc) },
 };
 
-static void alloc_config_defaults(void *cfg)
-{
-	struct alloc_config *c = cfg;
-
-	c->flavour = -1;
-	c->trace = false;
-	snprintf(c->vmstat_path, sizeof(c->vmstat_path), "/proc/vmstat");
-}
-
-static const struct config_key alloc_keys[] = {
-	BPF_ATTACH_KEY(struct alloc_config, flavour),
-	CONFIG_KEY_BOOL("trace", struct alloc_config, trace),
-	CONFIG_KEY_PATH("vmstat_path", struct alloc_config, vmstat_path),
+static const struct collector_key alloc_keys[] = {
+	{ BPF_ATTACH_KEY(struct alloc_config, flavour), "auto" },
+	{ CONFIG_KEY_BOOL("trace", struct alloc_config, trace), "no" },
+	{ CONFIG_KEY_PATH("vmstat_path", struct alloc_config, vmstat_path), "/proc/vmstat" },
 };
-
-static int alloc_configure(void *cfg, const char *key, const char *value, char *errmsg, size_t errlen)
-{
-	return config_key_apply(alloc_keys, ARRAY_SIZE(alloc_keys), cfg, key, value, errmsg, errlen);
-}
 
 static int alloc_probe(const void *cfg, const struct collector_context *ctx, struct collector_status *st)
 {
@@ -257,8 +243,8 @@ const struct collector_ops alloc_collector = {
 		   "failures per order from BPF on kmem:mm_page_alloc",
 	.default_enabled = true,
 	.config_size = sizeof(struct alloc_config),
-	.config_defaults = alloc_config_defaults,
-	.configure = alloc_configure,
+	.keys = alloc_keys,
+	.n_keys = ARRAY_SIZE(alloc_keys),
 	.priv_size = sizeof(struct alloc_state),
 	.probe = alloc_probe,
 	.start = alloc_start,

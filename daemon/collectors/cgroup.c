@@ -17,45 +17,28 @@
 #include "vmstat.h"
 #include "vmstat_source.h"
 
-static void cgroup_config_defaults(void *cfg)
+#define ROOT_SIZE sizeof(((struct cgroup_config *)NULL)->v1_root)
+#define GLOBS_SIZE sizeof(((struct cgroup_config *)NULL)->include)
+_Static_assert(sizeof(((struct cgroup_config *)NULL)->v2_root) == ROOT_SIZE, "one parse_root for both roots");
+_Static_assert(sizeof(((struct cgroup_config *)NULL)->exclude) == GLOBS_SIZE, "one parse_globs for both lists");
+
+static int parse_root(const char *value, void *field, char *errmsg, size_t errlen)
 {
-	struct cgroup_config *c = cfg;
-
-	snprintf(c->v1_root, sizeof(c->v1_root), "auto");
-	snprintf(c->v2_root, sizeof(c->v2_root), "auto");
-	c->max_depth = 8;
-	c->max_cgroups = 10000;
-	c->top_k = 50;
-	c->stat_interval = 10;
-	c->refresh_interval = 5;
-	snprintf(c->kubelet_pods_dir, sizeof(c->kubelet_pods_dir), "/var/log/pods");
-	snprintf(c->kubelet_containers_dir, sizeof(c->kubelet_containers_dir), "/var/log/containers");
-	c->horizon_msec = 60000;
-	c->use_bpf = true;
-}
-
-static const struct config_key cgroup_keys[] = {
-	CONFIG_KEY_PATH("kubelet_pods_dir", struct cgroup_config, kubelet_pods_dir),
-	CONFIG_KEY_PATH("kubelet_containers_dir", struct cgroup_config, kubelet_containers_dir),
-};
-
-static int parse_root(const char *value, char *dst, size_t len, char *errmsg, size_t errlen)
-{
-	if (strcmp(value, "auto") != 0 && strcmp(value, "none") != 0 && (value[0] != '/' || strlen(value) >= len)) {
+	if (strcmp(value, "auto") != 0 && strcmp(value, "none") != 0 && (value[0] != '/' || strlen(value) >= ROOT_SIZE)) {
 		snprintf(errmsg, errlen, "'%s' is not auto, none or an absolute path shorter than %zu bytes", value,
-			 len);
+			 ROOT_SIZE);
 		return -EINVAL;
 	}
-	snprintf(dst, len, "%s", value);
+	snprintf(field, ROOT_SIZE, "%s", value);
 	return 0;
 }
 
-static int parse_globs(const char *value, char *dst, size_t len, char *errmsg, size_t errlen)
+static int parse_globs(const char *value, void *field, char *errmsg, size_t errlen)
 {
 	int r;
 
-	if (strlen(value) >= len) {
-		snprintf(errmsg, errlen, "longer than %zu bytes", len - 1);
+	if (strlen(value) >= GLOBS_SIZE) {
+		snprintf(errmsg, errlen, "longer than %zu bytes", GLOBS_SIZE - 1);
 		return -EINVAL;
 	}
 	r = cgroup_globs_parse(value, NULL);
@@ -66,67 +49,35 @@ static int parse_globs(const char *value, char *dst, size_t len, char *errmsg, s
 			 value, CGROUP_GLOBS_MAX);
 		return -EINVAL;
 	}
-	snprintf(dst, len, "%s", value);
+	snprintf(field, GLOBS_SIZE, "%s", value);
 	return 0;
 }
 
-static int parse_bounded(const char *value, uint64_t min, uint64_t max, uint64_t *ret, char *errmsg,
-			 size_t errlen)
-{
-	int r = config_parse_uint(value, min, max, ret);
+/* auto and bpf are the same: the iterator where it loads, cgroupfs where not. */
+static const struct config_choice source_choices[] = {
+	{ "auto", true },
+	{ "bpf", true },
+	{ "cgroupfs", false },
+	{ NULL, 0 },
+};
 
-	if (r < 0)
-		snprintf(errmsg, errlen, "'%s' is not a number between %llu and %llu", value,
-			 (unsigned long long)min, (unsigned long long)max);
-	return r;
-}
+#define CG struct cgroup_config
 
-static int cgroup_configure(void *cfg, const char *key, const char *value, char *errmsg, size_t errlen)
-{
-	struct cgroup_config *c = cfg;
-	int r;
-
-	r = config_key_apply(cgroup_keys, ARRAY_SIZE(cgroup_keys), cfg, key, value, errmsg, errlen);
-	if (r != -ENOENT)
-		return r;
-	if (strcmp(key, "v1_root") == 0)
-		return parse_root(value, c->v1_root, sizeof(c->v1_root), errmsg, errlen);
-	if (strcmp(key, "v2_root") == 0)
-		return parse_root(value, c->v2_root, sizeof(c->v2_root), errmsg, errlen);
-	if (strcmp(key, "include") == 0)
-		return parse_globs(value, c->include, sizeof(c->include), errmsg, errlen);
-	if (strcmp(key, "exclude") == 0)
-		return parse_globs(value, c->exclude, sizeof(c->exclude), errmsg, errlen);
-	if (strcmp(key, "max_depth") == 0)
-		return parse_bounded(value, 0, 64, &c->max_depth, errmsg, errlen);
-	if (strcmp(key, "max_cgroups") == 0)
-		return parse_bounded(value, 1, 1000000, &c->max_cgroups, errmsg, errlen);
-	if (strcmp(key, "top_k") == 0)
-		return parse_bounded(value, 1, 10000, &c->top_k, errmsg, errlen);
-	if (strcmp(key, "stat_interval") == 0)
-		return parse_bounded(value, 1, 3600, &c->stat_interval, errmsg, errlen);
-	if (strcmp(key, "refresh_interval") == 0)
-		return parse_bounded(value, 1, 3600, &c->refresh_interval, errmsg, errlen);
-	if (strcmp(key, "exhaustion_horizon") == 0) {
-		r = config_parse_duration_msec(value, 1000, 3600000, &c->horizon_msec);
-		if (r < 0)
-			snprintf(errmsg, errlen, "'%s' is not a duration between 1s and 1h", value);
-		return r;
-	}
-	if (strcmp(key, "source") == 0) {
-		/* auto and bpf are the same: the iterator where it loads, cgroupfs where not. */
-		if (strcmp(value, "auto") == 0 || strcmp(value, "bpf") == 0)
-			c->use_bpf = true;
-		else if (strcmp(value, "cgroupfs") == 0)
-			c->use_bpf = false;
-		else {
-			snprintf(errmsg, errlen, "'%s' is not one of auto, bpf, cgroupfs", value);
-			return -EINVAL;
-		}
-		return 0;
-	}
-	return -ENOENT;
-}
+static const struct collector_key cgroup_keys[] = {
+	{ CONFIG_KEY_CUSTOM("v1_root", CG, v1_root, parse_root), "auto" },
+	{ CONFIG_KEY_CUSTOM("v2_root", CG, v2_root, parse_root), "auto" },
+	{ CONFIG_KEY_CUSTOM("include", CG, include, parse_globs), NULL }, /* "": every cgroup */
+	{ CONFIG_KEY_CUSTOM("exclude", CG, exclude, parse_globs), NULL }, /* "": none */
+	{ CONFIG_KEY_UINT("max_depth", CG, max_depth, 0, 64), "8" },
+	{ CONFIG_KEY_UINT("max_cgroups", CG, max_cgroups, 1, 1000000), "10000" },
+	{ CONFIG_KEY_UINT("top_k", CG, top_k, 1, 10000), "50" },
+	{ CONFIG_KEY_UINT("stat_interval", CG, stat_interval, 1, 3600), "10" },
+	{ CONFIG_KEY_UINT("refresh_interval", CG, refresh_interval, 1, 3600), "5" },
+	{ CONFIG_KEY_PATH("kubelet_pods_dir", CG, kubelet_pods_dir), "/var/log/pods" },
+	{ CONFIG_KEY_PATH("kubelet_containers_dir", CG, kubelet_containers_dir), "/var/log/containers" },
+	{ CONFIG_KEY_DURATION("exhaustion_horizon", CG, horizon_msec, 1000, 3600000), "60s" },
+	{ CONFIG_KEY_CHOICE("source", CG, use_bpf, source_choices), "auto" },
+};
 
 static int cgroup_probe(const void *cfg, const struct collector_context *ctx, struct collector_status *st)
 {
@@ -541,8 +492,8 @@ const struct collector_ops cgroup_collector = {
 	.summary = "memory cgroups (v1, v2, hybrid): usage, limits, working set, events and pressure; top_k plus other",
 	.default_enabled = true,
 	.config_size = sizeof(struct cgroup_config),
-	.config_defaults = cgroup_config_defaults,
-	.configure = cgroup_configure,
+	.keys = cgroup_keys,
+	.n_keys = ARRAY_SIZE(cgroup_keys),
 	.priv_size = sizeof(struct cgroup_state),
 	.probe = cgroup_probe,
 	.start = cgroup_start,

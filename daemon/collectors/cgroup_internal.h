@@ -41,7 +41,7 @@ struct cgroup_config {
 	char kubelet_pods_dir[256];       /* <namespace>_<pod>_<uid>/: pod names */
 	char kubelet_containers_dir[256]; /* <pod>_<namespace>_<container>-<id>.log: container names */
 	uint64_t horizon_msec;  /* exhaustion_horizon: the span of usage the limit ETA is fitted over */
-	bool use_bpf; /* source = auto or bpf: the cgroup iterator for v1 counters */
+	int use_bpf; /* source = auto or bpf: the cgroup iterator for v1 counters (a choice, so an int) */
 };
 
 /* Usage points kept per cgroup with a limit, for its ETA (16 bytes each). */

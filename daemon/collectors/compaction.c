@@ -76,20 +76,10 @@ static const struct config_choice method_choices[] = {
 	{ NULL, 0 },
 };
 
-static void compaction_config_defaults(void *cfg)
-{
-	*(struct compaction_config *)cfg = (struct compaction_config){ .flavour = -1, .method = METHOD_AUTO };
-}
-
-static const struct config_key compaction_keys[] = {
-	BPF_ATTACH_KEY(struct compaction_config, flavour),
-	CONFIG_KEY_CHOICE("method", struct compaction_config, method, method_choices),
+static const struct collector_key compaction_keys[] = {
+	{ BPF_ATTACH_KEY(struct compaction_config, flavour), "auto" },
+	{ CONFIG_KEY_CHOICE("method", struct compaction_config, method, method_choices), "auto" },
 };
-
-static int compaction_configure(void *cfg, const char *key, const char *value, char *errmsg, size_t errlen)
-{
-	return config_key_apply(compaction_keys, ARRAY_SIZE(compaction_keys), cfg, key, value, errmsg, errlen);
-}
 
 static int compaction_probe(const void *cfg, const struct collector_context *ctx, struct collector_status *st)
 {
@@ -273,8 +263,8 @@ const struct collector_ops compaction_collector = {
 		   "tracepoints), zone compactions by task",
 	.default_enabled = true,
 	.config_size = sizeof(struct compaction_config),
-	.config_defaults = compaction_config_defaults,
-	.configure = compaction_configure,
+	.keys = compaction_keys,
+	.n_keys = ARRAY_SIZE(compaction_keys),
 	.priv_size = sizeof(struct compaction_state),
 	.probe = compaction_probe,
 	.start = compaction_start,

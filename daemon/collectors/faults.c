@@ -37,7 +37,7 @@ struct faults_config {
 	uint64_t series_ttl_msec;
 	uint64_t walk_interval; /* windows; 1: every window */
 	uint64_t walk_faults;   /* pgfault growth that walks at once */
-	bool use_bpf;
+	int use_bpf;            /* source: a choice, so an int */
 	char proc_root[256];
 };
 
@@ -61,43 +61,23 @@ struct faults_state {
 	size_t n_top, cap_top, n_tracked;
 };
 
-static void faults_config_defaults(void *cfg)
-{
-	struct faults_config *c = cfg;
-
-	*c = (struct faults_config){ .top_k = 10, .max_processes = 65536, .series_ttl_msec = 0,
-				       .walk_interval = 10, .walk_faults = 32768, .use_bpf = true };
-	snprintf(c->proc_root, sizeof(c->proc_root), "/proc");
-}
-
-/* A bool, not a choice: auto and bpf are the same (the BPF iterator, /proc if it fails). */
-static int parse_source(const char *value, void *use_bpf, char *errmsg, size_t errlen)
-{
-	if (strcmp(value, "auto") == 0 || strcmp(value, "bpf") == 0)
-		*(bool *)use_bpf = true;
-	else if (strcmp(value, "procfs") == 0)
-		*(bool *)use_bpf = false;
-	else {
-		snprintf(errmsg, errlen, "'%s' is not one of auto, bpf, procfs", value);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static const struct config_key faults_keys[] = {
-	CONFIG_KEY_UINT("top_k", struct faults_config, top_k, 1, 1000),
-	CONFIG_KEY_UINT("max_processes", struct faults_config, max_processes, 64, 4194304),
-	CONFIG_KEY_DURATION("series_ttl", struct faults_config, series_ttl_msec, 0, 86400000),
-	CONFIG_KEY_UINT("walk_interval", struct faults_config, walk_interval, 1, 3600),
-	CONFIG_KEY_UINT("walk_faults", struct faults_config, walk_faults, 1, UINT64_C(1) << 40),
-	CONFIG_KEY_CUSTOM("source", struct faults_config, use_bpf, parse_source),
-	CONFIG_KEY_PATH("proc_root", struct faults_config, proc_root),
+/* auto and bpf are the same: the BPF iterator, /proc if it fails. */
+static const struct config_choice source_choices[] = {
+	{ "auto", true },
+	{ "bpf", true },
+	{ "procfs", false },
+	{ NULL, 0 },
 };
 
-static int faults_configure(void *cfg, const char *key, const char *value, char *errmsg, size_t errlen)
-{
-	return config_key_apply(faults_keys, ARRAY_SIZE(faults_keys), cfg, key, value, errmsg, errlen);
-}
+static const struct collector_key faults_keys[] = {
+	{ CONFIG_KEY_UINT("top_k", struct faults_config, top_k, 1, 1000), "10" },
+	{ CONFIG_KEY_UINT("max_processes", struct faults_config, max_processes, 64, 4194304), "65536" },
+	{ CONFIG_KEY_DURATION("series_ttl", struct faults_config, series_ttl_msec, 0, 86400000), "0" },
+	{ CONFIG_KEY_UINT("walk_interval", struct faults_config, walk_interval, 1, 3600), "10" },
+	{ CONFIG_KEY_UINT("walk_faults", struct faults_config, walk_faults, 1, UINT64_C(1) << 40), "32768" },
+	{ CONFIG_KEY_CHOICE("source", struct faults_config, use_bpf, source_choices), "auto" },
+	{ CONFIG_KEY_PATH("proc_root", struct faults_config, proc_root), "/proc" },
+};
 
 static int on_exit_record(void *ctx, void *data, size_t size)
 {
@@ -609,8 +589,8 @@ const struct collector_ops faults_collector = {
 	.summary = "major and minor page faults per process (BPF task iterator and exit hook, /proc fallback) and system-wide",
 	.default_enabled = true,
 	.config_size = sizeof(struct faults_config),
-	.config_defaults = faults_config_defaults,
-	.configure = faults_configure,
+	.keys = faults_keys,
+	.n_keys = ARRAY_SIZE(faults_keys),
 	.priv_size = sizeof(struct faults_state),
 	.start = faults_start,
 	.sample = faults_sample,

@@ -29,19 +29,9 @@ static const struct bpf_hook kswapd_hooks[] = {
 	  .optional = true },
 };
 
-static void kswapd_config_defaults(void *cfg)
-{
-	((struct kswapd_config *)cfg)->flavour = -1;
-}
-
-static const struct config_key kswapd_keys[] = {
-	BPF_ATTACH_KEY(struct kswapd_config, flavour),
+static const struct collector_key kswapd_keys[] = {
+	{ BPF_ATTACH_KEY(struct kswapd_config, flavour), "auto" },
 };
-
-static int kswapd_configure(void *cfg, const char *key, const char *value, char *errmsg, size_t errlen)
-{
-	return config_key_apply(kswapd_keys, ARRAY_SIZE(kswapd_keys), cfg, key, value, errmsg, errlen);
-}
 
 static int kswapd_probe(const void *cfg, const struct collector_context *ctx, struct collector_status *st)
 {
@@ -112,8 +102,8 @@ const struct collector_ops kswapd_collector = {
 	.summary = "kswapd wakeups counted in the kernel on vmscan:mm_vmscan_kswapd_wake",
 	.default_enabled = true,
 	.config_size = sizeof(struct kswapd_config),
-	.config_defaults = kswapd_config_defaults,
-	.configure = kswapd_configure,
+	.keys = kswapd_keys,
+	.n_keys = ARRAY_SIZE(kswapd_keys),
 	.priv_size = sizeof(struct kswapd_state),
 	.probe = kswapd_probe,
 	.start = kswapd_start,

@@ -44,14 +44,12 @@ enum memavail_source {
 	MEMAVAIL_PROCFS,  /* /proc/meminfo read as the event arrives */
 };
 
-/* How far the counters method may be from /proc/meminfo's MemAvailable at start-up, by default. */
-#define COUNTERS_TOLERANCE_DEFAULT 0.02
 #define COUNTERS_VALIDATION_TRIES 3
 #define PROCFILE_MAX (256 * 1024)
 
 struct memavail_config {
 	enum method method;
-	double counters_tolerance; /* a ratio */
+	double counters_tolerance; /* a ratio: how far the counters method may be from MemAvailable at start-up */
 };
 
 struct memavail_state {
@@ -104,12 +102,6 @@ static const char *source_name(enum memavail_source s)
 	}
 }
 
-static void memavail_config_defaults(void *cfg)
-{
-	((struct memavail_config *)cfg)->method = METHOD_AUTO;
-	((struct memavail_config *)cfg)->counters_tolerance = COUNTERS_TOLERANCE_DEFAULT;
-}
-
 static const struct config_choice method_choices[] = {
 	{ "auto", METHOD_AUTO },
 	{ "fexit", METHOD_FEXIT },
@@ -121,15 +113,10 @@ static const struct config_choice method_choices[] = {
 
 _Static_assert(sizeof(enum method) == sizeof(int), "a CONFIG_KEY_CHOICE field is an int");
 
-static const struct config_key memavail_keys[] = {
-	CONFIG_KEY_PERCENT("counters_tolerance", struct memavail_config, counters_tolerance),
-	CONFIG_KEY_CHOICE("method", struct memavail_config, method, method_choices),
+static const struct collector_key memavail_keys[] = {
+	{ CONFIG_KEY_PERCENT("counters_tolerance", struct memavail_config, counters_tolerance), "2%" },
+	{ CONFIG_KEY_CHOICE("method", struct memavail_config, method, method_choices), "auto" },
 };
-
-static int memavail_configure(void *cfg, const char *key, const char *value, char *errmsg, size_t errlen)
-{
-	return config_key_apply(memavail_keys, ARRAY_SIZE(memavail_keys), cfg, key, value, errmsg, errlen);
-}
 
 static int try_program(struct memavail_state *s, bool fexit)
 {
@@ -529,8 +516,8 @@ const struct collector_ops memavail_collector = {
 	.summary = "available memory at pressure instants (fexit/kretprobe on si_mem_available, zone counters, or /proc/meminfo)",
 	.default_enabled = true,
 	.config_size = sizeof(struct memavail_config),
-	.config_defaults = memavail_config_defaults,
-	.configure = memavail_configure,
+	.keys = memavail_keys,
+	.n_keys = ARRAY_SIZE(memavail_keys),
 	.priv_size = sizeof(struct memavail_state),
 	.start = memavail_start,
 	.collect = memavail_collect,

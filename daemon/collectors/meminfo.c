@@ -36,23 +36,10 @@ struct meminfo_state {
 	size_t trend_head, trend_count;
 };
 
-static void meminfo_config_defaults(void *cfg)
-{
-	struct meminfo_config *c = cfg;
-
-	snprintf(c->path, sizeof(c->path), "/proc/meminfo");
-	c->horizon_msec = 60000;
-}
-
-static const struct config_key meminfo_keys[] = {
-	CONFIG_KEY_DURATION("exhaustion_horizon", struct meminfo_config, horizon_msec, 1000, 3600000),
-	CONFIG_KEY_PATH("path", struct meminfo_config, path),
+static const struct collector_key meminfo_keys[] = {
+	{ CONFIG_KEY_DURATION("exhaustion_horizon", struct meminfo_config, horizon_msec, 1000, 3600000), "60s" },
+	{ CONFIG_KEY_PATH("path", struct meminfo_config, path), "/proc/meminfo" },
 };
-
-static int meminfo_configure(void *cfg, const char *key, const char *value, char *errmsg, size_t errlen)
-{
-	return config_key_apply(meminfo_keys, ARRAY_SIZE(meminfo_keys), cfg, key, value, errmsg, errlen);
-}
 
 static int meminfo_probe(const void *cfg, const struct collector_context *ctx, struct collector_status *st)
 {
@@ -249,8 +236,8 @@ const struct collector_ops meminfo_collector = {
 	.summary = "/proc/meminfo sampled every sample interval: last, min and max available memory per window",
 	.default_enabled = true,
 	.config_size = sizeof(struct meminfo_config),
-	.config_defaults = meminfo_config_defaults,
-	.configure = meminfo_configure,
+	.keys = meminfo_keys,
+	.n_keys = ARRAY_SIZE(meminfo_keys),
 	.priv_size = sizeof(struct meminfo_state),
 	.probe = meminfo_probe,
 	.start = meminfo_start,

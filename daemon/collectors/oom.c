@@ -285,25 +285,12 @@ static int parse_killers(const char *value, void *field, char *errmsg, size_t er
 	return 0;
 }
 
-static void oom_config_defaults(void *cfg)
-{
-	struct oom_config *c = cfg;
-	char err[64];
-
-	*c = (struct oom_config){ .flavour = -1, .series_ttl_msec = 300000 };
-	(void)parse_killers("systemd-oomd oomd earlyoom nohang", &c->killers, err, sizeof(err));
-}
-
-static const struct config_key oom_keys[] = {
-	BPF_ATTACH_KEY(struct oom_config, flavour),
-	CONFIG_KEY_DURATION("series_ttl", struct oom_config, series_ttl_msec, 0, 86400000),
-	CONFIG_KEY_CUSTOM("userspace_killers", struct oom_config, killers, parse_killers),
+static const struct collector_key oom_keys[] = {
+	{ BPF_ATTACH_KEY(struct oom_config, flavour), "auto" },
+	{ CONFIG_KEY_DURATION("series_ttl", struct oom_config, series_ttl_msec, 0, 86400000), "5m" },
+	{ CONFIG_KEY_CUSTOM("userspace_killers", struct oom_config, killers, parse_killers),
+	  "systemd-oomd oomd earlyoom nohang" },
 };
-
-static int oom_configure(void *cfg, const char *key, const char *value, char *errmsg, size_t errlen)
-{
-	return config_key_apply(oom_keys, ARRAY_SIZE(oom_keys), cfg, key, value, errmsg, errlen);
-}
 
 static size_t oom_hook_count(const struct killer_list *killers)
 {
@@ -525,8 +512,8 @@ const struct collector_ops oom_collector = {
 	.summary = "Kernel OOM kills on oom:mark_victim with their diagnosis, and user-space killers' kills on signal:signal_generate, in /api/v1/events",
 	.default_enabled = true,
 	.config_size = sizeof(struct oom_config),
-	.config_defaults = oom_config_defaults,
-	.configure = oom_configure,
+	.keys = oom_keys,
+	.n_keys = ARRAY_SIZE(oom_keys),
 	.priv_size = sizeof(struct oom_state),
 	.probe = oom_probe,
 	.start = oom_start,

@@ -22,21 +22,9 @@ static const enum metric_id avg_ids[2][3] = {
 	{ MW_PRESSURE_MEMORY_FULL_AVG10_RATIO, MW_PRESSURE_MEMORY_FULL_AVG60_RATIO, MW_PRESSURE_MEMORY_FULL_AVG300_RATIO },
 };
 
-static void psi_config_defaults(void *cfg)
-{
-	struct psi_config *c = cfg;
-
-	snprintf(c->path, sizeof(c->path), "/proc/pressure/memory");
-}
-
-static const struct config_key psi_keys[] = {
-	CONFIG_KEY_PATH("path", struct psi_config, path),
+static const struct collector_key psi_keys[] = {
+	{ CONFIG_KEY_PATH("path", struct psi_config, path), "/proc/pressure/memory" },
 };
-
-static int psi_configure(void *cfg, const char *key, const char *value, char *errmsg, size_t errlen)
-{
-	return config_key_apply(psi_keys, ARRAY_SIZE(psi_keys), cfg, key, value, errmsg, errlen);
-}
 
 static int psi_read(struct psi_state *s, struct psi_stats *out)
 {
@@ -157,8 +145,8 @@ const struct collector_ops psi_collector = {
 	.summary = "memory pressure stall information from /proc/pressure/memory",
 	.default_enabled = true,
 	.config_size = sizeof(struct psi_config),
-	.config_defaults = psi_config_defaults,
-	.configure = psi_configure,
+	.keys = psi_keys,
+	.n_keys = ARRAY_SIZE(psi_keys),
 	.priv_size = sizeof(struct psi_state),
 	.probe = psi_probe,
 	.start = psi_start,

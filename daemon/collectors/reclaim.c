@@ -87,32 +87,14 @@ static const enum metric_id pages_ids[RECLAIM_KINDS] = {
 	MW_DIRECT_RECLAIM_PAGES_TOTAL, MW_MEMCG_RECLAIM_PAGES_TOTAL, MW_MEMCG_SOFTLIMIT_RECLAIM_PAGES_TOTAL,
 };
 
-static void reclaim_config_defaults(void *cfg)
-{
-	struct reclaim_config *c = cfg;
-
-	*c = (struct reclaim_config){
-		.flavour = -1,
-		.top_k = 10,
-		.max_processes = 4096,
-		.max_cgroups = 4096,
-		.series_ttl_msec = 300000,
-	};
-}
-
-static const struct config_key reclaim_keys[] = {
-	BPF_ATTACH_KEY(struct reclaim_config, flavour),
-	CONFIG_KEY_UINT("top_k", struct reclaim_config, top_k, 1, 1000),
-	CONFIG_KEY_UINT("max_processes", struct reclaim_config, max_processes, 64, 1048576),
-	CONFIG_KEY_UINT("max_cgroups", struct reclaim_config, max_cgroups, 64, 1048576),
-	CONFIG_KEY_DURATION("series_ttl", struct reclaim_config, series_ttl_msec, 0, 86400000),
-	CONFIG_KEY_PATH("cgroup_root", struct reclaim_config, cgroup_root),
+static const struct collector_key reclaim_keys[] = {
+	{ BPF_ATTACH_KEY(struct reclaim_config, flavour), "auto" },
+	{ CONFIG_KEY_UINT("top_k", struct reclaim_config, top_k, 1, 1000), "10" },
+	{ CONFIG_KEY_UINT("max_processes", struct reclaim_config, max_processes, 64, 1048576), "4096" },
+	{ CONFIG_KEY_UINT("max_cgroups", struct reclaim_config, max_cgroups, 64, 1048576), "4096" },
+	{ CONFIG_KEY_DURATION("series_ttl", struct reclaim_config, series_ttl_msec, 0, 86400000), "5m" },
+	{ CONFIG_KEY_PATH("cgroup_root", struct reclaim_config, cgroup_root), NULL }, /* "": from mountinfo */
 };
-
-static int reclaim_configure(void *cfg, const char *key, const char *value, char *errmsg, size_t errlen)
-{
-	return config_key_apply(reclaim_keys, ARRAY_SIZE(reclaim_keys), cfg, key, value, errmsg, errlen);
-}
 
 static int reclaim_probe(const void *cfg, const struct collector_context *ctx, struct collector_status *st)
 {
@@ -466,8 +448,8 @@ const struct collector_ops reclaim_collector = {
 	.summary = "direct and memcg reclaim stalls: counts, latency histograms, per process and per cgroup",
 	.default_enabled = true,
 	.config_size = sizeof(struct reclaim_config),
-	.config_defaults = reclaim_config_defaults,
-	.configure = reclaim_configure,
+	.keys = reclaim_keys,
+	.n_keys = ARRAY_SIZE(reclaim_keys),
 	.priv_size = sizeof(struct reclaim_state),
 	.probe = reclaim_probe,
 	.start = reclaim_start,

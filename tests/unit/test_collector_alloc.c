@@ -135,6 +135,34 @@ START_TEST(test_trace_values)
 }
 END_TEST
 
+/* The shipped conf/memwatchd.conf writes out every collector's defaults, and
+ * the key tables hold them in the same words: built from the file, every
+ * collector's blob is the built-in one, byte for byte. */
+START_TEST(test_shipped_conf_is_defaults)
+{
+	struct collector_settings *def, *shipped = NULL;
+	struct config_error err = { 0 };
+	struct config *c = NULL;
+	int r;
+
+	def = build("", &r, &err);
+	ck_assert_msg(r == 0, "the built-in defaults: %s", err.message);
+	r = config_load(FIXTURES_DIR "/../../conf/memwatchd.conf", false, &c, &err);
+	ck_assert_msg(r == 0, "%s", err.message);
+	r = collector_settings_build(c, &shipped, &err);
+	ck_assert_msg(r == 0, "%s", err.message);
+	for (size_t i = 0; i < n_all_collectors; i++) {
+		ck_assert_msg(def[i].enabled == shipped[i].enabled, "%s: enabled differs", all_collectors[i]->name);
+		ck_assert_msg(memcmp(def[i].cfg, shipped[i].cfg, all_collectors[i]->config_size) == 0,
+			      "[collector.%s]: conf/memwatchd.conf and the built-in defaults differ",
+			      all_collectors[i]->name);
+	}
+	collector_settings_free(def);
+	collector_settings_free(shipped);
+	config_free(c);
+}
+END_TEST
+
 /* ---- trace = no: /proc/vmstat only ---- */
 
 struct run {
@@ -439,6 +467,7 @@ static Suite *collector_alloc_suite(void)
 
 	tcase_add_test(tc, test_trace_bad_values);
 	tcase_add_test(tc, test_trace_values);
+	tcase_add_test(tc, test_shipped_conf_is_defaults);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("vmstat");
