@@ -65,6 +65,24 @@ struct collector_context {
 	struct vmstat_sources *vmstat;
 };
 
+/* One of the cgroup hierarchy's shared id -> path tables (ctx->cgroups), as a
+ * collector holds it: zeroed or after a failed open, it has none. */
+struct collector_cgroup_table {
+	struct cgroup_hierarchy *hierarchy;
+	int id; /* < 0: none */
+};
+
+/* The table of root, or with root NULL or "" of the memory hierarchy
+ * (-ENOENT where mountinfo has none), sized for max_entries cgroups. 0 or a
+ * negative errno (h NULL: -ENOMEM), which t->id then holds. */
+int collector_cgroup_table_open(struct collector_cgroup_table *t, struct cgroup_hierarchy *h, const char *root,
+				size_t max_entries);
+void collector_cgroup_table_close(struct collector_cgroup_table *t);
+/* An exemplar's cgroup (struct latency_hist_source's cgroup_path; userdata is
+ * a struct collector_cgroup_table): the path of the memory cgroup the stalled
+ * task was charged to, looked up now. */
+int exemplar_cgroup_path(uint64_t id, char *buf, size_t len, void *table);
+
 /* One key of [collector.NAME] other than "enabled": how a value goes into
  * the collector's cfg (lib/config.h: kind, field, bounds, or a parse function
  * of its own where no kind fits) and its built-in value, spelt as in the

@@ -41,8 +41,7 @@ struct compaction_state {
 	struct bpf_attachment bpf;
 	struct bpf_link *fexit_links[2];
 	struct compaction_config cfg;
-	struct cgroup_hierarchy *hierarchy;
-	int cgroup_table; /* -1: exemplars without a cgroup */
+	struct collector_cgroup_table exemplar_cgroups; /* none: exemplars without a cgroup */
 };
 
 /* With fexit the tracepoints only time the zone runs. */
@@ -160,19 +159,6 @@ static int start_stalls(struct compaction_state *s, struct collector_status *st)
 				s->cfg.flavour, NULL, NULL, st);
 }
 
-/* The memory hierarchy's shared id -> path table, for the exemplars' cgroup. */
-static int open_cgroup_table(struct cgroup_hierarchy *h)
-{
-	struct cgroup_hierarchy_roots roots;
-
-	if (!h)
-		return -ENOMEM;
-	cgroup_hierarchy_roots(h, &roots);
-	if (roots.mode == CGROUP_MEMORY_NONE)
-		return -ENOENT;
-	return cgroup_hierarchy_table_acquire(h, NULL, EXEMPLAR_CGROUPS);
-}
-
 static int compaction_start(void *priv, const void *cfg, const struct collector_context *ctx,
 			    struct collector_status *st)
 {
@@ -180,26 +166,14 @@ static int compaction_start(void *priv, const void *cfg, const struct collector_
 	int r;
 
 	s->cfg = *(const struct compaction_config *)cfg;
-	s->cgroup_table = -1;
 	r = start_stalls(s, st);
 	if (r < 0)
 		return r;
-	s->hierarchy = ctx->cgroups;
-	s->cgroup_table = open_cgroup_table(s->hierarchy);
-	if (s->cgroup_table < 0)
+	r = collector_cgroup_table_open(&s->exemplar_cgroups, ctx->cgroups, NULL, EXEMPLAR_CGROUPS);
+	if (r < 0)
 		log_info("Collector compaction: no memory cgroup hierarchy (%s): exemplars carry no cgroup",
-			 strerror(-s->cgroup_table));
+			 strerror(-r));
 	return 0;
-}
-
-/* An exemplar's cgroup: the path of the memory cgroup of the stalled task. */
-static int exemplar_cgroup_path(uint64_t id, char *buf, size_t len, void *userdata)
-{
-	struct compaction_state *s = userdata;
-
-	if (s->cgroup_table < 0)
-		return -ENOENT;
-	return cgroup_hierarchy_lookup(s->hierarchy, s->cgroup_table, id, now_mono_usec(), buf, len);
 }
 
 static int compaction_collect(void *priv, struct snapshot *snap)
@@ -215,7 +189,7 @@ static int compaction_collect(void *priv, struct snapshot *snap)
 		.now_mono_ns = now * 1000,
 		.now_real_ns = now_real_usec() * 1000,
 		.cgroup_path = exemplar_cgroup_path,
-		.userdata = s,
+		.userdata = &s->exemplar_cgroups,
 	};
 	size_t i;
 
@@ -253,8 +227,7 @@ static void compaction_stop(void *priv)
 
 	destroy_fexit(s);
 	bpf_attachment_destroy(&s->bpf);
-	cgroup_hierarchy_table_release(s->hierarchy, s->cgroup_table);
-	s->cgroup_table = -1;
+	collector_cgroup_table_close(&s->exemplar_cgroups);
 }
 
 const struct collector_ops compaction_collector = {

@@ -57,8 +57,7 @@ struct reclaim_state {
 	struct reclaim_config cfg;
 	struct tracker procs, cgroups;
 	struct label_bases recreated; /* totals of removed cgroups whose path a new one took */
-	struct cgroup_hierarchy *hierarchy;
-	int cgroup_table; /* -1: no cgroup paths, no per-cgroup series */
+	struct collector_cgroup_table paths; /* none: no cgroup paths, no per-cgroup series */
 	uint64_t windows;
 };
 
@@ -117,20 +116,10 @@ static int size_maps(void *skel, void *userdata)
 	return r;
 }
 
-/* The shared id -> path table of cgroup_root, or of the memory hierarchy
- * (none when mountinfo has none); -errno without one. */
-static int open_cgroup_table(struct cgroup_hierarchy *h, const struct reclaim_config *c)
+/* The shared id -> path table of cgroup_root, or of the memory hierarchy. */
+static int open_paths(struct collector_cgroup_table *t, struct cgroup_hierarchy *h, const struct reclaim_config *c)
 {
-	struct cgroup_hierarchy_roots roots;
-
-	if (!h)
-		return -ENOMEM;
-	if (!c->cgroup_root[0]) {
-		cgroup_hierarchy_roots(h, &roots);
-		if (roots.mode == CGROUP_MEMORY_NONE)
-			return -ENOENT;
-	}
-	return cgroup_hierarchy_table_acquire(h, c->cgroup_root[0] ? c->cgroup_root : NULL, c->max_cgroups * 4);
+	return collector_cgroup_table_open(t, h, c->cgroup_root, c->max_cgroups * 4);
 }
 
 static int reclaim_start(void *priv, const void *cfg, const struct collector_context *ctx,
@@ -149,9 +138,7 @@ static int reclaim_start(void *priv, const void *cfg, const struct collector_con
 	tracker_init(&s->procs, PROC_COUNTERS, PROC_DIRECT_NS, PROC_MEMCG_NS);
 	tracker_init(&s->cgroups, CG_COUNTERS, CG_NS, CG_COUNT);
 	label_bases_init(&s->recreated, s->cfg.max_cgroups);
-	s->hierarchy = ctx->cgroups;
-	s->cgroup_table = open_cgroup_table(s->hierarchy, &s->cfg);
-	if (s->cgroup_table < 0) {
+	if (open_paths(&s->paths, ctx->cgroups, &s->cfg) < 0) {
 		st->state = COLLECTOR_DEGRADED;
 		collector_status_set_reason(st, "no memory cgroup hierarchy found: per-cgroup series are off");
 	}
@@ -269,7 +256,7 @@ static void retire_recreated(struct reclaim_state *s, int fd, uint64_t now)
 
 	for (i = 0; i < s->cgroups.n_rows && !any_removed; i++)
 		any_removed = tracker_row_label(&s->cgroups.rows[i])[0] &&
-			      cgroup_hierarchy_lookup(s->hierarchy, s->cgroup_table, s->cgroups.rows[i].key, now,
+			      cgroup_hierarchy_lookup(s->paths.hierarchy, s->paths.id, s->cgroups.rows[i].key, now,
 						      NULL, 0) < 0;
 	if (!any_removed)
 		return;
@@ -284,7 +271,7 @@ static void retire_recreated(struct reclaim_state *s, int fd, uint64_t now)
 		struct tracked_row *old = named[i];
 
 		if (strcmp(tracker_row_label(old), tracker_row_label(named[i + 1])) != 0 ||
-		    cgroup_hierarchy_lookup(s->hierarchy, s->cgroup_table, old->key, now, NULL, 0) == 0)
+		    cgroup_hierarchy_lookup(s->paths.hierarchy, s->paths.id, old->key, now, NULL, 0) == 0)
 			continue;
 		if (label_bases_retire(&s->recreated, old->key, tracker_row_label(old), old->total, CG_COUNTERS,
 				       now) < 0)
@@ -309,23 +296,23 @@ static void collect_cgroups(struct reclaim_state *s, struct snapshot *snap, uint
 
 	read_map(fd, 8, &value, s->cfg.max_cgroups, &s->cgroups, read_cgroup);
 	/* No path: removed. It keeps its last one (the row's label) until it goes idle. */
-	for (i = 0; i < s->cgroups.n_rows && s->cgroup_table >= 0; i++) {
+	for (i = 0; i < s->cgroups.n_rows && s->paths.id >= 0; i++) {
 		struct tracked_row *r = &s->cgroups.rows[i];
 
 		if (tracker_row_was_read(&s->cgroups, r) &&
-		    cgroup_hierarchy_lookup(s->hierarchy, s->cgroup_table, r->key, now, path, sizeof(path)) == 0 &&
+		    cgroup_hierarchy_lookup(s->paths.hierarchy, s->paths.id, r->key, now, path, sizeof(path)) == 0 &&
 		    strcmp(tracker_row_label(r), path) != 0)
 			(void)tracker_row_set_label(r, path, SIZE_MAX); /* without memory: none, as if removed */
 	}
 	tracker_update(&s->cgroups, now);
-	if (s->cgroup_table >= 0)
+	if (s->paths.id >= 0)
 		retire_recreated(s, fd, now);
 	label_bases_expire(&s->recreated, now > ttl + RECREATED_KEEP_USEC ? now - ttl - RECREATED_KEEP_USEC : 0);
-	for (i = 0; i < s->cgroups.n_rows && s->cgroup_table >= 0; i++) {
+	for (i = 0; i < s->cgroups.n_rows && s->paths.id >= 0; i++) {
 		const struct tracked_row *r = &s->cgroups.rows[i];
 
 		if (tracker_row_idle(r, ttl, now) &&
-		    cgroup_hierarchy_lookup(s->hierarchy, s->cgroup_table, r->key, now, NULL, 0) < 0)
+		    cgroup_hierarchy_lookup(s->paths.hierarchy, s->paths.id, r->key, now, NULL, 0) < 0)
 			bpf_map_delete_elem(fd, &r->key);
 	}
 	top = calloc(s->cfg.top_k, sizeof(*top));
@@ -356,16 +343,6 @@ static void collect_cgroups(struct reclaim_state *s, struct snapshot *snap, uint
 	snapshot_add(snap, METRIC(MW_CGROUP_RECLAIM_SECONDS_TOTAL), labels, (double)s->cgroups.other[CG_NS] / 1e9);
 }
 
-/* An exemplar's cgroup: the path of the memory cgroup its stall was charged to. */
-static int exemplar_cgroup_path(uint64_t id, char *buf, size_t len, void *userdata)
-{
-	struct reclaim_state *s = userdata;
-
-	if (s->cgroup_table < 0)
-		return -ENOENT;
-	return cgroup_hierarchy_lookup(s->hierarchy, s->cgroup_table, id, now_mono_usec(), buf, len);
-}
-
 static int reclaim_collect(void *priv, struct snapshot *snap)
 {
 	struct reclaim_state *s = priv;
@@ -377,7 +354,7 @@ static int reclaim_collect(void *priv, struct snapshot *snap)
 		.now_mono_ns = now * 1000,
 		.now_real_ns = now_real_usec() * 1000,
 		.cgroup_path = exemplar_cgroup_path,
-		.userdata = s,
+		.userdata = &s->paths,
 	};
 	int kind;
 
@@ -413,13 +390,13 @@ static int reclaim_reload(void *priv, const void *cfg)
 	    c->max_cgroups != s->cfg.max_cgroups)
 		return -EAGAIN;
 	if (strcmp(c->cgroup_root, s->cfg.cgroup_root) != 0) {
-		int table = open_cgroup_table(s->hierarchy, c);
+		struct collector_cgroup_table paths;
 
-		if (table < 0 && s->cgroup_table >= 0)
+		if (open_paths(&paths, s->paths.hierarchy, c) < 0 && s->paths.id >= 0)
 			log_warning("Collector reclaim: no memory cgroup hierarchy at the new cgroup_root; per-cgroup "
 				    "series keep their last paths");
-		cgroup_hierarchy_table_release(s->hierarchy, s->cgroup_table);
-		s->cgroup_table = table;
+		collector_cgroup_table_close(&s->paths);
+		s->paths = paths;
 	}
 	s->cfg = *c;
 	return 0;
@@ -437,7 +414,7 @@ static void reclaim_stop(void *priv)
 	if (s->bpf.skel)
 		event_channel_remove_source(s->ctx.events, &((struct reclaim_bpf *)s->bpf.skel)->bss->event_counters);
 	bpf_attachment_destroy(&s->bpf);
-	cgroup_hierarchy_table_release(s->hierarchy, s->cgroup_table);
+	collector_cgroup_table_close(&s->paths);
 	tracker_done(&s->procs);
 	tracker_done(&s->cgroups);
 	label_bases_done(&s->recreated);
