@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include "collector.h"
 #include "config.h"
+#include "latency_export.h" /* what a BPF collector exports its latency histograms with */
 
 enum bpf_flavour {
 	BPF_FLAVOUR_TP_BTF,

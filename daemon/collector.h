@@ -8,6 +8,12 @@
 #include "catalogue.h"
 #include "config.h"
 #include "snapshot.h"
+/* The services collector_context hands out, and the log: a collector sees
+ * the daemon through this header and bpf_attach.h only. */
+#include "cgroup_hierarchy.h"
+#include "event_channel.h"
+#include "log.h"
+#include "vmstat_source.h"
 
 enum collector_state {
 	COLLECTOR_DISABLED, /* switched off in the configuration */
@@ -36,11 +42,8 @@ void collector_status_set_reason(struct collector_status *st, const char *fmt, .
  * privileged process it is the kernel refusing (fentry on some kernels). */
 void collector_status_note_bpf_error(struct collector_status *st, int r);
 
-struct event_channel;
 struct bpf_shared_maps;
-struct cgroup_hierarchy;
 struct cgroup_names;
-struct vmstat_sources;
 
 /* What the core provides to every instance's probe and start, for as long as
  * the instance runs (keep the pointers in priv). */

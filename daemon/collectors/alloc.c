@@ -20,10 +20,8 @@
 #include "bpf_attach.h"
 #include "collector.h"
 #include "config.h"
-#include "event_channel.h"
 #include "fileio.h"
 #include "vmstat.h"
-#include "vmstat_source.h"
 
 DEFINE_BPF_SKEL_OPS(alloc_bpf);
 

@@ -13,9 +13,7 @@
 #include "cgroup_names.h"
 #include "clock.h"
 #include "config.h"
-#include "log.h"
 #include "vmstat.h"
-#include "vmstat_source.h"
 
 #define ROOT_SIZE sizeof(((struct cgroup_config *)NULL)->v1_root)
 #define GLOBS_SIZE sizeof(((struct cgroup_config *)NULL)->include)

@@ -15,7 +15,6 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 #include "cgroup_internal.h"
-#include "log.h"
 #include "memcg.h"
 #include "memcg.skel.h"
 

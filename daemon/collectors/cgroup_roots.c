@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "cgroup_hierarchy.h"
 #include "cgroup_internal.h"
 
 void cgroup_roots_close(struct roots *r)

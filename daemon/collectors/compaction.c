@@ -12,14 +12,11 @@
 #include <stdio.h>
 #include <string.h>
 #include "bpf_attach.h"
-#include "cgroup_hierarchy.h"
 #include "clock.h"
 #include "collector.h"
 #include "compaction.h"
 #include "compaction.skel.h"
 #include "config.h"
-#include "latency_export.h"
-#include "log.h"
 
 DEFINE_BPF_SKEL_OPS(compaction_bpf);
 

@@ -21,13 +21,11 @@
 #include "faults.h"
 #include "faults.skel.h"
 #include "fileio.h"
-#include "log.h"
 #include "parse.h"
 #include "procstat.h"
 #include "refresh_gate.h"
 #include "tracker.h"
 #include "vmstat.h"
-#include "vmstat_source.h"
 
 enum { FAULT_MAJOR, FAULT_MINOR, FAULT_COUNTERS };
 

@@ -24,10 +24,8 @@
 #include <unistd.h>
 #include "bpf_attach.h"
 #include "collector.h"
-#include "event_channel.h"
 #include "events.h"
 #include "fileio.h"
-#include "log.h"
 #include "meminfo.h"
 #include "memavail.h"
 #include "memavail.skel.h"

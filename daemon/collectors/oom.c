@@ -18,14 +18,11 @@
 #include <string.h>
 #include <unistd.h>
 #include "bpf_attach.h"
-#include "cgroup_hierarchy.h"
 #include "cgroup_names.h"
 #include "clock.h"
 #include "collector.h"
-#include "event_channel.h"
 #include "events.h"
 #include "fileio.h"
-#include "log.h"
 #include "oom.skel.h"
 #include "psi.h"
 

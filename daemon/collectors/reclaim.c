@@ -13,16 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "bpf_attach.h"
-#include "cgroup_hierarchy.h"
 #include "cgroup_names.h"
 #include "clock.h"
 #include "collector.h"
 #include "config.h"
-#include "event_channel.h"
-#include "log.h"
 #include "events.h"
 #include "label_base.h"
-#include "latency_export.h"
 #include "reclaim.h"
 #include "reclaim.skel.h"
 #include "tracker.h"
