@@ -22,7 +22,8 @@ _Static_assert(sizeof(((struct cgroup_config *)NULL)->exclude) == GLOBS_SIZE, "o
 
 static int parse_root(const char *value, void *field, char *errmsg, size_t errlen)
 {
-	if (strcmp(value, "auto") != 0 && strcmp(value, "none") != 0 && (value[0] != '/' || strlen(value) >= ROOT_SIZE)) {
+	if (strcmp(value, "auto") != 0 && strcmp(value, "none") != 0 &&
+	    (value[0] != '/' || strlen(value) >= ROOT_SIZE)) {
 		snprintf(errmsg, errlen, "'%s' is not auto, none or an absolute path shorter than %zu bytes", value,
 			 ROOT_SIZE);
 		return -EINVAL;
