@@ -89,7 +89,8 @@ void core_end_window(struct core *core, uint64_t now_mono, uint64_t now_real);
 /* Takes over config and settings; the old ones are freed. */
 int core_reload(struct core *core, struct config *config, struct collector_settings *settings);
 
-/* "3/3 collectors active" or "2/3 collectors active; degraded: psi (...)". */
+/* sd_notify's STATUS=: "<active>/<enabled> collectors active", then each collector
+ * not fully running: "9/10 collectors active; degraded memavail (why), failed oom (why)". */
 void core_status_line(const struct core *core, char *buf, size_t len);
 /* True when every enabled collector is active or degraded for a known kernel reason. */
 bool core_all_healthy(const struct core *core);

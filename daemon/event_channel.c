@@ -587,6 +587,13 @@ static void put_labelled(struct strbuf *sb, const char *key, const char *value)
 	json_put_string(sb, value);
 }
 
+/* sep: '{' for an object's first member, ',' for the others. */
+static void put_number(struct strbuf *sb, char sep, const char *key, double v)
+{
+	strbuf_printf(sb, "%c\"%s\":", sep, key);
+	json_put_number(sb, v);
+}
+
 static void render_kill(struct strbuf *sb, unsigned kind, const struct kill_record *k, long page_size)
 {
 	bool rss = k->flags & KILL_HAS_RSS, oomcg = k->flags & KILL_HAS_OOM_CGROUP;
@@ -622,14 +629,10 @@ static void render_kill(struct strbuf *sb, unsigned kind, const struct kill_reco
 	if (isnan(k->psi_some_avg10)) {
 		strbuf_puts(sb, "null");
 	} else {
-		strbuf_puts(sb, "{\"some_avg10\":");
-		json_put_number(sb, k->psi_some_avg10);
-		strbuf_puts(sb, ",\"full_avg10\":");
-		json_put_number(sb, k->psi_full_avg10);
-		strbuf_puts(sb, ",\"some_seconds_total\":");
-		json_put_number(sb, k->psi_some_total_sec);
-		strbuf_puts(sb, ",\"full_seconds_total\":");
-		json_put_number(sb, k->psi_full_total_sec);
+		put_number(sb, '{', "some_avg10", k->psi_some_avg10);
+		put_number(sb, ',', "full_avg10", k->psi_full_avg10);
+		put_number(sb, ',', "some_seconds_total", k->psi_some_total_sec);
+		put_number(sb, ',', "full_seconds_total", k->psi_full_total_sec);
 		strbuf_putc(sb, '}');
 	}
 	strbuf_printf(sb, ",\"restored\":%s", k->restored ? "true" : "false");

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <strings.h>
 #include "accept.h"
+#include "accept_encoding.h"
 #include "expo.h"
 #include "parse.h"
 
@@ -80,27 +81,6 @@ static const char *element_end(const char *p)
 	return p;
 }
 
-/* Same grammar as Accept-Encoding's qvalue, in thousandths; -1 when malformed. */
-static int parse_qvalue(struct span v)
-{
-	int q, scale = 100;
-	size_t i;
-
-	if (v.len == 0 || (v.p[0] != '0' && v.p[0] != '1'))
-		return -1;
-	q = (v.p[0] - '0') * 1000;
-	if (v.len == 1)
-		return q;
-	if (v.p[1] != '.' || v.len > 5)
-		return -1;
-	for (i = 2; i < v.len; i++, scale /= 10) {
-		if (!parse_is_digit(v.p[i]))
-			return -1;
-		q += (v.p[i] - '0') * scale;
-	}
-	return q <= 1000 ? q : -1;
-}
-
 struct media_range {
 	struct span type, subtype;
 	struct span version, proto, encoding; /* p == NULL when absent */
@@ -154,7 +134,7 @@ static bool parse_media_range(const char *p, const char *end, struct media_range
 		p = t;
 		/* Parameters after q are accept-ext (RFC 9110): not the media type's. */
 		if (span_eq(name, "q", true)) {
-			int q = parse_qvalue(value);
+			int q = accept_qvalue_parse(value.p, value.len);
 
 			m->q = q < 0 ? 0 : q;
 			after_q = true;

@@ -13,9 +13,7 @@ static bool token_eq(const char *p, size_t len, const char *word)
 	return len == n && strncasecmp(p, word, n) == 0;
 }
 
-/* qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] ), in thousandths;
- * -1 when malformed. */
-static int parse_qvalue(const char *p, size_t len)
+int accept_qvalue_parse(const char *p, size_t len)
 {
 	int q, scale = 100;
 	size_t i;
@@ -88,7 +86,7 @@ void accept_encoding_parse(struct accept_encoding *ae, const char *value)
 					val_end++;
 			}
 			if (token_eq(name, (size_t)(name_end - name), "q")) {
-				q = parse_qvalue(val, (size_t)(val_end - val));
+				q = accept_qvalue_parse(val, (size_t)(val_end - val));
 				if (q < 0)
 					q = 0;
 			}

@@ -3,6 +3,7 @@
 #define MEMWATCH_ACCEPT_ENCODING_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* What a request's Accept-Encoding header fields (RFC 9110 §12.5.3) say about
  * the two codings we can send. Weights are q-values in thousandths (0..1000),
@@ -12,6 +13,11 @@ struct accept_encoding {
 	int identity;
 	int any;      /* "*" */
 };
+
+/* A weight (RFC 9110 §12.4.2), of Accept and Accept-Encoding elements alike:
+ * ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] ), in thousandths;
+ * -1 when malformed. p need not be NUL-terminated. */
+int accept_qvalue_parse(const char *p, size_t len);
 
 void accept_encoding_init(struct accept_encoding *ae);
 /* Adds one field value; call once per Accept-Encoding line. NULL is ignored. */

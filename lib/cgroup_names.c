@@ -134,58 +134,54 @@ static void closedirp(DIR **d)
 		closedir(*d);
 }
 
-/* One listing of the pods directory into a new table of up to max entries. */
-static int list_pods(const char *dir, size_t max, struct table *ret)
+/* Fills an entry from a directory entry's name; false: not one to keep. */
+typedef bool (*entry_from_name_fn)(const char *name, void *entry);
+
+static bool pod_from_name(const char *name, void *entry)
 {
-	_cleanup_(closedirp) DIR *d = opendir(dir);
-	struct pod_entry *e;
-	struct dirent *de;
-	size_t n = 0;
+	struct pod_entry *e = entry;
+	struct kubelet_pod_dir p;
 
-	*ret = (struct table){ NULL, 0 };
-	if (!d)
-		return -errno;
-	e = calloc(max, sizeof(*e));
-	if (!e)
-		return -ENOMEM;
-	while (n < max && (de = readdir(d))) {
-		struct kubelet_pod_dir p;
-
-		if (kubelet_pod_dir_parse(de->d_name, &p) < 0 || strlen(p.namespace_) >= K8S_LABEL_NAME_MAX)
-			continue;
-		snprintf(e[n].uid, sizeof(e[n].uid), "%s", p.uid);
-		snprintf(e[n].namespace_, sizeof(e[n].namespace_), "%s", p.namespace_);
-		snprintf(e[n].pod, sizeof(e[n].pod), "%s", p.pod);
-		n++;
-	}
-	*ret = (struct table){ e, n };
-	return 0;
+	if (kubelet_pod_dir_parse(name, &p) < 0 || strlen(p.namespace_) >= K8S_LABEL_NAME_MAX)
+		return false;
+	*e = (struct pod_entry){ 0 };
+	snprintf(e->uid, sizeof(e->uid), "%s", p.uid);
+	snprintf(e->namespace_, sizeof(e->namespace_), "%s", p.namespace_);
+	snprintf(e->pod, sizeof(e->pod), "%s", p.pod);
+	return true;
 }
 
-static int list_containers(const char *dir, size_t max, struct table *ret)
+static bool container_from_name(const char *name, void *entry)
+{
+	struct container_entry *e = entry;
+	struct kubelet_container_log l;
+
+	if (kubelet_container_log_parse(name, &l) < 0 || strlen(l.namespace_) >= K8S_LABEL_NAME_MAX ||
+	    strlen(l.container) >= K8S_LABEL_NAME_MAX)
+		return false;
+	*e = (struct container_entry){ .pod_hash = hash_pod(l.namespace_, l.pod) };
+	snprintf(e->id, sizeof(e->id), "%s", l.id);
+	snprintf(e->container, sizeof(e->container), "%s", l.container);
+	return true;
+}
+
+/* One listing of a directory into a new table of up to max entries of size bytes. */
+static int list_dir(const char *dir, size_t max, size_t size, entry_from_name_fn from_name, struct table *ret)
 {
 	_cleanup_(closedirp) DIR *d = opendir(dir);
-	struct container_entry *e;
 	struct dirent *de;
+	char *e;
 	size_t n = 0;
 
 	*ret = (struct table){ NULL, 0 };
 	if (!d)
 		return -errno;
-	e = calloc(max, sizeof(*e));
+	e = calloc(max, size);
 	if (!e)
 		return -ENOMEM;
-	while (n < max && (de = readdir(d))) {
-		struct kubelet_container_log l;
-
-		if (kubelet_container_log_parse(de->d_name, &l) < 0 || strlen(l.namespace_) >= K8S_LABEL_NAME_MAX ||
-		    strlen(l.container) >= K8S_LABEL_NAME_MAX)
-			continue;
-		snprintf(e[n].id, sizeof(e[n].id), "%s", l.id);
-		snprintf(e[n].container, sizeof(e[n].container), "%s", l.container);
-		e[n].pod_hash = hash_pod(l.namespace_, l.pod);
-		n++;
-	}
+	while (n < max && (de = readdir(d)))
+		if (from_name(de->d_name, e + n * size))
+			n++;
 	*ret = (struct table){ e, n };
 	return 0;
 }
@@ -228,14 +224,15 @@ static void rescan_locked(struct cgroup_names *n, uint64_t now_usec)
 	n->scanned = true;
 	n->last_scan_usec = now_usec;
 	n->scans++;
-	if (list_pods(n->pods_dir, CGROUP_NAMES_MAX_PODS, &t) == 0) {
+	if (list_dir(n->pods_dir, CGROUP_NAMES_MAX_PODS, sizeof(struct pod_entry), pod_from_name, &t) == 0) {
 		qsort(t.entries, t.n, sizeof(struct pod_entry), compare_pods);
 		keep_gone(&t, &n->pods, sizeof(struct pod_entry), offsetof(struct pod_entry, gone_since_usec),
 			  CGROUP_NAMES_MAX_PODS, compare_pods, now_usec);
 		table_clear(&n->pods);
 		n->pods = t;
 	}
-	if (list_containers(n->containers_dir, CGROUP_NAMES_MAX_CONTAINERS, &t) == 0) {
+	if (list_dir(n->containers_dir, CGROUP_NAMES_MAX_CONTAINERS, sizeof(struct container_entry), container_from_name,
+		     &t) == 0) {
 		qsort(t.entries, t.n, sizeof(struct container_entry), compare_containers);
 		keep_gone(&t, &n->containers, sizeof(struct container_entry),
 			  offsetof(struct container_entry, gone_since_usec), CGROUP_NAMES_MAX_CONTAINERS,

@@ -80,6 +80,14 @@ static int parse_number(const struct config_key *key, void *field, const char *v
 	return 0;
 }
 
+/* Passes a parser's result r on; when it failed, errmsg says what value is not. */
+static int explain_failure(int r, const char *value, const char *what, char *errmsg, size_t errlen)
+{
+	if (r < 0)
+		snprintf(errmsg, errlen, "'%s' is not %s", value, what);
+	return r;
+}
+
 int config_key_parse(const struct config_key *key, void *cfg, const char *value, char *errmsg, size_t errlen)
 {
 	void *field = (char *)cfg + key->offset;
@@ -87,18 +95,14 @@ int config_key_parse(const struct config_key *key, void *cfg, const char *value,
 
 	switch (key->kind) {
 	case CONFIG_KEY_BOOL:
-		r = config_parse_bool(value, field);
-		if (r < 0)
-			snprintf(errmsg, errlen, "'%s' is not a boolean (yes/no, true/false, on/off, 1/0)", value);
-		return r;
+		return explain_failure(config_parse_bool(value, field), value,
+				       "a boolean (yes/no, true/false, on/off, 1/0)", errmsg, errlen);
 	case CONFIG_KEY_UINT:
 	case CONFIG_KEY_DURATION:
 		return parse_number(key, field, value, errmsg, errlen);
 	case CONFIG_KEY_PERCENT:
-		r = config_parse_percent(value, field);
-		if (r < 0)
-			snprintf(errmsg, errlen, "'%s' is not a percentage from 0 to 100 (e.g. 2%%)", value);
-		return r;
+		return explain_failure(config_parse_percent(value, field), value, "a percentage from 0 to 100 (e.g. 2%)",
+				       errmsg, errlen);
 	case CONFIG_KEY_PATH:
 		return config_parse_path(value, field, key->size, errmsg, errlen);
 	case CONFIG_KEY_CHOICE:
