@@ -133,7 +133,6 @@ void snapshot_foreach_cumulative(struct snapshot *s, size_t mark,
  * alone. */
 struct snapshot_renderer;
 struct snapshot_renderer *snapshot_renderer_new(void);
-struct snapshot_renderer *snapshot_renderer_ref(struct snapshot_renderer *r);
 void snapshot_renderer_unref(struct snapshot_renderer *r);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct snapshot_renderer *, snapshot_renderer_unref)
 int snapshot_seal_with(struct snapshot *s, struct snapshot_renderer *renderer);
@@ -148,12 +147,11 @@ int snapshot_seal(struct snapshot *s);
 #define SNAPSHOT_TRIM_BLOCKS (2 * EXPO_FORMAT__COUNT)
 size_t snapshot_trim(struct snapshot *s, void *blocks[static SNAPSHOT_TRIM_BLOCKS]);
 
-/* Renders the text again from the samples, e.g. for a trimmed snapshot. */
+/* Renders the text again from the samples, e.g. for a trimmed snapshot
+ * (lib/snapshot_text.c). */
 int snapshot_render_text(const struct snapshot *s, struct strbuf *sb);
 /* The same window in OpenMetrics 1.0 text (lib/snapshot_openmetrics.c). */
 int snapshot_render_openmetrics(const struct snapshot *s, struct strbuf *sb);
-/* And as delimited io.prometheus.client.MetricFamily messages (lib/snapshot_protobuf.c). */
-int snapshot_render_protobuf(const struct snapshot *s, struct strbuf *sb);
 
 /* Before seal: the families created since mark that count from a known
  * instant (the emitter says so: its counters started from zero then and
