@@ -339,18 +339,22 @@ size_t snapshot_dropped_series(const struct snapshot *s)
 	return s->dropped_series;
 }
 
+const struct family *snapshot_family_named(const struct snapshot *s, const char *name, size_t *i)
+{
+	for (; *i < s->n_families; (*i)++)
+		if (strcmp(s->families[*i].desc->name, name) == 0)
+			return &s->families[*i];
+	return NULL;
+}
+
 void snapshot_foreach(const struct snapshot *s, const char *name,
 		      void (*fn)(const char *const *labels, unsigned n_labels, double value, double sum, void *ud),
 		      void *ud)
 {
-	size_t i, j;
+	const struct family *f;
 
-	for (i = 0; i < s->n_families; i++) {
-		const struct family *f = &s->families[i];
-
-		if (strcmp(f->desc->name, name) != 0)
-			continue;
-		for (j = 0; j < f->n; j++) {
+	for (size_t i = 0; (f = snapshot_family_named(s, name, &i)); i++)
+		for (size_t j = 0; j < f->n; j++) {
 			const struct sample *smp = &f->samples[j];
 
 			if (smp->hist)
@@ -359,20 +363,15 @@ void snapshot_foreach(const struct snapshot *s, const char *name,
 			else
 				fn((const char *const *)smp->label_values, f->desc->n_labels, smp->value, NAN, ud);
 		}
-	}
 }
 
 double snapshot_value(const struct snapshot *s, const char *name, const char *const *label_values)
 {
-	size_t i, j;
+	const struct family *f;
 	unsigned k;
 
-	for (i = 0; i < s->n_families; i++) {
-		const struct family *f = &s->families[i];
-
-		if (strcmp(f->desc->name, name) != 0)
-			continue;
-		for (j = 0; j < f->n; j++) {
+	for (size_t i = 0; (f = snapshot_family_named(s, name, &i)); i++)
+		for (size_t j = 0; j < f->n; j++) {
 			const struct sample *smp = &f->samples[j];
 			bool match = true;
 
@@ -382,6 +381,5 @@ double snapshot_value(const struct snapshot *s, const char *name, const char *co
 			if (match)
 				return smp->hist ? (double)smp->hist->cumulative[smp->hist->n] : smp->value;
 		}
-	}
 	return NAN;
 }

@@ -5,7 +5,8 @@
 /* The inside of a snapshot, shared by the lib/snapshot*.c files: building
  * and reading (snapshot.c, snapshot_histogram.c), compacting at seal
  * (snapshot_compact.c), the formats (snapshot_text.c with every format's
- * body, snapshot_openmetrics.c, snapshot_protobuf.c, snapshot_json.c). */
+ * body, snapshot_openmetrics.c, snapshot_protobuf.c, snapshot_json.c) and
+ * a series' change between two windows (snapshot_change.c). */
 
 #include <pthread.h>
 #include "accept.h"
@@ -134,6 +135,20 @@ int snapshot_render_at_seal(struct snapshot *s, struct snapshot_renderer *render
 /* The window as delimited io.prometheus.client.MetricFamily messages
  * (lib/snapshot_protobuf.c), served through snapshot_body(). */
 int snapshot_render_protobuf(const struct snapshot *s, struct strbuf *sb);
+
+/* The next family named name, from family *i on (which it leaves at that
+ * family); NULL past the last. */
+const struct family *snapshot_family_named(const struct snapshot *s, const char *name, size_t *i);
+
+/* The family of s (may be NULL) with desc's name and number of labels, and
+ * the sample of f (may be NULL) with like's label values; NULL if none
+ * (lib/snapshot_change.c). */
+const struct family *snapshot_find_family(const struct snapshot *s, const struct metric_desc *desc);
+const struct sample *snapshot_find_sample(const struct family *f, const struct sample *like);
+/* now's change since before, a sample of the same series in the window
+ * before (NULL: none), as struct snapshot_change tells; false if not known. */
+bool snapshot_sample_change(const struct family *f, const struct sample *now, const struct sample *before,
+			    struct snapshot_change *c);
 
 /* Fills c's native fields from h (lib/snapshot_histogram.c). */
 void snapshot_cumulative_native(struct snapshot *s, struct histogram_data *h, struct snapshot_cumulative *c);
