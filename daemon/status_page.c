@@ -170,69 +170,81 @@ static void draw_chart(struct strbuf *sb, const struct chart *c)
 	strbuf_puts(sb, "</svg></figure>\n");
 }
 
-static void take_sum(const char *const *l, unsigned n, double v, double hs, void *ud)
+static void take_change(const char *const *l, unsigned n, const struct snapshot_change *c, void *ud)
 {
-	*(double *)ud = hs;
+	if (c)
+		*(struct snapshot_change *)ud = *c;
 }
 
-static double histogram_sum(const struct snapshot *s, const char *name)
+/* The change of an unlabelled counter or histogram since prev; NAN where none is known. */
+static struct snapshot_change change_of(const struct snapshot *s, const struct snapshot *prev, const char *name)
 {
-	double sum = NAN;
+	struct snapshot_change c = { .value = NAN, .sum = NAN };
 
-	snapshot_foreach(s, name, take_sum, &sum);
-	return sum;
+	snapshot_foreach_change(s, prev, name, take_change, &c);
+	return c;
 }
 
-static double rate(const struct snapshot *a, const struct snapshot *b, double va, double vb)
+/* Per second over the windows from a's end to b's. */
+static double rate(const struct snapshot *a, const struct snapshot *b, double change)
 {
 	double dt = ((double)snapshot_window(b)->end_real_usec - (double)snapshot_window(a)->end_real_usec) / 1e6;
 
-	if (isnan(va) || isnan(vb) || dt <= 0)
-		return NAN;
-	return vb >= va ? (vb - va) / dt : NAN;
+	return dt > 0 ? change / dt : NAN;
 }
 
-/* Per-series deltas between two windows, for the "top" tables. */
+/* Per-series changes of the latest window, for the "top" tables. */
 struct row {
 	char key[300];
 	char label[300];
-	double value, delta;
+	double delta;
 };
 
 struct rows {
 	struct row *r;
 	size_t n, cap;
-	unsigned key_labels;
 };
 
-static void add_row(const char *const *l, unsigned n, double v, double hs, void *ud)
+/* The row of a series' first two labels (its process or cgroup), added at 0
+ * if new; NULL without memory. */
+static struct row *row_of(struct rows *rows, const char *const *l, unsigned n)
 {
-	struct rows *rows = ud;
+	char key[sizeof(rows->r->key)];
 	struct row *row;
+	size_t i;
 
+	snprintf(key, sizeof(key), "%s\x1f%s", n > 0 ? l[0] : "", n > 1 ? l[1] : "");
+	for (i = 0; i < rows->n; i++)
+		if (strcmp(rows->r[i].key, key) == 0)
+			return &rows->r[i];
 	if (rows->n == rows->cap) {
 		size_t cap = rows->cap ? rows->cap * 2 : 32;
 		struct row *r = realloc(rows->r, cap * sizeof(*r));
 
 		if (!r)
-			return;
+			return NULL;
 		rows->r = r;
 		rows->cap = cap;
 	}
 	row = &rows->r[rows->n++];
 	memset(row, 0, sizeof(*row));
-	snprintf(row->key, sizeof(row->key), "%s\x1f%s", n > 0 ? l[0] : "", n > 1 ? l[1] : "");
+	memcpy(row->key, key, sizeof(key));
 	if (n > 1)
 		snprintf(row->label, sizeof(row->label), "%s (%s)", l[1], l[0]);
 	else
 		snprintf(row->label, sizeof(row->label), "%s", n ? l[0] : "");
-	row->value = v;
+	return row;
 }
 
-static void rows_from(struct rows *rows, const struct snapshot *s, const char *name)
+static void add_change(const char *const *l, unsigned n, const struct snapshot_change *c, void *ud)
 {
-	if (s)
-		snapshot_foreach(s, name, add_row, rows);
+	struct row *row;
+
+	if (!c)
+		return;
+	row = row_of(ud, l, n);
+	if (row)
+		row->delta += c->value;
 }
 
 static int cmp_delta(const void *a, const void *b)
@@ -242,43 +254,15 @@ static int cmp_delta(const void *a, const void *b)
 	return x->delta < y->delta ? 1 : x->delta > y->delta ? -1 : 0;
 }
 
-/* Latest window's change of each series of the named families (summed by key), largest first. */
+/* Latest window's change of each series of the named counter families
+ * (summed by row), largest first. */
 static void top_deltas(const struct snapshot *cur, const struct snapshot *prev, const char *const *names,
 		       size_t n_names, struct rows *out)
 {
-	size_t f, i, j;
-
-	for (f = 0; f < n_names; f++) {
-		struct rows now = { 0 }, before = { 0 };
-
-		rows_from(&now, cur, names[f]);
-		rows_from(&before, prev, names[f]);
-		for (i = 0; i < now.n; i++) {
-			double d = now.r[i].value;
-
-			for (j = 0; j < before.n; j++)
-				if (strcmp(before.r[j].key, now.r[i].key) == 0) {
-					d = now.r[i].value >= before.r[j].value ? now.r[i].value - before.r[j].value : now.r[i].value;
-					break;
-				}
-			if (!prev)
-				d = 0;
-			for (j = 0; j < out->n; j++)
-				if (strcmp(out->r[j].key, now.r[i].key) == 0)
-					break;
-			if (j == out->n) {
-				add_row(NULL, 0, 0, 0, out);
-				if (j == out->n)
-					continue;
-				snprintf(out->r[j].key, sizeof(out->r[j].key), "%s", now.r[i].key);
-				snprintf(out->r[j].label, sizeof(out->r[j].label), "%s", now.r[i].label);
-			}
-			out->r[j].delta += d;
-		}
-		free(now.r);
-		free(before.r);
-	}
-	qsort(out->r, out->n, sizeof(*out->r), cmp_delta);
+	for (size_t f = 0; cur && f < n_names; f++)
+		snapshot_foreach_change(cur, prev, names[f], add_change, out);
+	if (out->n)
+		qsort(out->r, out->n, sizeof(*out->r), cmp_delta);
 }
 
 static void top_table(struct strbuf *sb, const char *title, const char *what, struct rows *rows,
@@ -451,16 +435,11 @@ int status_page_render(struct strbuf *sb, struct snapshot_ring *ring, struct eve
 		direct[i] = memcg[i] = allocr[i] = some[i] = full[i] = NAN;
 		if (!p)
 			continue;
-		direct[i] = histogram_sum(s, METRIC_NAME(MW_DIRECT_RECLAIM_SECONDS)) -
-			    histogram_sum(p, METRIC_NAME(MW_DIRECT_RECLAIM_SECONDS));
-		memcg[i] = histogram_sum(s, METRIC_NAME(MW_MEMCG_RECLAIM_SECONDS)) -
-			   histogram_sum(p, METRIC_NAME(MW_MEMCG_RECLAIM_SECONDS));
-		allocr[i] = rate(p, s, snapshot_value(p, METRIC_NAME(MW_PAGE_ALLOCATED_BYTES_TOTAL), NULL),
-				 snapshot_value(s, METRIC_NAME(MW_PAGE_ALLOCATED_BYTES_TOTAL), NULL));
-		some[i] = rate(p, s, snapshot_value(p, METRIC_NAME(MW_PRESSURE_MEMORY_SOME_SECONDS_TOTAL), NULL),
-			       snapshot_value(s, METRIC_NAME(MW_PRESSURE_MEMORY_SOME_SECONDS_TOTAL), NULL));
-		full[i] = rate(p, s, snapshot_value(p, METRIC_NAME(MW_PRESSURE_MEMORY_FULL_SECONDS_TOTAL), NULL),
-			       snapshot_value(s, METRIC_NAME(MW_PRESSURE_MEMORY_FULL_SECONDS_TOTAL), NULL));
+		direct[i] = change_of(s, p, METRIC_NAME(MW_DIRECT_RECLAIM_SECONDS)).sum;
+		memcg[i] = change_of(s, p, METRIC_NAME(MW_MEMCG_RECLAIM_SECONDS)).sum;
+		allocr[i] = rate(p, s, change_of(s, p, METRIC_NAME(MW_PAGE_ALLOCATED_BYTES_TOTAL)).value);
+		some[i] = rate(p, s, change_of(s, p, METRIC_NAME(MW_PRESSURE_MEMORY_SOME_SECONDS_TOTAL)).value);
+		full[i] = rate(p, s, change_of(s, p, METRIC_NAME(MW_PRESSURE_MEMORY_FULL_SECONDS_TOTAL)).value);
 	}
 	if (n)
 		mctx.since = t[0];

@@ -133,7 +133,6 @@ void snapshot_foreach_cumulative(struct snapshot *s, size_t mark,
  * alone. */
 struct snapshot_renderer;
 struct snapshot_renderer *snapshot_renderer_new(void);
-struct snapshot_renderer *snapshot_renderer_ref(struct snapshot_renderer *r);
 void snapshot_renderer_unref(struct snapshot_renderer *r);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct snapshot_renderer *, snapshot_renderer_unref)
 int snapshot_seal_with(struct snapshot *s, struct snapshot_renderer *renderer);
@@ -148,12 +147,11 @@ int snapshot_seal(struct snapshot *s);
 #define SNAPSHOT_TRIM_BLOCKS (2 * EXPO_FORMAT__COUNT)
 size_t snapshot_trim(struct snapshot *s, void *blocks[static SNAPSHOT_TRIM_BLOCKS]);
 
-/* Renders the text again from the samples, e.g. for a trimmed snapshot. */
+/* Renders the text again from the samples, e.g. for a trimmed snapshot
+ * (lib/snapshot_text.c). */
 int snapshot_render_text(const struct snapshot *s, struct strbuf *sb);
 /* The same window in OpenMetrics 1.0 text (lib/snapshot_openmetrics.c). */
 int snapshot_render_openmetrics(const struct snapshot *s, struct strbuf *sb);
-/* And as delimited io.prometheus.client.MetricFamily messages (lib/snapshot_protobuf.c). */
-int snapshot_render_protobuf(const struct snapshot *s, struct strbuf *sb);
 
 /* Before seal: the families created since mark that count from a known
  * instant (the emitter says so: its counters started from zero then and
@@ -187,6 +185,28 @@ int snapshot_render_json(struct strbuf *sb, const struct snapshot *s, const stru
 void snapshot_foreach(const struct snapshot *s, const char *name,
 		      void (*fn)(const char *const *labels, unsigned n_labels, double value, double sum, void *ud),
 		      void *ud);
+
+/* A counter's or a histogram's change since the window before (the JSON
+ * API's delta, count_delta and sum_delta): known only where both windows have
+ * the series, the same in every label. A value below the one before is a
+ * counter that started again from zero, so all of it is the change; for a
+ * histogram its count falling says so, for the sum too. */
+struct snapshot_change {
+	double value;   /* a counter's; NAN for a histogram */
+	uint64_t count; /* a histogram's count's; 0 for a counter */
+	double sum;     /* a histogram's sum's; NAN for a counter */
+};
+
+/* Calls fn for every sample of the named family in s with its change since
+ * prev, the window before s (may be NULL), or NULL where none is known: no
+ * prev, a gauge, or a series prev lacks (it may have been exported before
+ * that, or counted in "other" until now, so its whole value is no change of
+ * one window). The status page's tables and charts read changes here;
+ * snapshot_render_json() applies the same rule (lib/snapshot_change.c). */
+void snapshot_foreach_change(const struct snapshot *s, const struct snapshot *prev, const char *name,
+			     void (*fn)(const char *const *labels, unsigned n_labels,
+					const struct snapshot_change *c, void *ud),
+			     void *ud);
 
 /* Structured read access (JSON API, tests). Returns NAN when absent. */
 double snapshot_value(const struct snapshot *s, const char *name, const char *const *label_values);

@@ -2,8 +2,11 @@
 #ifndef MEMWATCH_SNAPSHOT_INTERNAL_H
 #define MEMWATCH_SNAPSHOT_INTERNAL_H
 
-/* The inside of a snapshot, shared by lib/snapshot.c (building, sealing,
- * the text) and lib/snapshot_json.c (the JSON API's view of a window). */
+/* The inside of a snapshot, shared by the lib/snapshot*.c files: building
+ * and reading (snapshot.c, snapshot_histogram.c), compacting at seal
+ * (snapshot_compact.c), the formats (snapshot_text.c with every format's
+ * body, snapshot_openmetrics.c, snapshot_protobuf.c, snapshot_json.c) and
+ * a series' change between two windows (snapshot_change.c). */
 
 #include <pthread.h>
 #include "accept.h"
@@ -100,6 +103,19 @@ struct snapshot {
 	} bodies[EXPO_FORMAT__COUNT];
 };
 
+/* A snapshot's or a renderer's references: the acq_rel of the last drop
+ * orders every holder's reads before the free. */
+static inline void refcount_take(atomic_uint *refcount)
+{
+	atomic_fetch_add_explicit(refcount, 1, memory_order_relaxed);
+}
+
+/* True when that was the last reference. */
+static inline bool refcount_drop(atomic_uint *refcount)
+{
+	return atomic_fetch_sub_explicit(refcount, 1, memory_order_acq_rel) == 1;
+}
+
 /* The snapshot's arena (lib/snapshot.c): 16-byte aligned, freed with it. */
 void *snapshot_arena_alloc(struct snapshot *s, size_t size);
 /* A histogram sample; bounds as in snapshot_add_histogram(), unchecked.
@@ -107,6 +123,32 @@ void *snapshot_arena_alloc(struct snapshot *s, size_t size);
 int snapshot_add_histogram_data(struct snapshot *s, const struct metric_desc *desc,
 				const char *const *label_values, const double *bounds,
 				const uint64_t *counts, size_t n, double sum, struct histogram_data **ret);
+
+/* Copies the samples into one right-sized block, labels and bounds shared
+ * (lib/snapshot_compact.c). Best effort: on failure nothing changes. */
+void snapshot_compact(struct snapshot *s);
+
+/* At seal: takes a reference to renderer (NULL: a new one of its own) and
+ * renders the bodies asked for lately (lib/snapshot_text.c). */
+int snapshot_render_at_seal(struct snapshot *s, struct snapshot_renderer *renderer);
+
+/* The window as delimited io.prometheus.client.MetricFamily messages
+ * (lib/snapshot_protobuf.c), served through snapshot_body(). */
+int snapshot_render_protobuf(const struct snapshot *s, struct strbuf *sb);
+
+/* The next family named name, from family *i on (which it leaves at that
+ * family); NULL past the last. */
+const struct family *snapshot_family_named(const struct snapshot *s, const char *name, size_t *i);
+
+/* The family of s (may be NULL) with desc's name and number of labels, and
+ * the sample of f (may be NULL) with like's label values; NULL if none
+ * (lib/snapshot_change.c). */
+const struct family *snapshot_find_family(const struct snapshot *s, const struct metric_desc *desc);
+const struct sample *snapshot_find_sample(const struct family *f, const struct sample *like);
+/* now's change since before, a sample of the same series in the window
+ * before (NULL: none), as struct snapshot_change tells; false if not known. */
+bool snapshot_sample_change(const struct family *f, const struct sample *now, const struct sample *before,
+			    struct snapshot_change *c);
 
 /* Fills c's native fields from h (lib/snapshot_histogram.c). */
 void snapshot_cumulative_native(struct snapshot *s, struct histogram_data *h, struct snapshot_cumulative *c);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* One window as the JSON API serves it. */
+/* One window as the JSON API serves it; the deltas are lib/snapshot_change.c's. */
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
@@ -7,33 +7,6 @@
 #include "json.h"
 #include "snapshot.h"
 #include "snapshot_internal.h"
-
-static const struct family *find_family(const struct snapshot *s, const struct metric_desc *desc)
-{
-	size_t i;
-
-	for (i = 0; s && i < s->n_families; i++)
-		if (s->families[i].desc->n_labels == desc->n_labels &&
-		    strcmp(s->families[i].desc->name, desc->name) == 0)
-			return &s->families[i];
-	return NULL;
-}
-
-static const struct sample *find_sample(const struct family *f, const struct sample *like)
-{
-	size_t i;
-	unsigned k;
-
-	for (i = 0; f && i < f->n; i++) {
-		bool match = true;
-
-		for (k = 0; k < f->desc->n_labels && match; k++)
-			match = strcmp(f->samples[i].label_values[k], like->label_values[k]) == 0;
-		if (match)
-			return &f->samples[i];
-	}
-	return NULL;
-}
 
 static void json_time(struct strbuf *sb, const char *key, uint64_t real_usec)
 {
@@ -43,7 +16,8 @@ static void json_time(struct strbuf *sb, const char *key, uint64_t real_usec)
 static void json_sample(struct strbuf *sb, const struct family *f, const struct sample *smp,
 			const struct family *prev_f)
 {
-	const struct sample *old = prev_f ? find_sample(prev_f, smp) : NULL;
+	struct snapshot_change c;
+	bool changed = snapshot_sample_change(f, smp, snapshot_find_sample(prev_f, smp), &c);
 	unsigned k;
 
 	strbuf_putc(sb, '{');
@@ -63,19 +37,16 @@ static void json_sample(struct strbuf *sb, const struct family *f, const struct 
 
 		strbuf_printf(sb, "\"count\":%" PRIu64 ",\"sum\":", count);
 		json_put_number(sb, smp->hist->sum);
-		if (old && old->hist) {
-			uint64_t old_count = old->hist->cumulative[old->hist->n];
-
-			strbuf_printf(sb, ",\"count_delta\":%" PRIu64 ",\"sum_delta\":",
-				      count >= old_count ? count - old_count : count);
-			json_put_number(sb, smp->hist->sum - old->hist->sum);
+		if (changed) {
+			strbuf_printf(sb, ",\"count_delta\":%" PRIu64 ",\"sum_delta\":", c.count);
+			json_put_number(sb, c.sum);
 		}
 	} else {
 		strbuf_puts(sb, "\"value\":");
 		json_put_number(sb, smp->value);
-		if (f->desc->type == METRIC_COUNTER && old) {
+		if (changed) {
 			strbuf_puts(sb, ",\"delta\":");
-			json_put_number(sb, smp->value >= old->value ? smp->value - old->value : smp->value);
+			json_put_number(sb, c.value);
 		}
 	}
 	strbuf_putc(sb, '}');
@@ -109,7 +80,7 @@ int snapshot_render_json(struct strbuf *sb, const struct snapshot *s, const stru
 	strbuf_puts(sb, "},\"metrics\":{");
 	for (i = 0; i < s->n_families; i++) {
 		const struct family *f = &s->families[i];
-		const struct family *prev_f = find_family(prev, f->desc);
+		const struct family *prev_f = snapshot_find_family(prev, f->desc);
 
 		if (i)
 			strbuf_putc(sb, ',');
