@@ -62,6 +62,10 @@ def judge(series, lines, rc, timed_out, host_release, host_fmt):
     abort = single(singles, "ABORT")
     if abort:
         v.add("boot", False, f"guest aborted: {abort}")
+    # init.sh waits for a condition (a daemon's next window), never a fixed time.
+    for marker in singles:
+        if marker.startswith("WAIT TIMEOUT "):
+            v.add("wait", False, marker[len("WAIT TIMEOUT "):])
     if "DONE" not in singles:
         v.add("boot", False, "timed out" if timed_out else f"guest stopped early (qemu rc {rc})")
 
