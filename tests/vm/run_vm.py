@@ -37,7 +37,8 @@ import vm_kernels
 from vm_kernels import (ARCHES, SERIES, TRACEPOINTS, HarnessError, cache_dir,  # noqa: F401
                         fetch_kernel_updating, log)
 from vm_guest import ANSI, DISK_MIB, Cpio, boot, build_initramfs, shared_libraries  # noqa: F401
-from vm_console import blocks, host_formats, parse_kv, single  # noqa: F401
+from vm_console import (blocks, host_formats, labelled, parse_events, parse_kv, parse_metrics, single,  # noqa: F401
+                        value)
 from vm_judge import KILLED_LINE, OOM_KILL_LINE, SCOPE_OF_CONSTRAINT, Verdict, judge  # noqa: F401
 
 SKIP = 77
