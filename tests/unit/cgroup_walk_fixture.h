@@ -42,7 +42,6 @@ static inline int open_dir(const char *path)
 	return fd;
 }
 
-
 #define MAX_SEEN 64
 
 struct seen {

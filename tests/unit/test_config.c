@@ -16,7 +16,6 @@
 
 #include "suite_main.h"
 
-
 #define NAME "test.conf"
 #define UNKNOWN_SECTION "unknown section (expected [daemon], [events] or [collector.NAME])"
 #define NOT_LISTEN "is not ADDR:PORT (e.g. 127.0.0.1:9577, [::1]:9577, :9577)"

@@ -334,7 +334,6 @@ START_TEST(test_gzip_reused_across_windows)
 }
 END_TEST
 
-
 /* What a window of a busy host looks like: label values repeated across
  * families, runs of histograms with equal bounds broken by other bounds,
  * histograms without finite buckets, empty and missing label values. */

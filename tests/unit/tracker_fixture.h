@@ -10,7 +10,6 @@
 
 #include "tracker.h"
 
-
 /* Counters used by most tests: ranked by NS, then COUNT; EXTRA is tracked
  * but never ranked on. */
 enum { C_COUNT, C_NS, C_EXTRA, N_COUNTERS };
