@@ -2,18 +2,11 @@
 /* cgroup_find_memory_root() on mountinfo fixtures: v2, hybrid and v1 hosts,
  * none, escaped mount points, garbage and truncated input. */
 #include <check.h>
-#include <dirent.h>
-#include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sched.h>
 #include <string.h>
-#include <sys/mount.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cgroup_mounts.h"
 #include "cgroup_paths.h"

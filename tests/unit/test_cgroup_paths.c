@@ -6,8 +6,6 @@
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
-#include <stdarg.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

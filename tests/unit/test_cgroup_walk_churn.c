@@ -3,7 +3,6 @@
  * removed or replaced mid-walk, files kept open, a nested mount. */
 #include <check.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <ftw.h>
 #include <stdbool.h>
 #include <stdint.h>

@@ -3,13 +3,10 @@
  * percentages, basic-auth users) and the table-driven keys. */
 #include <check.h>
 #include <errno.h>
-#include <ini.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "config.h"
 #include "fixture.h"

@@ -3,18 +3,11 @@
  * keeps them), and the ones refused. */
 #include <check.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
-#include <zlib.h>
 
 #include "snapshot.h"
 
