@@ -7,7 +7,8 @@
  *   t N      the clock moves on by N seconds
  *   PATH     a cgroup path resolved, as a series (even lines) or for an event
  * The entries are made for real, in a directory of this process's own, since
- * cgroup_names.c lists directories itself. */
+ * cgroup_names.c lists directories itself (removed at exit; a crash leaves
+ * it behind, as /dev/shm/fuzz-cgroup-names.XXXXXX or under TMPDIR). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
