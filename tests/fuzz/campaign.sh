@@ -22,6 +22,14 @@ seeds() {
 	esac
 }
 
+# cgroup_names's seeds are made by the build from the fixture trees.
+seed_dir() {
+	case $1 in
+	cgroup_names) echo "$build/tests/fuzz/cgroup_names_seeds" ;;
+	*) echo "$src/tests/fixtures/$(seeds "$1")" ;;
+	esac
+}
+
 commit=$(git -C "$src" rev-parse --short HEAD)
 # Copies of the binaries, taken now: a rebuild during the run must not change them.
 mkdir -p "$out/bin"
@@ -37,7 +45,7 @@ for t in $targets; do
 	rc=0
 	"$out/bin/fuzz_$t" -max_total_time="$seconds" -rss_limit_mb=1024 -timeout=10 -error_exitcode=1 \
 		-timeout_exitcode=1 -max_len=16384 -print_final_stats=1 -artifact_prefix="$out/artifacts/$t/" \
-		"$out/corpus/$t" "$src/tests/fixtures/$(seeds "$t")" >"$log" 2>&1 || rc=$?
+		"$out/corpus/$t" "$(seed_dir "$t")" >"$log" 2>&1 || rc=$?
 	last=$(grep -E '^#[0-9]+' "$log" | tail -n 1)
 	cov=$(echo "$last" | sed -n 's/.* cov: \([0-9]*\).*/\1/p')
 	ft=$(echo "$last" | sed -n 's/.* ft: \([0-9]*\).*/\1/p')

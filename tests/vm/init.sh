@@ -112,6 +112,33 @@ task_compactions() {
 		/sys/kernel/tracing/events/compaction/mm_compaction_end/hist
 }
 
+# The newest window's sequence number the daemon at $1 serves ("" if none).
+window_seq() {
+	wget -qO- "http://$1/api/v1/windows?windows=1" 2>/dev/null |
+		grep -o '"seq":[0-9]*' | cut -d: -f2 | sort -n | tail -n 1
+}
+
+# Waits until the daemon at $1 has published a window that began after this
+# call (the one in progress began before it): whatever happened before the
+# call is then behind a whole window. $2 says what for. Bounded by 150 polls
+# (at least 30 s, some 30 windows); past that a "WAIT TIMEOUT" marker, which
+# the host judges as a failure, and the scenario goes on to be judged too.
+wait_window_after() {
+	first=$(window_seq "$1")
+	i=0
+	while :; do
+		seq=$(window_seq "$1")
+		[ -n "$first" ] && [ -n "$seq" ] && [ "$seq" -ge $((first + 2)) ] && break
+		i=$((i + 1))
+		if [ $i -ge 150 ]; then
+			mark "WAIT TIMEOUT $2: $1 served window ${seq:-none}, wanted ${first:-?}+2"
+			return 1
+		fi
+		usleep 200000
+	done
+	mark "waited $i polls for window $seq of $1 ($2)"
+}
+
 # The trace counts are read just before and just after the scrape: the
 # window the scrape returns was cut somewhere in between.
 scrape() {
@@ -288,7 +315,7 @@ mark "BEGIN events counters"
 cat /tmp/events-counters.json
 echo
 mark "END events counters"
-sleep 2
+wait_window_after "$LISTEN2" "counters quiet: the hogs gone"
 SCRAPE_ADDR=$LISTEN2
 tries=0
 while :; do
@@ -304,13 +331,13 @@ mark "tracepoint kmem/mm_setup_per_zone_wmarks: $(ls -d /sys/kernel/tracing/even
 min_free=$(cat /proc/sys/vm/min_free_kbytes)
 echo $((min_free * 2)) >/proc/sys/vm/min_free_kbytes
 mark "min_free_kbytes $min_free -> $(cat /proc/sys/vm/min_free_kbytes)"
-sleep 3
+wait_window_after "$LISTEN2" "min_free_kbytes raised"
 scrape counters-raised
 mark "BEGIN zoneinfo counters-raised"
 cat /proc/zoneinfo
 mark "END zoneinfo counters-raised"
 echo "$min_free" >/proc/sys/vm/min_free_kbytes
-sleep 3
+wait_window_after "$LISTEN2" "min_free_kbytes restored"
 scrape counters-restored
 mark "BEGIN zoneinfo counters-restored"
 cat /proc/zoneinfo
@@ -361,10 +388,11 @@ cat /tmp/wget.err
 # Scenario 4: at quiescence (the hogs gone, a couple of windows later) the
 # kernel's own figure, caught by fexit or kretprobe on si_mem_available(),
 # agrees with /proc/meminfo's MemAvailable read around the scrape.
-# Wait a couple of windows. Even then MemAvailable moves now and then by a few
-# MiB within a second (seen on 6.12), so a fetch counts as quiescent only when
-# the reads right before and right after it are within 0.1%; up to 5 tries.
-sleep 2
+# Wait for a window begun after the OOM hog ended. Even then MemAvailable
+# moves now and then by a few MiB within a second (seen on 6.12), so a fetch
+# counts as quiescent only when the reads right before and right after it are
+# within 0.1%; up to 5 tries.
+wait_window_after "$LISTEN" "quiet: the hogs gone"
 tries=0
 while :; do
 	scrape_fetch # sets rc, fresh, avail_before, avail_after (and i)
