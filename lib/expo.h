@@ -29,7 +29,7 @@ enum metric_unit {
 
 /* Static description of one metric family. The daemon's families are all in
  * lib/catalogue.c; the fields after labels are for the docs and the checks,
- * but for a histogram's bounds, which snapshot_add_histogram_slots() uses. */
+ * but for a histogram's bounds, which snapshot_add_histogram_full() uses. */
 struct metric_desc {
 	const char *name;
 	const char *help;

@@ -241,16 +241,6 @@ int snapshot_add_histogram(struct snapshot *s, const struct metric_desc *desc,
 	return add_histogram(s, desc, label_values, bounds, counts, n, sum);
 }
 
-int snapshot_add_histogram_slots(struct snapshot *s, const struct metric_desc *desc,
-				 const char *const *label_values, const uint64_t *slots,
-				 size_t n_slots, double sum)
-{
-	/* The descriptor's bounds are constant and checked by the catalogue's unit test. */
-	if (desc->type != METRIC_HISTOGRAM || !desc->bounds || n_slots != desc->n_bounds + 1)
-		return -EINVAL;
-	return add_histogram(s, desc, label_values, desc->bounds, slots, desc->n_bounds, sum);
-}
-
 /* Compacted first, so that a body rendered now reads the compact copy. */
 int snapshot_seal_with(struct snapshot *s, struct snapshot_renderer *renderer)
 {

@@ -36,14 +36,6 @@ int snapshot_add_histogram(struct snapshot *s, const struct metric_desc *desc,
 			   const char *const *label_values, const double *bounds,
 			   const uint64_t *counts, size_t n, double sum);
 
-/* For a descriptor with bounds of its own (the catalogue's histograms):
- * slots[n_slots] are per-bucket counts, n_slots being desc->n_bounds + 1, the
- * last one above every bound (a kernel's clamp slot, +Inf). The bounds are
- * neither copied nor checked, and their le text is the descriptor's. */
-int snapshot_add_histogram_slots(struct snapshot *s, const struct metric_desc *desc,
-				 const char *const *label_values, const uint64_t *slots,
-				 size_t n_slots, double sum);
-
 /* A histogram's native (exponential) buckets: counts[i] (not cumulative) is
  * bucket first_index + i of the schema, the zero bucket [-zero_threshold,
  * zero_threshold] apart. They count the same observations as the classic
@@ -71,8 +63,11 @@ struct histogram_exemplar {
 /* OpenMetrics bounds an exemplar's label names and values together. */
 #define SNAPSHOT_EXEMPLAR_LABEL_CHARS 128
 
-/* snapshot_add_histogram_slots() with native buckets (NULL: none) and
- * exemplars (at most one per bucket; one whose labels exceed
+/* For a descriptor with bounds of its own (the catalogue's histograms):
+ * slots[n_slots] are per-bucket counts, n_slots being desc->n_bounds + 1, the
+ * last one above every bound (a kernel's clamp slot, +Inf). The bounds are
+ * neither copied nor checked, and their le text is the descriptor's. With
+ * native buckets (NULL: none) and exemplars (at most one per bucket; one whose labels exceed
  * SNAPSHOT_EXEMPLAR_LABEL_CHARS code points is left out). Everything is
  * copied. The formats show them where the descriptor's flags ask for them. */
 int snapshot_add_histogram_full(struct snapshot *s, const struct metric_desc *desc,

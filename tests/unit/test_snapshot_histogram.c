@@ -131,7 +131,7 @@ START_TEST(test_type_mismatch_rejected)
 	ck_assert_int_eq(snapshot_add_histogram(s, &free_bytes, NULL, bounds, counts, 1, 1.0), -EINVAL);
 	ck_assert_int_eq(snapshot_add_histogram(s, &events_total, a, bounds, counts, 1, 1.0), -EINVAL);
 	ck_assert_int_eq(add_log2(s, &free_bytes, NULL, slots, 2, 1.0, 0), -EINVAL);
-	ck_assert_int_eq(snapshot_add_histogram_slots(s, &free_bytes, NULL, slots, 2, 0), -EINVAL);
+	ck_assert_int_eq(snapshot_add_histogram_full(s, &free_bytes, NULL, slots, 2, 0, NULL, NULL, 0), -EINVAL);
 	ck_assert_uint_eq(snapshot_series(s), 0);
 	ck_assert_str_eq(seal_text(s), "");
 	snapshot_unref(s);
@@ -207,11 +207,11 @@ START_TEST(test_histogram_slots_descriptor_bounds)
 	struct strbuf sb;
 
 	/* one slot per bound and one above them, no other count */
-	ck_assert_int_eq(snapshot_add_histogram_slots(s, &own_hist, sda, slots, 3, 0), -EINVAL);
-	ck_assert_int_eq(snapshot_add_histogram_slots(s, &own_hist, sda, slots, 5, 0), -EINVAL);
-	ck_assert_int_eq(snapshot_add_histogram_slots(s, &plain_hist, NULL, slots, 4, 0), -EINVAL);
+	ck_assert_int_eq(snapshot_add_histogram_full(s, &own_hist, sda, slots, 3, 0, NULL, NULL, 0), -EINVAL);
+	ck_assert_int_eq(snapshot_add_histogram_full(s, &own_hist, sda, slots, 5, 0, NULL, NULL, 0), -EINVAL);
+	ck_assert_int_eq(snapshot_add_histogram_full(s, &plain_hist, NULL, slots, 4, 0, NULL, NULL, 0), -EINVAL);
 	ck_assert_uint_eq(snapshot_series(s), 0);
-	ck_assert_int_eq(snapshot_add_histogram_slots(s, &own_hist, sda, slots, 4, 2.5), 0);
+	ck_assert_int_eq(snapshot_add_histogram_full(s, &own_hist, sda, slots, 4, 2.5, NULL, NULL, 0), 0);
 	/* the same values from elsewhere are formatted as usual */
 	ck_assert_int_eq(snapshot_add_histogram(s, &own_hist, sdb, copy, slots, 3, 1), 0);
 	ck_assert_str_eq(seal_text(s), expected);
