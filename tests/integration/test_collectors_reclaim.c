@@ -322,7 +322,11 @@ static bool child_answered(int fd)
  * (a short stall) in the middle of it; then they swap. In every window one
  * process at most is exported; the long reader is, with its whole count as
  * perf has it (both phases); the short one never is, and pid="other" grows
- * by exactly what everything but the long reader did (perf, system-wide). */
+ * by exactly what everything but the long reader did (perf, system-wide).
+ * The short read starts once the long one is reclaiming (its cgroup's
+ * memory.failcnt rose) and a window has ended since: a fixed delay was not
+ * enough on a loaded host, where the long reader could still be filling its
+ * cgroup when the short one stalled, and the short one was exported. */
 START_TEST(test_reclaim_top_k_other)
 {
 	char cg[2][256], long_file[512], short_file[512], perf_out[512], filter[2][64], matcher[64];
@@ -350,7 +354,9 @@ START_TEST(test_reclaim_top_k_other)
 	for (phase = 0; phase < 2; phase++) {
 		int lead = phase, tail = 1 - phase;
 		bool lead_done = false, tail_done = false, tail_started = false, tail_seen = false;
-		double other0, other1, lead_max = 0, v, phase_start;
+		double other0, other1, lead_max = 0, v, phase_start, reclaiming_since = NAN, end;
+		unsigned long long failcnt0;
+		char failcnt_file[300];
 		int64_t t0, deadline;
 		char *body;
 
@@ -364,16 +370,17 @@ START_TEST(test_reclaim_top_k_other)
 		ck_assert(mw_metric(body, "memwatch_window_end_timestamp_seconds", NULL, &phase_start, NULL, 0));
 		free(body);
 
+		snprintf(failcnt_file, sizeof(failcnt_file), "%s/memory.failcnt", cg[lead]);
+		failcnt0 = read_ull(failcnt_file);
 		write_byte(cmd[lead], 'l');
 		t0 = mw_mono_ms();
 		deadline = t0 + WORKLOAD_TIMEOUT_MS;
 		/* Every window: one process series at most, and who it is. */
 		while (!lead_done || !tail_done) {
-			ck_assert_msg(mw_mono_ms() < deadline, "the readers did not finish within %d ms", WORKLOAD_TIMEOUT_MS);
-			if (!tail_started && mw_mono_ms() - t0 >= 400) {
-				write_byte(cmd[tail], 's');
-				tail_started = true;
-			}
+			ck_assert_msg(mw_mono_ms() < deadline, "the readers did not finish within %d ms (short read %s)",
+				      WORKLOAD_TIMEOUT_MS, tail_started ? "started" : "not started");
+			if (isnan(reclaiming_since) && read_ull(failcnt_file) > failcnt0)
+				reclaiming_since = realtime_now();
 			lead_done = lead_done || child_answered(rep[lead]);
 			tail_done = tail_done || (tail_started && child_answered(rep[tail]));
 			body = mw_scrape(d->port);
@@ -386,10 +393,17 @@ START_TEST(test_reclaim_top_k_other)
 			snprintf(matcher, sizeof(matcher), "pid=\"%d\"", (int)child[tail]);
 			tail_seen = tail_seen || mw_metric(body, "memwatch_process_memcg_reclaims_total", matcher, NULL,
 							   NULL, 0);
+			if (!tail_started && !isnan(reclaiming_since) &&
+			    mw_metric(body, "memwatch_window_end_timestamp_seconds", NULL, &end, NULL, 0) &&
+			    end > reclaiming_since) {
+				write_byte(cmd[tail], 's');
+				tail_started = true;
+			}
 			free(body);
 			mw_sleep_ms(20);
 		}
-		ck_assert_msg(tail_started, "the short read never started");
+		ck_assert_msg(tail_started, "the short read never started (the long reader's memory.failcnt %s)",
+			      isnan(reclaiming_since) ? "never rose" : "rose");
 		/* The lead's last window, and one more for everything to settle. */
 		for (i = 0; i < 2; i++) {
 			body = next_window(d);
