@@ -31,12 +31,12 @@
 /* The daemon's sample interval, set in its config and read back. */
 #define SAMPLE_MS 100
 #define MAX_SAMPLES 512
-/* Each fit's error from the noise is bounded by this many standard errors. */
+/* How many of MemAvailable's sample-to-sample steps one sample may differ by. */
 #define NOISE_SIGMAS 4.0
 /* The comparison must tell an ETA 10% off from a right one; when the host's
  * noise makes it looser, the ramp runs again rather than the bound widening. */
 #define MAX_REL_TOL 0.10
-#define ETA_ATTEMPTS 3
+#define ETA_ATTEMPTS 4
 
 struct ramp_report {
 	int32_t step; /* chunks touched so far; -1 once freed */
@@ -93,7 +93,8 @@ static void ramp_child(const void *arg, int cmd, int rep)
 struct own_fit {
 	double slope; /* bytes/s */
 	double sigma; /* spread of the samples around the line, bytes */
-	double se;    /* standard error of the slope, bytes/s */
+	double step;  /* spread of that spread's change from one sample to the next, bytes */
+	double sxx;   /* the samples' spread in time, s^2 */
 	int n;
 };
 
@@ -101,8 +102,8 @@ struct own_fit {
  * than horizon_s before now (monotonic ns), and how far they scatter. */
 static struct own_fit fit_horizon(const int64_t *t_ns, const double *v, int n, double now, double horizon_s)
 {
-	double k = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, ss = 0, mx, my, dxx;
-	struct own_fit f = { NAN, NAN, NAN, 0 };
+	double k = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, ss = 0, sd = 0, mx, my, prev = NAN;
+	struct own_fit f = { NAN, NAN, NAN, NAN, 0 };
 
 	for (int i = 0; i < n; i++) {
 		double x = ((double)t_ns[i] - now) / 1e9;
@@ -120,8 +121,8 @@ static struct own_fit fit_horizon(const int64_t *t_ns, const double *v, int n, d
 		return f;
 	mx = sx / k;
 	my = sy / k;
-	dxx = sxx - k * mx * mx;
-	f.slope = (sxy - k * mx * my) / dxx;
+	f.sxx = sxx - k * mx * mx;
+	f.slope = (sxy - k * mx * my) / f.sxx;
 	for (int i = 0; i < n; i++) {
 		double x = ((double)t_ns[i] - now) / 1e9, res;
 
@@ -129,9 +130,12 @@ static struct own_fit fit_horizon(const int64_t *t_ns, const double *v, int n, d
 			continue;
 		res = v[i] - (my + f.slope * (x - mx));
 		ss += res * res;
+		if (!isnan(prev))
+			sd += (res - prev) * (res - prev);
+		prev = res;
 	}
 	f.sigma = sqrt(ss / (k - 2));
-	f.se = f.sigma / sqrt(dxx);
+	f.step = sqrt(sd / (k - 1));
 	return f;
 }
 
@@ -174,7 +178,7 @@ static bool eta_ramp(struct mw_daemon *d, const char *cg, int attempt)
 	static struct ramp_report reps[RAMP_CHUNKS + 1];
 	static int64_t own_t[MAX_SAMPLES];
 	static double own_avail[MAX_SAMPLES];
-	double slope, eta, available, end, end_mono, published, rate, a_ref, eta_ref, eps_s, eps_a, lo, hi;
+	double slope, eta, available, end, end_mono, published, rate, eta_ref, m_lo, m_hi, d_m, a_lo, a_hi, lo, hi;
 	int n = 0, n_reps = 0, last = -1, i0, i1, cmd, rep, st;
 	struct own_fit f;
 	int64_t next;
@@ -233,7 +237,24 @@ static bool eta_ramp(struct mw_daemon *d, const char *cg, int attempt)
 	rate = (double)(reps[i1].step - reps[i0].step) * (double)RAMP_CHUNK /
 	       ((double)(reps[i1].mono_ns - reps[i0].mono_ns) / 1e9);
 
+	/* The daemon fits the samples of the horizon before the moment it
+	 * collects the window, somewhere between the window's end and the test
+	 * seeing it published: the test fits every set of its own samples such a
+	 * moment can select (they change as a sample crosses either edge). */
 	f = fit_horizon(own_t, own_avail, n, end_mono, RAMP_HORIZON_S);
+	m_lo = m_hi = -f.slope;
+	for (int i = 0; i < n; i++)
+		for (int edge = 0; edge < 2; edge++) {
+			double c = (double)own_t[i] + edge * RAMP_HORIZON_S * 1e9 + 1;
+			struct own_fit g;
+
+			if (c <= end_mono || c > published)
+				continue;
+			g = fit_horizon(own_t, own_avail, n, c, RAMP_HORIZON_S);
+			m_lo = fmin(m_lo, -g.slope);
+			m_hi = fmax(m_hi, -g.slope);
+			f.step = fmax(f.step, g.step);
+		}
 	ck_assert_msg(f.n >= RAMP_HORIZON_S * 1000 / SAMPLE_MS / 2, "only %d samples of MemAvailable within the horizon",
 		      f.n);
 	ck_assert_msg(f.slope < 0, "MemAvailable read here rose at %.0f B/s while a child consumed %.0f B/s", f.slope,
@@ -241,29 +262,29 @@ static bool eta_ramp(struct mw_daemon *d, const char *cg, int attempt)
 	for (int i = 0; i < n; i++)
 		if ((double)own_t[i] <= end_mono)
 			last = i;
-	/* The daemon's ETA divides its last sample, taken between the window's end
-	 * and its publication, by its slope. The reference: the test's last sample
-	 * moved along its own line to the window's end, over its own slope. The
-	 * two fits differ by their noise, each at most NOISE_SIGMAS standard errors
-	 * from the line (sqrt(2) for the difference of two); the last samples by
-	 * as much noise plus the drift until publication. */
-	a_ref = own_avail[last] + f.slope * (end_mono - (double)own_t[last]) / 1e9;
-	eta_ref = a_ref / -f.slope;
-	eps_s = NOISE_SIGMAS * M_SQRT2 * f.se / -f.slope;
-	eps_a = (-f.slope * (published - end_mono) / 1e9 + NOISE_SIGMAS * M_SQRT2 * f.sigma) / a_ref;
-	lo = eta_ref * (1 - eps_a) / (1 + eps_s);
-	hi = eta_ref * (1 + eps_a) / (1 - eps_s);
-	note("exhaustion, ramp %d: daemon slope %.0f B/s, ETA %.2f s (available %.0f); own fit %.0f B/s over %d samples "
-	     "(residuals %.2f MiB, standard error %.2f MiB/s), own ETA %.2f s, allowed %.2f..%.2f s (%.1f%%); the "
-	     "child consumed %.0f B/s",
-	     attempt, slope, eta, available, f.slope, f.n, f.sigma / MiB, f.se / MiB, eta_ref, lo, hi,
+	/* What remains between the daemon's samples and the test's is what
+	 * MemAvailable does within one sample interval: each of its samples is
+	 * within NOISE_SIGMAS steps of the test's line at the same moment, which
+	 * moves a fit by NOISE_SIGMAS * step / sqrt(sxx). Its last sample, which
+	 * the ETA divides, was taken at that moment too: the test's last sample
+	 * moved along its line to the window's end, and to the publication. */
+	d_m = NOISE_SIGMAS * f.step / sqrt(f.sxx);
+	a_hi = own_avail[last] + f.slope * (end_mono - (double)own_t[last]) / 1e9 + NOISE_SIGMAS * f.step;
+	a_lo = own_avail[last] + f.slope * (published - (double)own_t[last]) / 1e9 - NOISE_SIGMAS * f.step;
+	eta_ref = (a_lo + a_hi) / 2 / ((m_lo + m_hi) / 2);
+	lo = a_lo / (m_hi + d_m);
+	hi = a_hi / (m_lo - d_m);
+	note("exhaustion, ramp %d: daemon slope %.0f B/s, ETA %.2f s (available %.0f); own fits %.0f..%.0f B/s over %d "
+	     "samples (residuals %.2f MiB, from one sample to the next %.2f MiB), own ETA %.2f s, allowed %.2f..%.2f s "
+	     "(%.1f%%); the child consumed %.0f B/s",
+	     attempt, slope, eta, available, -m_hi, -m_lo, f.n, f.sigma / MiB, f.step / MiB, eta_ref, lo, hi,
 	     100 * (hi / eta_ref - 1), rate);
-	if (eps_s >= 1 || hi / eta_ref - 1 > MAX_REL_TOL)
+	if (m_lo - d_m <= 0 || hi / eta_ref - 1 > MAX_REL_TOL)
 		return false;
-	ck_assert_msg(fabs(slope - f.slope) <= NOISE_SIGMAS * M_SQRT2 * f.se,
-		      "memwatch_memory_available_slope_bytes_per_second is %.0f, the test's fit of MemAvailable over the "
-		      "same horizon %.0f B/s: %.0f B/s apart, more than %.0f standard errors (%.0f B/s each)",
-		      slope, f.slope, fabs(slope - f.slope), NOISE_SIGMAS * M_SQRT2, f.se);
+	ck_assert_msg(-slope >= m_lo - d_m && -slope <= m_hi + d_m,
+		      "memwatch_memory_available_slope_bytes_per_second is %.0f, the test's fits of MemAvailable over the "
+		      "same horizon %.0f..%.0f B/s, give or take %.0f B/s of noise",
+		      slope, -m_hi, -m_lo, d_m);
 	ck_assert_msg(eta >= lo && eta <= hi,
 		      "memwatch_memory_exhaustion_eta_seconds is %.3f s, the test's own MemAvailable and fit give %.3f s "
 		      "(allowed %.3f..%.3f s from their noise)",
@@ -318,5 +339,5 @@ END_TEST
 
 void collectors_add_exhaustion_tests(Suite *s)
 {
-	collectors_add_test(s, "exhaustion_eta", test_exhaustion_eta, 240);
+	collectors_add_test(s, "exhaustion_eta", test_exhaustion_eta, 300);
 }
