@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Helpers for the memwatchd integration tests: run the real daemon, talk to it
- * over HTTP on 127.0.0.1 and over an sd_notify socket, and read its logs. */
+/* Helpers for the memwatchd integration tests (helpers.c, helpers_http.c,
+ * helpers_host.c): run the real daemon, talk to it over
+ * HTTP on 127.0.0.1 and over an sd_notify socket, and read its logs. */
 #ifndef MEMWATCHD_ITEST_HELPERS_H
 #define MEMWATCHD_ITEST_HELPERS_H
 

@@ -15,10 +15,12 @@ Two runs, each a memwatchd and a Prometheus on loopback scraping it every second
     up == 1 and no _created series (the protobuf carries created timestamps,
     which 2.42 does not turn into series: the scrape was protobuf). The
     histogram is a native one (the query answers with "histogram", not
-    "value"). The test makes memcg reclaim under perf stat, which counts
-    vmscan:mm_vmscan_memcg_reclaim_end system-wide; histogram_count() of the
-    native histogram must have grown by exactly perf's count between a sample
-    before and one after, histogram_count(increase(...[30s])) must be > 0 and
+    "value"). The test makes memcg reclaim while perf records every
+    vmscan:mm_vmscan_memcg_reclaim_end system-wide with its time; histogram_count()
+    of the native histogram must have grown between a sample before and one
+    after by exactly perf's count over the same interval: from the cut of the
+    window the first sample holds to the cut of the second's (see
+    exact_growth), histogram_count(increase(...[30s])) must be > 0 and
     histogram_quantile(0.99, increase(...[30s])) must answer with a finite
     number.
 Every process is stopped by PID; the cgroup is removed; tracefs is unmounted
@@ -28,8 +30,11 @@ usage: test_prometheus_formats.py SOURCE_ROOT MEMWATCHD PROMETHEUS PERF
 """
 import json
 import os
+import select
+import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.parse
 
@@ -38,6 +43,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import opslib  # noqa: E402
 
 DISCOVERY_TIMEOUT = 60
+RECLAIM_END = "vmscan:mm_vmscan_memcg_reclaim_end"
+GROWTH_ATTEMPTS = 3
 MEMCG_LIMIT = 32 << 20
 SPARSE_BYTES = 2 << 30
 TRACEFS = "/sys/kernel/tracing"
@@ -94,7 +101,7 @@ class Run:
         self.daemon = self.prom = None
         self.daemon_log = os.path.join(self.tmp, "memwatchd.log")
         self.prom_log = os.path.join(self.tmp, "prometheus.log")
-        mport = opslib.free_port()
+        mport = self.mport = opslib.free_port()
         conf = os.path.join(self.tmp, "memwatchd.conf")
         with open(conf, "w") as f:
             f.write("[daemon]\nlisten = 127.0.0.1:%d\nwindow = 1s\nlog_level = info\n" % mport)
@@ -237,15 +244,103 @@ class Tracefs:
             subprocess.run(["umount", TRACEFS], check=False)
 
 
-def perf_count(perf, event, argv):
-    """(exit status of argv, how often event fired system-wide while it ran)."""
-    r = subprocess.run([perf, "stat", "-x,", "-a", "-e", event, "--"] + argv,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
-    for line in r.stderr.splitlines():
-        fields = line.split(",")
-        if len(fields) > 2 and fields[2] == event and fields[0].isdigit():
-            return r.returncode, int(fields[0])
-    return r.returncode, None
+class ReclaimRecorder:
+    """Every memcg reclaim end system-wide with its time (perf record on
+    CLOCK_MONOTONIC, which this kernel's perf takes, moved to the wall clock
+    of the window ends), and when each of the daemon's windows was first seen published
+    on /metrics (polled every 20 ms), until stop()."""
+
+    def __init__(self, perf, tmp, mport):
+        self.perf, self.out, self.url = perf, os.path.join(tmp, "reclaim.perf"), "http://127.0.0.1:%d/metrics" % mport
+        self.seen, self.events, self.done = {}, [], threading.Event()
+        ctl, ack = os.path.join(tmp, "perf.ctl"), os.path.join(tmp, "perf.ack")
+        for fifo in (ctl, ack):
+            if os.path.exists(fifo):
+                os.unlink(fifo)
+            os.mkfifo(fifo)
+        # Started with its events off; "enable" is acknowledged once they are on.
+        self.proc = subprocess.Popen([perf, "record", "-q", "-a", "-k", "CLOCK_MONOTONIC", "-e", RECLAIM_END,
+                                      "-D", "-1", "--control", "fifo:%s,%s" % (ctl, ack), "-o", self.out],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.poller = threading.Thread(target=self._poll, daemon=True)
+        self.poller.start()
+        self.ready = self._enable(ctl, ack)
+
+    def _enable(self, ctl, ack):
+        """Turns perf's events on; the wall-clock time they are on from."""
+        deadline = time.monotonic() + 30
+        ack_fd = os.open(ack, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            while True:
+                try:
+                    ctl_fd = os.open(ctl, os.O_WRONLY | os.O_NONBLOCK)
+                    break
+                except OSError:  # ENXIO until perf has opened its end
+                    if time.monotonic() > deadline or self.proc.poll() is not None:
+                        raise RuntimeError("perf record never opened its control fifo")
+                    time.sleep(0.05)
+            os.write(ctl_fd, b"enable\n")
+            os.close(ctl_fd)
+            got = b""
+            while b"ack" not in got:
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    raise RuntimeError("perf record did not acknowledge enable")
+                if select.select([ack_fd], [], [], 0.5)[0]:
+                    got += os.read(ack_fd, 64)
+            return time.time()
+        finally:
+            os.close(ack_fd)
+
+    def _poll(self):
+        while not self.done.is_set():
+            status, body = opslib.http_get(self.url, timeout=2)
+            now = time.time()
+            for line in body.splitlines() if status == 200 else []:
+                if line.startswith("memwatch_window_end_timestamp_seconds "):
+                    self.seen.setdefault(float(line.split()[-1]), now)
+            time.sleep(0.02)
+
+    def stop(self):
+        self.done.set()
+        self.poller.join()
+        self.stopped = time.time()
+        self.proc.send_signal(signal.SIGINT)
+        self.proc.wait(timeout=30)
+        r = subprocess.run([self.perf, "script", "-i", self.out, "-F", "time"], capture_output=True, text=True,
+                           check=False)
+        to_real = time.time() - time.monotonic()
+        self.events = sorted(float(t.strip().rstrip(":")) + to_real for t in r.stdout.splitlines() if t.strip())
+        return r.returncode
+
+
+def exact_growth(run, rec, t0, t1, at):
+    """(before, after, counted) or None: histogram_count in the last sample
+    Prometheus took, of a window published before t0, and in the first of a
+    window that ended after t1; counted is perf's reclaims between the two
+    windows' cuts. The daemon reads its counters (the cut) after it takes the
+    window's end time and before it publishes the window: a window is usable
+    only when perf saw no reclaim between its end and when the poller first
+    saw it published, so every reclaim perf saw falls on one side of the cut.
+    A reclaim beside the test (another test's OOM kill) is then in both
+    counts or in neither."""
+    span = "[%ds]" % (int(at - rec.ready) + 2)
+    ends = run.query('memwatch_window_end_timestamp_seconds{job="memwatchd"}' + span, at)
+    hists = run.query('memwatch_memcg_reclaim_seconds{job="memwatchd"}' + span, at)
+    if not ends or not hists or "histograms" not in hists[0]:
+        return None
+    count_at = {ts: float(h["count"]) for ts, h in hists[0]["histograms"]}
+    samples = [(float(end), count_at[ts]) for ts, end in ends[0]["values"] if ts in count_at]
+
+    def clean(end):
+        seen = rec.seen.get(end)
+        return (seen is not None and rec.ready < end and seen < rec.stopped and
+                not any(end <= t <= seen for t in rec.events))
+    before = [x for x in samples if rec.seen.get(x[0], t0) < t0 and clean(x[0])]
+    after = [x for x in samples if x[0] > t1 and clean(x[0])]
+    if not before or not after:
+        return None
+    (end_b, count_b), (end_a, count_a) = before[-1], after[0]
+    return count_b, count_a, sum(1 for t in rec.events if end_b < t <= end_a)
 
 
 def native_count(run, at=None):
@@ -268,25 +363,43 @@ def protobuf_run(exe, prometheus, perf):
         raw = run.query('memwatch_memcg_reclaim_seconds{job="memwatchd"}')
         if not raw or "histogram" not in raw[0]:
             problems.append("memwatch_memcg_reclaim_seconds is no native histogram: %s" % raw)
-        time.sleep(1.5)
-        before = native_count(run)
         memcg = Memcg("mw-prom-formats-%d" % os.getpid())
         data = os.path.join(run.tmp, "pagecache")
-        # Page cache past the limit: the memcg reclaims it (no swap needed, nothing is killed).
-        rc, fired = perf_count(perf, "vmscan:mm_vmscan_memcg_reclaim_end",
-                               memcg.argv(["dd", "if=/dev/zero", "of=" + data, "bs=1M", "count=128", "conv=fsync"]))
-        if rc != 0 or fired is None:
-            problems.append("perf stat around dd in the memory cgroup: exit %d, count %s" % (rc, fired))
-        time.sleep(4)  # a few scrapes after the reclaim
-        at = time.time()
-        after = native_count(run, at)
+        growth = None
+        for attempt in range(1, GROWTH_ATTEMPTS + 1):
+            if os.path.exists(data):
+                os.unlink(data)
+            rec = ReclaimRecorder(perf, run.tmp, run.mport)
+            time.sleep(3)  # windows (and Prometheus samples of them) wholly within the recording
+            t0 = time.time()
+            # Page cache past the limit: the memcg reclaims it (no swap needed, nothing is killed).
+            rc = memcg.run(["dd", "if=/dev/zero", "of=" + data, "bs=1M", "count=128", "conv=fsync"])
+            t1 = time.time()
+            time.sleep(4)  # a few scrapes after the reclaim
+            at = time.time()
+            perf_rc = rec.stop()
+            if rc != 0 or perf_rc != 0:
+                problems.append("dd in the memory cgroup exited %d, perf script %d" % (rc, perf_rc))
+                break
+            growth = exact_growth(run, rec, t0, t1, at)
+            print("attempt %d: %d memcg reclaims recorded system-wide, %d windows seen: %s"
+                  % (attempt, len(rec.events), len(rec.seen),
+                     "histogram_count %s -> %s, perf counted %s between the cuts" % growth if growth
+                     else "no window before and after whose cut perf left clean"))
+            if growth:
+                break
+        before, after, fired = growth if growth else (None, None, None)
         increase = run.query('histogram_count(increase(memwatch_memcg_reclaim_seconds{job="memwatchd"}[30s]))', at)
         q99 = run.query('histogram_quantile(0.99, increase(memwatch_memcg_reclaim_seconds{job="memwatchd"}[30s]))', at)
         print("memcg reclaims (native histogram_count): %s -> %s, perf counted %s; "
               "histogram_count(increase[30s]) %s; p99 %s"
               % (before, after, fired, increase and increase[0]["value"][1], q99 and q99[0]["value"][1]))
-        if before is None or after is None or fired is None or after - before != fired:
-            problems.append("histogram_count grew %s -> %s, perf counted %s memcg reclaims" % (before, after, fired))
+        if growth is None:
+            problems.append("in %d attempts, no pair of windows whose cuts perf left clean (reclaim all along "
+                            "beside the test?)" % GROWTH_ATTEMPTS)
+        elif after - before != fired:
+            problems.append("histogram_count grew %s -> %s, perf counted %s memcg reclaims between the same cuts"
+                            % (before, after, fired))
         if not fired:
             problems.append("the test's dd made no memcg reclaim (perf: %s)" % fired)
         if not increase or not float(increase[0]["value"][1]) > 0:

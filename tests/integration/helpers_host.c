@@ -1,0 +1,481 @@
+// SPDX-License-Identifier: GPL-2.0
+/* What the integration tests read from the host, independently of the
+ * daemon: /proc/meminfo, MemAvailable worked out by hand, the expectation
+ * table for this kernel, memory cgroups of their own, /dev/kmsg. */
+#include <arpa/inet.h>
+#include <check.h>
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <ftw.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "helpers.h"
+
+long long mw_proc_meminfo_kb(const char *field)
+{
+	char *text = mw_read_file("/proc/meminfo", NULL), *p;
+	size_t flen = strlen(field);
+	long long v = -1;
+
+	if (!text)
+		return -1;
+	for (p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (strncmp(p, field, flen) == 0 && p[flen] == ':') {
+			v = strtoll(p + flen + 1, NULL, 10);
+			break;
+		}
+	free(text);
+	return v;
+}
+
+
+double mw_memavail_by_hand(void)
+{
+	unsigned long long free_pages = 0, low = 0, reserve = 0, file = 0, reclaimable = 0, v;
+	unsigned long long z_free = 0, z_low = 0, z_high = 0, z_boost = 0, z_managed = 0, z_prot = 0;
+	int node = -1, prev_node = -2, zone_index = -1, zones = 0;
+	char line[512], key[64];
+	FILE *f = fopen("/proc/zoneinfo", "re");
+
+	ck_assert(f != NULL);
+	for (;;) {
+		bool eof = !fgets(line, sizeof(line), f);
+
+		if (eof || strncmp(line, "Node ", 5) == 0) {
+			if (zone_index >= 0) {
+				unsigned long long r = z_prot + (z_high - z_boost);
+
+				free_pages += z_free;
+				low += z_low;
+				reserve += r < z_managed ? r : z_managed;
+				zones++;
+			}
+			if (eof)
+				break;
+			ck_assert(sscanf(line, "Node %d,", &node) == 1);
+			zone_index = node == prev_node ? zone_index + 1 : 0;
+			prev_node = node;
+			z_free = z_low = z_high = z_boost = z_managed = z_prot = 0;
+			continue;
+		}
+		if (sscanf(line, " pages free %llu", &v) == 1)
+			z_free = v;
+		else if (sscanf(line, " %63s %llu", key, &v) == 2 && strcmp(key, "low") == 0)
+			z_low = v;
+		else if (sscanf(line, " %63s %llu", key, &v) == 2 && strcmp(key, "high") == 0 && !z_high)
+			z_high = v;
+		else if (sscanf(line, " %63s %llu", key, &v) == 2 && strcmp(key, "boost") == 0)
+			z_boost = v;
+		else if (sscanf(line, " %63s %llu", key, &v) == 2 && strcmp(key, "managed") == 0)
+			z_managed = v;
+		else if (strstr(line, "protection: (")) {
+			char *p = strchr(line, '(') + 1;
+			int j = 0;
+
+			/* The largest reserve against the zones above this one. */
+			for (; *p && *p != ')'; j++) {
+				v = strtoull(p, &p, 10);
+				if (j >= zone_index && v > z_prot)
+					z_prot = v;
+				p += strspn(p, ", ");
+			}
+		}
+	}
+	fclose(f);
+	ck_assert(zones > 0);
+
+	f = fopen("/proc/vmstat", "re");
+	ck_assert(f != NULL);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %llu", key, &v) == 2) {
+			if (strcmp(key, "nr_active_file") == 0 || strcmp(key, "nr_inactive_file") == 0)
+				file += v;
+			else if (strcmp(key, "nr_slab_reclaimable") == 0 || strcmp(key, "nr_kernel_misc_reclaimable") == 0)
+				reclaimable += v;
+		}
+	fclose(f);
+
+	{
+		long long avail = (long long)free_pages - (long long)reserve;
+
+		avail += (long long)(file - (file / 2 < low ? file / 2 : low));
+		avail += (long long)(reclaimable - (reclaimable / 2 < low ? reclaimable / 2 : low));
+		return (double)(avail > 0 ? avail : 0) * (double)sysconf(_SC_PAGESIZE);
+	}
+}
+
+
+bool mw_zone_counters_agree(double *by_hand, double *meminfo)
+{
+	double a = mw_memavail_by_hand(), m = (double)mw_proc_meminfo_kb("MemAvailable") * 1024.0;
+
+	if (by_hand)
+		*by_hand = a;
+	if (meminfo)
+		*meminfo = m;
+	/* The daemon's documented tolerance for the counters method: 2%. */
+	return m > 0 && fabs(a - m) <= 0.02 * m;
+}
+
+/* ---- the expectation table (tests/expectations/collectors.tsv) ---- */
+
+/* Every test binary that compiles helpers.c should get -DEXPECTATIONS_TSV
+ * (expectations_arg in meson.build); one without it fails only if it asks. */
+#ifdef EXPECTATIONS_TSV
+static const char *const expectations_tsv = EXPECTATIONS_TSV;
+#else
+static const char *const expectations_tsv = NULL;
+#endif
+
+/* Evaluates a base condition (the "-agree" form) independently of the daemon. */
+static int eval_condition(const char *base)
+{
+	if (strcmp(base, "zone-counters-agree") == 0) {
+		double a, m;
+		bool agree = mw_zone_counters_agree(&a, &m);
+
+		fprintf(stderr, "expectations: zone-counters-agree is %s: si_mem_available from /proc/zoneinfo and "
+				"/proc/vmstat %.0f B, MemAvailable %.0f B\n",
+			agree ? "true" : "false", a, m);
+		return agree;
+	}
+	return -1;
+}
+
+bool mw_under_ci(void)
+{
+	const char *ci = getenv("CI");
+
+	return ci && strcmp(ci, "true") == 0;
+}
+
+int mw_expectation(const char *environment, const char *collector, struct mw_expectation *out)
+{
+	char release[sizeof(((struct utsname *)0)->release)], line[1024];
+	struct utsname u;
+	bool matched_any = false;
+	int lineno = 0, r = -ENOENT;
+	FILE *f;
+
+	ck_assert(uname(&u) == 0);
+	snprintf(release, sizeof(release), "%s", u.release);
+	*out = (struct mw_expectation){ 0 };
+	ck_assert_msg(expectations_tsv != NULL,
+		      "this test binary was built without -DEXPECTATIONS_TSV (expectations_arg in tests/integration/meson.build)");
+	f = fopen(expectations_tsv, "re");
+	ck_assert_msg(f != NULL, "cannot open %s: %s", expectations_tsv, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		char *cols[7], *save = NULL, *p;
+		int n = 0;
+
+		lineno++;
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0] == '#' || line[strspn(line, " \t")] == '\0')
+			continue;
+		for (p = strtok_r(line, "\t", &save); p && n < 7; p = strtok_r(NULL, "\t", &save))
+			cols[n++] = p;
+		ck_assert_msg(n == 7 && !p, "%s:%d: not 7 tab-separated columns", expectations_tsv, lineno);
+		if (strcmp(cols[0], environment) != 0 || fnmatch(cols[1], release, 0) != 0)
+			continue;
+		matched_any = true;
+		if (r == 0 || strcmp(cols[2], collector) != 0)
+			continue;
+		if (strcmp(cols[6], "-") != 0) {
+			/* "x-disagree" is the negation of "x-agree", which the test evaluates. */
+			char base[128];
+			size_t len = strlen(cols[6]);
+			bool negated = len > 9 && strcmp(cols[6] + len - 9, "-disagree") == 0;
+			int holds;
+
+			snprintf(base, sizeof(base), "%.*s%s", (int)(negated ? len - 9 : len), cols[6],
+				 negated ? "-agree" : "");
+			holds = eval_condition(base);
+			ck_assert_msg(holds >= 0, "%s:%d: condition %s, which these tests cannot evaluate",
+				      expectations_tsv, lineno, base);
+			if (negated ? holds : !holds)
+				continue;
+		}
+		snprintf(out->state, sizeof(out->state), "%s", cols[3]);
+		snprintf(out->mode, sizeof(out->mode), "%s", cols[4]);
+		snprintf(out->reason, sizeof(out->reason), "%s", strcmp(cols[5], "-") == 0 ? "" : cols[5]);
+		snprintf(out->condition, sizeof(out->condition), "%s", strcmp(cols[6], "-") == 0 ? "" : cols[6]);
+		out->line = lineno;
+		r = 0;
+	}
+	fclose(f);
+	if (!matched_any) {
+		bool ci = mw_under_ci();
+
+		fprintf(stderr, "\n*** no expectation row for kernel %s (environment %s), add one to "
+				"tests/expectations/collectors.tsv ***\n%s\n\n",
+			release, environment, ci ? "CI=true: failing" : "skipping this assertion (CI is not true)");
+		ck_assert_msg(!ci, "no expectation row for kernel %s, add one to tests/expectations/collectors.tsv",
+			      release);
+		return -ENOENT;
+	}
+	ck_assert_msg(r == 0, "tests/expectations/collectors.tsv has rows for %s on kernel %s, but none for collector %s",
+		      environment, release, collector);
+	return 0;
+}
+
+int mw_expected_kill_field(const char *environment, const char *feature, char *source, size_t len)
+{
+	char release[sizeof(((struct utsname *)0)->release)], line[512], path[PATH_MAX];
+	const char *slash;
+	struct utsname u;
+	bool matched_any = false, ci = mw_under_ci();
+	int r = -ENOENT;
+	FILE *f;
+
+	ck_assert(uname(&u) == 0);
+	snprintf(release, sizeof(release), "%s", u.release);
+	const char *tsv = expectations_tsv ? expectations_tsv : "";
+
+	ck_assert_msg(tsv[0], "built without -DEXPECTATIONS_TSV");
+	slash = strrchr(tsv, '/');
+	ck_assert(slash);
+	snprintf(path, sizeof(path), "%.*s/kill_fields.tsv", (int)(slash - tsv), tsv);
+	f = fopen(path, "re");
+	ck_assert_msg(f != NULL, "cannot open %s: %s", path, strerror(errno));
+	while (r < 0 && fgets(line, sizeof(line), f)) {
+		char *cols[4], *save = NULL, *p;
+		int n = 0;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0] == '#' || line[strspn(line, " \t")] == '\0')
+			continue;
+		for (p = strtok_r(line, "\t", &save); p && n < 4; p = strtok_r(NULL, "\t", &save))
+			cols[n++] = p;
+		ck_assert_msg(n == 4 && !p, "%s: a row without 4 tab-separated columns", path);
+		if (strcmp(cols[0], environment) != 0 || fnmatch(cols[1], release, 0) != 0)
+			continue;
+		matched_any = true;
+		if (strcmp(cols[2], feature) == 0) {
+			snprintf(source, len, "%s", cols[3]);
+			r = 0;
+		}
+	}
+	fclose(f);
+	if (!matched_any) {
+		fprintf(stderr, "\n*** no row for kernel %s (environment %s) in %s ***\n%s\n\n", release, environment, path,
+			ci ? "CI=true: failing" : "skipping this assertion (CI is not true)");
+		ck_assert_msg(!ci, "no row for kernel %s in %s", release, path);
+		return -ENOENT;
+	}
+	ck_assert_msg(r == 0, "%s has rows for %s on kernel %s, but none for %s", path, environment, release, feature);
+	return 0;
+}
+
+bool mw_expect_matches(const struct mw_expectation *want, const char *collector, const char *state, const char *mode,
+		       const char *reason, char *why, size_t why_len)
+{
+	if (strcmp(state, want->state) != 0 || strcmp(mode, want->mode) != 0)
+		snprintf(why, why_len, "%s: %s/%s, want %s/%s (collectors.tsv line %d%s%s) reason '%s'", collector, state,
+			 mode, want->state, want->mode, want->line, want->condition[0] ? ", condition " : "",
+			 want->condition, reason);
+	else if (!want->reason[0] && reason[0])
+		snprintf(why, why_len, "%s: reason '%s', want none (collectors.tsv line %d)", collector, reason,
+			 want->line);
+	else if (want->reason[0] && !strstr(reason, want->reason))
+		snprintf(why, why_len, "%s: reason '%s' lacks '%s' (collectors.tsv line %d)", collector, reason,
+			 want->reason, want->line);
+	else
+		return true;
+	return false;
+}
+
+bool mw_assert_collector_expected(const char *body, const char *collector, struct mw_expectation *ret)
+{
+	char matcher[96], labels[1024], state[64], mode[64], reason[512], why[1024];
+	struct mw_expectation want;
+	double v = NAN;
+
+	if (mw_expectation("host", collector, &want) < 0)
+		return false;
+	snprintf(matcher, sizeof(matcher), "collector=\"%s\"", collector);
+	ck_assert_msg(mw_metric(body, "memwatch_collector_info", matcher, &v, labels, sizeof(labels)),
+		      "no memwatch_collector_info{%s} in:\n%s", matcher, body);
+	ck_assert(v == 1.0);
+	ck_assert(mw_label(labels, "state", state, sizeof(state)));
+	ck_assert(mw_label(labels, "mode", mode, sizeof(mode)));
+	ck_assert(mw_label(labels, "reason", reason, sizeof(reason)));
+	ck_assert_msg(mw_expect_matches(&want, collector, state, mode, reason, why, sizeof(why)), "%s", why);
+	ck_assert_msg(mw_metric(body, "memwatch_collector_up", matcher, &v, NULL, 0), "no memwatch_collector_up{%s}",
+		      matcher);
+	ck_assert_msg(v == (strcmp(want.state, "active") == 0 ? 1.0 : 0.0) || strcmp(want.state, "degraded") == 0,
+		      "memwatch_collector_up{%s} is %g with state %s", matcher, v, want.state);
+	if (ret)
+		*ret = want;
+	return true;
+}
+
+/* ---- memory cgroups ---- */
+
+static bool mw_write_all(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	size_t len = strlen(text);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = write(fd, text, len) == (ssize_t)len;
+	close(fd);
+	return ok;
+}
+
+bool mw_memcg_root(const char **root, bool *v2)
+{
+	static const char *const v2_roots[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
+	char file[300], *text;
+
+	if (access("/sys/fs/cgroup/memory/memory.limit_in_bytes", F_OK) == 0) {
+		*root = "/sys/fs/cgroup/memory";
+		*v2 = false;
+		return true;
+	}
+	for (size_t i = 0; i < sizeof(v2_roots) / sizeof(v2_roots[0]); i++) {
+		bool has;
+
+		snprintf(file, sizeof(file), "%s/cgroup.controllers", v2_roots[i]);
+		text = mw_read_file(file, NULL);
+		has = text && strstr(text, "memory");
+		free(text);
+		if (!has)
+			continue;
+		snprintf(file, sizeof(file), "%s/cgroup.subtree_control", v2_roots[i]);
+		(void)mw_write_all(file, "+memory");
+		*root = v2_roots[i];
+		*v2 = true;
+		return true;
+	}
+	return false;
+}
+
+bool mw_memcg_make(struct mw_memcg *cg, const struct mw_memcg *parent, const char *name, const char *limit)
+{
+	const char *root;
+	char file[320];
+	bool v2;
+
+	if (!mw_memcg_root(&root, &v2)) {
+		errno = ENOENT;
+		return false;
+	}
+	if (snprintf(cg->path, sizeof(cg->path), "%s/%s", parent ? parent->path : root, name) >= (int)sizeof(cg->path) ||
+	    snprintf(cg->label, sizeof(cg->label), "%s/%s", parent ? parent->label : "", name) >= (int)sizeof(cg->label)) {
+		errno = ENAMETOOLONG;
+		return false;
+	}
+	if (mkdir(cg->path, 0755) < 0 && errno != EEXIST)
+		return false;
+	if (parent && v2) {
+		snprintf(file, sizeof(file), "%s/cgroup.subtree_control", parent->path);
+		if (!mw_write_all(file, "+memory"))
+			return false;
+	}
+	if (limit) {
+		snprintf(file, sizeof(file), "%s/%s", cg->path, v2 ? "memory.max" : "memory.limit_in_bytes");
+		if (!mw_write_all(file, limit))
+			return false;
+	}
+	return true;
+}
+
+bool mw_memcg_remove(const char *path)
+{
+	int64_t deadline = mw_mono_ms() + 10000;
+	char procs[PATH_MAX + 16];
+
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", path);
+	for (;;) {
+		char *text, *p, *end;
+
+		if (rmdir(path) == 0 || errno == ENOENT)
+			return true;
+		if (errno != EBUSY || mw_mono_ms() >= deadline)
+			return false;
+		text = mw_read_file(procs, NULL);
+		for (p = text; p;) {
+			long pid = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			if (pid > 1)
+				kill((pid_t)pid, SIGKILL);
+			p = end;
+		}
+		free(text);
+		mw_sleep_ms(50);
+	}
+}
+
+/* ---- /dev/kmsg ---- */
+
+int mw_kmsg_open_end(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0 && lseek(fd, 0, SEEK_END) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+char *mw_kmsg_read(int fd)
+{
+	size_t cap = 65536, len = 0;
+	char *all = malloc(cap), rec[8192];
+
+	if (!all)
+		return NULL;
+	all[0] = '\0';
+	for (;;) {
+		ssize_t n = read(fd, rec, sizeof(rec) - 1);
+		const char *msg;
+		size_t mlen;
+
+		if (n < 0 && errno == EPIPE)
+			continue; /* overwritten records: go on with what is there */
+		if (n <= 0)
+			break;
+		rec[n] = '\0';
+		msg = strchr(rec, ';');
+		if (!msg)
+			continue;
+		msg++;
+		mlen = strcspn(msg, "\n");
+		if (len + mlen + 2 > cap) {
+			char *bigger = realloc(all, cap * 2 + mlen);
+
+			if (!bigger)
+				break;
+			all = bigger;
+			cap = cap * 2 + mlen;
+		}
+		memcpy(all + len, msg, mlen);
+		len += mlen;
+		all[len++] = '\n';
+		all[len] = '\0';
+	}
+	return all;
+}
