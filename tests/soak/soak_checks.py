@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The soak's two long-run checks, kept apart from the load (soak.py):
+
+- growth(): the least-squares slope of a resource over every sample taken
+  after the warm-up, per minute, with its standard error;
+- CounterLedger: every counter's highest value seen, so that a series that
+  drops out of one scrape and comes back lower in a later one is caught.
+"""
+import math
+import re
+
+LABEL_RE = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def growth(samples):
+    """samples: [(seconds, value)]. Returns (slope per minute, its standard
+    error per minute), from an ordinary least-squares line through all of
+    them. The standard error says how much the samples' scatter alone moves
+    the slope, so a bound is only meaningful well above it."""
+    n = len(samples)
+    if n < 3:
+        return None, None
+    t_mean = sum(t for t, _ in samples) / n
+    y_mean = sum(y for _, y in samples) / n
+    sxx = sum((t - t_mean) ** 2 for t, _ in samples)
+    sxy = sum((t - t_mean) * (y - y_mean) for t, y in samples)
+    slope = sxy / sxx
+    residual = sum((y - y_mean - slope * (t - t_mean)) ** 2 for t, y in samples)
+    stderr = math.sqrt(residual / (n - 2) / sxx)
+    return slope * 60, stderr * 60
+
+
+def labels(key):
+    """{name: value} of one sample's key, e.g. 'm{pid="12",comm="dd"}'."""
+    _, _, rest = key.partition("{")
+    return dict(LABEL_RE.findall(rest))
+
+
+def start_time(pid):
+    """The process's start time (in clock ticks after boot, field 22 of
+    /proc/PID/stat), which tells two processes with one pid apart; None if
+    there is no such process."""
+    try:
+        with open("/proc/%s/stat" % pid) as f:
+            return f.read().rpartition(")")[2].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+class CounterLedger:
+    """The highest value of every counter and histogram sample seen so far in
+    one client's scrapes, present in the current scrape or not.
+
+    A value below the ledger's fails, unless the series' own subject really
+    went away and came back, which the test knows in two cases only:
+    - a series of a cgroup the test itself removes and creates again under the
+      same name (recreated_cgroups: the OOM kills' cgroup, a new one every
+      10 s), which starts again from zero;
+    - a series of a pid that now belongs to another process than when the
+      series was first seen: pids are reused (pid_max is 32768 here, and the
+      soak starts 200 processes a second, so they wrap every 3 minutes).
+      Told apart by the start time in /proc/PID/stat, read when the series is
+      first seen; a process gone by then cannot come back, so if the pid is
+      alive when the value drops it is another process."""
+
+    def __init__(self, recreated_cgroups):
+        self.recreated = tuple(recreated_cgroups)
+        self.highest = {}
+        self.born = {}
+        self.compared = 0
+        self.series_compared = set()
+        self.resets_explained = 0
+
+    def _reborn(self, key):
+        lab = labels(key)
+        cg = lab.get("cgroup")
+        if cg is not None and cg.endswith(self.recreated):
+            return True
+        pid = lab.get("pid")
+        if pid is not None:
+            now = start_time(pid)
+            return now is not None and now != self.born.get(key)
+        return False
+
+    def check(self, scrape):
+        """scrape: {key: value}. Returns the failures, one line each."""
+        failures = []
+        for key, v in scrape.items():
+            top = self.highest.get(key)
+            if top is None:
+                self.highest[key] = v
+                if "pid=" in key:
+                    self.born[key] = start_time(labels(key).get("pid"))
+                continue
+            self.compared += 1
+            self.series_compared.add(key)
+            if v >= top:
+                self.highest[key] = v
+            elif self._reborn(key):
+                self.resets_explained += 1
+                self.highest[key] = v
+                if "pid=" in key:
+                    self.born[key] = start_time(labels(key).get("pid"))
+            else:
+                failures.append("%s went back from %r (its highest so far) to %r" % (key, top, v))
+        return failures
