@@ -2,7 +2,8 @@
 # The long soak run:
 #
 #   bench/soak.sh [--duration S] [--warmup S] [--daemon PATH] [--sanitized]
-#                 [--without LOAD]... [--trace-memory] [--no-doc]
+#                 [--without LOAD]... [--trace-memory] [--no-doc] [--report FILE]
+#   bench/soak.sh --doc-from FILE
 #
 # tests/soak/soak.py for S seconds (default 3600; CI runs 170 in the meson
 # suite 'soak'): 4 clients scraping every 50 ms, SIGHUP every 5 s (broken and
@@ -19,10 +20,12 @@
 # Holds the heavy-test lock for the whole run. Then writes RSS, heap, fds and
 # series over time, with their slopes, to the generated part of the soak
 # section of docs/reliability.md (between the soak.sh markers), stating the
-# duration it ran, whether it passed or not (--no-doc: only prints them).
+# duration it ran, whether it passed or not (--no-doc: only prints them;
+# --report FILE keeps soak.py's report; --doc-from FILE writes the section from
+# such a report, for a run made under a lock held for several runs at once).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-DURATION=3600 WARMUP=120 DAEMON=build/daemon/memwatchd DOC=docs/reliability.md SANITIZED=
+DURATION=3600 WARMUP=120 DAEMON=build/daemon/memwatchd DOC=docs/reliability.md REPORT= FROM=
 EXTRA=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -30,27 +33,34 @@ while [ $# -gt 0 ]; do
 	--warmup) WARMUP=$2; shift ;;
 	--daemon) DAEMON=$2; shift ;;
 	--without) EXTRA+=(--without "$2"); shift ;;
-	--sanitized) EXTRA+=("$1"); SANITIZED=" (sanitizer build)" ;;
-	--trace-memory) EXTRA+=("$1") ;;
+	--sanitized | --trace-memory) EXTRA+=("$1") ;;
 	--no-doc) DOC= ;;
-	*) echo "usage: $0 [--duration S] [--warmup S] [--daemon PATH] [--sanitized] [--without LOAD]... [--trace-memory] [--no-doc]" >&2; exit 2 ;;
+	--report) REPORT=$2; shift ;;
+	--doc-from) FROM=$2; shift ;;
+	*) echo "usage: $0 [--duration S] [--warmup S] [--daemon PATH] [--sanitized] [--without LOAD]... [--trace-memory] [--no-doc] [--report FILE] | --doc-from FILE" >&2; exit 2 ;;
 	esac
 	shift
 done
-REPORT=$(mktemp /tmp/memwatchd-soak-report.XXXXXX)
-trap 'rm -f "$REPORT"' EXIT
 rc=0
-flock /tmp/memwatchd-heavy.lock python3 tests/soak/soak.py --daemon "$DAEMON" \
-	--duration "$DURATION" --warmup "$WARMUP" --report "$REPORT" "${EXTRA[@]}" || rc=$?
+if [ -n "$FROM" ]; then
+	REPORT=$FROM
+else
+	if [ -z "$REPORT" ]; then
+		REPORT=$(mktemp /tmp/memwatchd-soak-report.XXXXXX)
+		trap 'rm -f "$REPORT"' EXIT
+	fi
+	flock /tmp/memwatchd-heavy.lock python3 tests/soak/soak.py --daemon "$DAEMON" \
+		--duration "$DURATION" --warmup "$WARMUP" --report "$REPORT" "${EXTRA[@]}" || rc=$?
+fi
 if [ -z "$DOC" ] || [ ! -s "$REPORT" ]; then
 	exit $rc
 fi
-COMMIT=$(git rev-parse --short HEAD) DAEMON=$DAEMON RC=$rc SANITIZED=$SANITIZED \
-	python3 - "$REPORT" "$DOC" <<'EOF'
+COMMIT=$(git rev-parse --short HEAD) python3 - "$REPORT" "$DOC" <<'EOF'
 import json, os, sys, time
 
 report, doc = sys.argv[1], sys.argv[2]
 r = json.load(open(report))
+passed = r["failures"] == 0
 BEGIN, END = "<!-- bench/soak.sh: begin -->", "<!-- bench/soak.sh: end -->"
 g = r["growth_per_minute"]
 samples = r["samples"]
@@ -70,16 +80,16 @@ def slope(k, unit):
 
 out = [BEGIN, "",
        "`bench/soak.sh` on %s, commit %s, `%s`%s: **%d s** (%d s warm-up), %s."
-       % (time.strftime("%Y-%m-%d", time.gmtime()), os.environ["COMMIT"], os.environ["DAEMON"],
-          os.environ["SANITIZED"],
+       % (time.strftime("%Y-%m-%d", time.gmtime(os.path.getmtime(report))), os.environ["COMMIT"], r["daemon"],
+          " (sanitizer build, ASAN_OPTIONS %s)" % r["asan_options"] if r["sanitized"] else "",
           r["seconds"], r["warmup_seconds"],
-          "passed" if os.environ["RC"] == "0" else "**failed** (%s)" % "; ".join(r.get("failure_lines", [])[:3])),
+          "passed" if passed else "**failed** (%s)" % "; ".join(r["failure_lines"][:3])),
        "{:,} `/metrics` answers ({} a second per client; counters compared with their highest value "
        "{:,} times), {:,} reloads, {:,} cgroups, {:,} processes ({} a second), {:,} OOM kills ({:,} counted "
        "by the daemon); load average {} at the end.".format(
            r["scrapes"], r["per_second"]["scrapes_per_client"], r["counter_comparisons"], r["reloads"],
            r["cgroups_created"], r["processes"], r["per_second"]["processes"], r["oom_kills"],
-           int(r["oom_kills_counted"] or 0), open("/proc/loadavg").read().split()[0]),
+           int(r["oom_kills_counted"] or 0), r["load_average_at_end"]),
        "",
        "Slopes after the warm-up (least squares over every sample, 2.5 s apart; ± one standard error): RSS %s, heap %s, "
        "fds %s, threads %s, series %s."

@@ -189,9 +189,10 @@ class Soak:
         # freed block stays poisoned until reused; the other suites keep
         # ASan's default quarantine for use-after-free. ASAN_OPTIONS from the
         # environment come last and win (ASan reads them in order).
-        env["ASAN_OPTIONS"] = ":".join(filter(None, ["quarantine_size_mb=0", "thread_local_quarantine_size_kb=0",
-                                                     "allocator_release_to_os_interval_ms=1000",
-                                                     env.get("ASAN_OPTIONS")]))
+        self.asan_options = ":".join(filter(None, ["quarantine_size_mb=0", "thread_local_quarantine_size_kb=0",
+                                                   "allocator_release_to_os_interval_ms=1000",
+                                                   env.get("ASAN_OPTIONS")]))
+        env["ASAN_OPTIONS"] = self.asan_options
         for _ in range(5):
             with socket.socket() as s:
                 s.bind(("127.0.0.1", 0))
@@ -651,7 +652,9 @@ class Soak:
                                                                        self.broken_reloads))
 
         report = {
+            "daemon": self.args.daemon, "sanitized": self.args.sanitized, "asan_options": self.asan_options,
             "seconds": round(elapsed, 1), "warmup_seconds": self.args.warmup,
+            "load_average_at_end": float(open("/proc/loadavg").read().split()[0]),
             "scrapes": self.stats["scrapes_plain"] + self.stats["scrapes_gzip"],
             "scrapes_gzip": self.stats["scrapes_gzip"], "other_requests": self.stats["requests_other"],
             "reloads": self.stats["reloads"], "broken_reloads": self.broken_reloads,
