@@ -161,6 +161,9 @@ class Soak:
         # resource samples wait for it (see _run()).
         self.quiet = threading.Event()
         self.quiet.set()
+        # How many times the process churn started each pid (saturating), shared
+        # with the clients: a pid started again is a process that came back.
+        self.spawned = multiprocessing.Array("B", int(open("/proc/sys/kernel/pid_max").read()) + 1, lock=False)
 
     # --- bookkeeping ---
 
@@ -354,7 +357,8 @@ class Soak:
     def client(self, n):
         conn = None
         # Also counts pid reuse, so every client reads /proc: fine at 350 series.
-        ledger = CounterLedger(["/%s/oom" % os.path.basename(self.root)])
+        ledger = CounterLedger(["/%s/oom" % os.path.basename(self.root)],
+                               lambda pid: self.spawned[pid] if pid < len(self.spawned) else 0)
         others = ["/", "/api/v1/windows", "/api/v1/events"]
         i = 0
         while not self.stop.is_set():
@@ -464,6 +468,7 @@ class Soak:
         while not self.stop.is_set():
             try:
                 pid = os.posix_spawn("/bin/true", ["true"], {})
+                self.spawned[pid] = min(255, self.spawned[pid] + 1)
                 os.waitpid(pid, 0)
                 self.count("processes")
             except OSError as e:

@@ -59,12 +59,15 @@ class CounterLedger:
     - a series of a pid that now belongs to another process than when the
       series was first seen: pids are reused (pid_max is 32768 here, and the
       soak starts 200 processes a second, so they wrap every 3 minutes).
-      Told apart by the start time in /proc/PID/stat, read when the series is
-      first seen; a process gone by then cannot come back, so if the pid is
-      alive when the value drops it is another process."""
+      Either the test's own churn started a process with that pid again
+      since (spawns(pid) grew: its /bin/true processes live a millisecond,
+      too short to be looked at), or the start time in /proc/PID/stat differs
+      from the one read when the series was first seen (a process gone by
+      then cannot come back, so a live one is another)."""
 
-    def __init__(self, recreated_cgroups):
+    def __init__(self, recreated_cgroups, spawns=lambda pid: 0):
         self.recreated = tuple(recreated_cgroups)
+        self.spawns = spawns
         self.highest = {}
         self.born = {}
         self.compared = 0
@@ -77,10 +80,16 @@ class CounterLedger:
         if cg is not None and cg.endswith(self.recreated):
             return True
         pid = lab.get("pid")
-        if pid is not None:
+        if pid is not None and pid.isdigit():
+            started, spawned = self.born.get(key, (None, 0))
             now = start_time(pid)
-            return now is not None and now != self.born.get(key)
+            return self.spawns(int(pid)) > spawned or (now is not None and now != started)
         return False
+
+    def _first_seen(self, key):
+        pid = labels(key).get("pid")
+        if pid is not None and pid.isdigit():
+            self.born[key] = (start_time(pid), self.spawns(int(pid)))
 
     def check(self, scrape):
         """scrape: {key: value}. Returns the failures, one line each."""
@@ -89,8 +98,7 @@ class CounterLedger:
             top = self.highest.get(key)
             if top is None:
                 self.highest[key] = v
-                if "pid=" in key:
-                    self.born[key] = start_time(labels(key).get("pid"))
+                self._first_seen(key)
                 continue
             self.compared += 1
             self.series_compared.add(key)
@@ -99,8 +107,8 @@ class CounterLedger:
             elif self._reborn(key):
                 self.resets_explained += 1
                 self.highest[key] = v
-                if "pid=" in key:
-                    self.born[key] = start_time(labels(key).get("pid"))
+                self._first_seen(key)
             else:
                 failures.append("%s went back from %r (its highest so far) to %r" % (key, top, v))
+                self.highest[key] = v  # once per drop, not at every scrape after it
         return failures
