@@ -22,7 +22,8 @@
 # section of docs/reliability.md (between the soak.sh markers), stating the
 # duration it ran, whether it passed or not (--no-doc: only prints them;
 # --report FILE keeps soak.py's report; --doc-from FILE writes the section from
-# such a report, for a run made under a lock held for several runs at once).
+# such a report, for a run made under a lock held for several runs at once;
+# SOAK_COMMIT names the commit it ran, if not HEAD).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=3600 WARMUP=120 DAEMON=build/daemon/memwatchd DOC=docs/reliability.md REPORT= FROM=
@@ -55,7 +56,7 @@ fi
 if [ -z "$DOC" ] || [ ! -s "$REPORT" ]; then
 	exit $rc
 fi
-COMMIT=$(git rev-parse --short HEAD) python3 - "$REPORT" "$DOC" <<'EOF'
+COMMIT=${SOAK_COMMIT:-$(git rev-parse --short HEAD)} python3 - "$REPORT" "$DOC" <<'EOF'
 import json, os, sys, time
 
 report, doc = sys.argv[1], sys.argv[2]
