@@ -5,7 +5,7 @@
 #                 [--without LOAD]... [--trace-memory] [--no-doc] [--report FILE]
 #   bench/soak.sh --doc-from FILE
 #
-# tests/soak/soak.py for S seconds (default 3600; CI runs 170 in the meson
+# tests/soak/soak.py for S seconds (default 3600; CI runs 300 in the meson
 # suite 'soak'): 4 clients scraping every 50 ms, SIGHUP every 5 s (broken and
 # valid files in turn, the valid ones restarting collectors), 20 memory
 # cgroups created and removed per second, 200 processes per second, a memcg OOM
