@@ -55,7 +55,7 @@ import tempfile
 import threading
 import time
 
-from soak_cgroup import MemoryCgroups, find_root
+from soak_cgroup import MemoryCgroups, find_root, mount_of
 from soak_checks import CounterLedger, growth
 
 SKIP = 77
@@ -362,7 +362,8 @@ class Soak:
         conn = None
         # Also counts pid reuse, so every client reads /proc: fine at 350 series.
         ledger = CounterLedger(["/%s/oom" % os.path.basename(self.root)],
-                               lambda pid: self.spawned[pid] if pid < len(self.spawned) else 0)
+                               lambda pid: self.spawned[pid] if pid < len(self.spawned) else 0,
+                               mount_of(self.cg.parent))
         others = ["/", "/api/v1/windows", "/api/v1/events"]
         i = 0
         while not self.stop.is_set():

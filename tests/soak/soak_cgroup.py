@@ -18,6 +18,18 @@ def find_root():
     return None
 
 
+def mount_of(path):
+    """The cgroup mount point path is in: the daemon's cgroup labels are
+    paths relative to it."""
+    best = None
+    for line in open("/proc/self/mounts"):
+        fields = line.split()
+        if fields[2] in ("cgroup", "cgroup2") and (path + "/").startswith(fields[1].rstrip("/") + "/"):
+            if best is None or len(fields[1]) > len(best):
+                best = fields[1]
+    return best
+
+
 def read(path, default=None):
     try:
         with open(path) as f:

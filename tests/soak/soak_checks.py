@@ -7,6 +7,7 @@
   drops out of one scrape and comes back lower in a later one is caught.
 """
 import math
+import os
 import re
 
 LABEL_RE = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
@@ -63,11 +64,16 @@ class CounterLedger:
       since (spawns(pid) grew: its /bin/true processes live a millisecond,
       too short to be looked at), or the start time in /proc/PID/stat differs
       from the one read when the series was first seen (a process gone by
-      then cannot come back, so a live one is another)."""
+      then cannot come back, so a live one is another);
+    - likewise a series of a cgroup whose directory under hierarchy (the
+      cgroup mount the labels are relative to) now has another inode, the
+      cgroup id, than when the series was first seen: another test's cgroup
+      removed and made again under the same name."""
 
-    def __init__(self, recreated_cgroups, spawns=lambda pid: 0):
+    def __init__(self, recreated_cgroups, spawns=lambda pid: 0, hierarchy=None):
         self.recreated = tuple(recreated_cgroups)
         self.spawns = spawns
+        self.hierarchy = hierarchy
         self.highest = {}
         self.born = {}
         self.compared = 0
@@ -77,8 +83,9 @@ class CounterLedger:
     def _reborn(self, key):
         lab = labels(key)
         cg = lab.get("cgroup")
-        if cg is not None and cg.endswith(self.recreated):
-            return True
+        if cg is not None:
+            now = self._cgroup_id(cg)
+            return cg.endswith(self.recreated) or (now is not None and now != self.born.get(key))
         pid = lab.get("pid")
         if pid is not None and pid.isdigit():
             started, spawned = self.born.get(key, (None, 0))
@@ -86,10 +93,19 @@ class CounterLedger:
             return self.spawns(int(pid)) > spawned or (now is not None and now != started)
         return False
 
+    def _cgroup_id(self, cgroup):
+        try:
+            return os.stat(self.hierarchy + cgroup).st_ino if self.hierarchy else None
+        except OSError:
+            return None
+
     def _first_seen(self, key):
-        pid = labels(key).get("pid")
+        lab = labels(key)
+        pid = lab.get("pid")
         if pid is not None and pid.isdigit():
             self.born[key] = (start_time(pid), self.spawns(int(pid)))
+        elif "cgroup" in lab:
+            self.born[key] = self._cgroup_id(lab["cgroup"])
 
     def check(self, scrape):
         """scrape: {key: value}. Returns the failures, one line each."""
