@@ -32,6 +32,8 @@ const char *kernel_channel(void)
 }
 
 pid_t runner_pid; /* the process that runs main(): names our cgroups and files */
+const char *memcg_root;
+bool memcg_v2;
 
 /* ---- small utilities ---- */
 
@@ -43,19 +45,6 @@ double real_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int write_str(const char *path, const char *text)
-{
-	size_t len = strlen(text);
-	int fd = open(path, O_WRONLY | O_CLOEXEC), r = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, len) != (ssize_t)len)
-		r = errno ? -errno : -EIO;
-	close(fd);
-	return r;
-}
-
 /* ---- what a test creates, undone by teardown (or by the runner's sweep) ---- */
 
 static struct cg *tracked_cgs[MAX_TRACKED];
@@ -65,25 +54,26 @@ static size_t n_tracked_children;
 static char *tracked_files[MAX_TRACKED];
 static size_t n_tracked_files;
 
+/* A memory cgroup of this run with a hard limit: v1 memory.limit_in_bytes or
+ * v2 memory.max (mw_memcg_make). */
 void cg_create(struct cg *cg, const char *limit)
 {
-	char file[320];
-	int n, r;
+	struct mw_memcg made;
+	int n;
 
 	ck_assert_msg(n_tracked_cgs < MAX_TRACKED, "too many cgroups");
 	for (n = 1; n < 1000; n++) {
 		snprintf(cg->name, sizeof(cg->name), CG_PREFIX "%d-%d", (int)runner_pid, n);
-		snprintf(cg->path, sizeof(cg->path), MEMCG_ROOT "/%s", cg->name);
-		if (mkdir(cg->path, 0755) == 0)
+		snprintf(cg->path, sizeof(cg->path), "%s/%s", memcg_root, cg->name);
+		if (access(cg->path, F_OK) < 0 && errno == ENOENT)
 			break;
-		ck_assert_msg(errno == EEXIST, "mkdir %s: %s", cg->path, strerror(errno));
 	}
 	ck_assert_msg(n < 1000, "no free cgroup name");
 	tracked_cgs[n_tracked_cgs++] = cg;
+	ck_assert_msg(mw_memcg_make(&made, NULL, cg->name, limit), "cannot make %s with a limit of %s: %s", cg->path,
+		      limit, strerror(errno));
 	snprintf(cg->label, sizeof(cg->label), "/%s", cg->name);
-	snprintf(file, sizeof(file), "%s/memory.limit_in_bytes", cg->path);
-	r = write_str(file, limit);
-	ck_assert_msg(r == 0, "cannot write %s to %s: %s", limit, file, strerror(-r));
+	ck_assert_str_eq(cg->label, made.label);
 }
 
 void cg_destroy(struct cg *cg)
@@ -197,7 +187,7 @@ pid_t spawn_workload(const struct cg *cg, const struct workload *w)
 			_exit(126);
 		snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg->path);
 		snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
-		if (write_str(procs, buf) < 0)
+		if (mw_write_text(procs, buf) < 0)
 			_exit(125);
 		workload_main(w);
 	}
@@ -297,14 +287,14 @@ void sweep(void)
 	size_t i;
 
 	snprintf(prefix, sizeof(prefix), CG_PREFIX "%d-", (int)runner_pid);
-	dir = opendir(MEMCG_ROOT);
+	dir = opendir(memcg_root);
 	if (dir) {
 		while ((de = readdir(dir))) {
 			char path[320];
 
 			if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
 				continue;
-			snprintf(path, sizeof(path), MEMCG_ROOT "/%s", de->d_name);
+			snprintf(path, sizeof(path), "%s/%s", memcg_root, de->d_name);
 			if (!mw_memcg_remove(path))
 				fprintf(stderr, "could not remove %s: %m\n", path);
 		}

@@ -14,7 +14,6 @@
 #include "events.h"
 #include "helpers.h"
 
-#define MEMCG_ROOT "/sys/fs/cgroup/memory"
 #define CG_PREFIX "memwatch-ev-"
 
 #define MiB (1024UL * 1024UL)
@@ -55,12 +54,14 @@
  * debug_perf_buffer). Each test runs in its own process (check's fork mode). */
 extern int channel_i;
 extern pid_t runner_pid; /* the process that runs main(): names our cgroups and files */
+/* The memory controller's hierarchy (mw_memcg_root): v1's, or a cgroup2 mount. */
+extern const char *memcg_root;
+extern bool memcg_v2;
 const char *kernel_channel(void);
 /* Starts a loop test on channel i; the daemon logs which one it opened. */
 void use_channel(int i);
 
 double real_now(void);
-int write_str(const char *path, const char *text);
 
 /* ---- what a test creates, undone by teardown (or by the runner's sweep) ---- */
 
