@@ -9,6 +9,11 @@ what it saw on the serial console, and this script judges it.
 
   run_system.py --source-root DIR --memhog PATH [--deb PATH] [--kernel SERIES ...]
   run_system.py --arch arm64 --checks smoke --source-root DIR [--deb PATH] ...
+  run_system.py --checks itests --daemon PATH --itest NAME=PATH ... --source-root DIR
+
+--checks itests is the v2 scenario (system_itests.py): the host's own
+integration test executables and daemon, run as they are in the guest on its
+pure cgroup v2 hierarchy, a row per test; no .deb.
 
 --arch arm64 boots Debian's arm64 kernels with qemu-system-aarch64 -M virt on
 an arm64 root file system that is only unpacked (rootfs.py), with the
@@ -51,6 +56,7 @@ import rootfs  # noqa: E402
 import run_vm  # noqa: E402
 from run_vm import HarnessError, blocks, log  # noqa: E402
 import system_judge as sj  # noqa: E402
+import system_itests  # noqa: E402
 import system_judge_ops as ops  # noqa: E402
 from system_judge import kv_line, props  # noqa: E402
 
@@ -144,13 +150,13 @@ def run_archive(args, deb, path):
     return unit_sha
 
 
-def boot(qemu, vmlinuz, initrd, disk, console_log, timeout, smp, arch="amd64"):
+def boot(qemu, vmlinuz, initrd, disk, console_log, timeout, smp, arch="amd64", writable=False):
     a = run_vm.ARCHES[arch]
     cmd = [qemu, "-accel", "tcg"] + a["machine"] + ["-smp", str(smp), "-m", str(GUEST_MIB),
            "-nographic", "-no-reboot", "-nic", "none",
            "-kernel", vmlinuz, "-initrd", initrd]
-    if disk:  # the smoke run reads no block device
-        cmd += ["-drive", f"file={disk},if=none,id=cache,format=raw,readonly=on",
+    if disk:  # the smoke run reads no block device; the v2 scenario's /tmp is written
+        cmd += ["-drive", f"file={disk},if=none,id=cache,format=raw" + ("" if writable else ",readonly=on"),
                 "-device", "nvme,drive=cache,serial=memwatchsys"]
     cmd += ["-append", KERNEL_ARGS.format(console=a["console"])]
     start = time.monotonic()
@@ -245,8 +251,12 @@ def main():
     ap.add_argument("--memhog", help="memhog built without sanitizers (the full checks need it)")
     ap.add_argument("--arch", choices=sorted(run_vm.ARCHES), default="amd64",
                     help="Debian architecture of the guest and the .deb (default amd64)")
-    ap.add_argument("--checks", choices=["full", "smoke"], default="full",
-                    help="smoke: install, collectors, promtool, one reload; full: everything")
+    ap.add_argument("--checks", choices=["full", "smoke", "itests"], default="full",
+                    help="smoke: install, collectors, promtool, one reload; full: everything; "
+                    "itests: the host's integration tests (--itest) on cgroup v2 (system_itests.py)")
+    ap.add_argument("--itest", action="append", metavar="NAME=PATH",
+                    help="--checks itests: a test executable of the host's build to run in the guest")
+    ap.add_argument("--daemon", help="--checks itests: the daemon the tests start (their MEMWATCHD_PATH)")
     ap.add_argument("--deb", help="a prebuilt memwatchd .deb (default: packaging/build-deb.sh builds one)")
     ap.add_argument("--kept-deb", help="a .deb another test kept: used when newer than the source tree")
     ap.add_argument("--kernel", action="append", choices=sorted(run_vm.SERIES),
@@ -259,9 +269,14 @@ def main():
     args = ap.parse_args()
     start = time.monotonic()
     smoke = args.checks == "smoke"
-    if not smoke and not args.memhog:
+    itests = args.checks == "itests"
+    if args.checks == "full" and not args.memhog:
         ap.error("--memhog is needed for --checks full")
+    if itests and (not args.itest or not args.daemon or args.arch != "amd64"):
+        ap.error("--checks itests needs --itest and --daemon (amd64: the host's own binaries)")
     suite_name = "system" if args.arch == "amd64" else f"system-{args.arch}"
+    if itests:
+        suite_name = "system-v2"
 
     if args.arch != "amd64" and kernel_packages.missing_cross_tools(args.arch):
         return kernel_packages.cross_missing_exit(args.arch, suite_name)
@@ -283,9 +298,14 @@ def main():
         rows = expectations.load()
         os.makedirs(args.log_dir, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="memwatchd-system-") as work:
-            deb = args.deb or kept_deb(args.kept_deb, os.path.abspath(args.source_root)) or build_deb(os.path.abspath(args.source_root), os.path.join(work, "deb"), args.arch)
-            packages = rootfs.BASE_PACKAGES + rootfs.depends_packages(deb)
             cache = run_vm.cache_dir()
+            cmds = system_itests.guest_commands(args) if itests else []
+            # The v2 scenario installs no .deb: any cached root file system
+            # will do (what it lacks comes from the host).
+            deb = None if itests and rootfs.cached(cache) else (
+                args.deb or kept_deb(args.kept_deb, os.path.abspath(args.source_root))
+                or build_deb(os.path.abspath(args.source_root), os.path.join(work, "deb"), args.arch))
+            packages = rootfs.BASE_PACKAGES + (rootfs.depends_packages(deb) if deb else [])
             kernels = []
             with open(os.path.join(cache, ".lock"), "w") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)
@@ -293,14 +313,20 @@ def main():
                 for s in args.kernel or list(run_vm.SERIES):
                     kernels.append((s,) + run_vm.fetch_kernel_updating(s, cache, updated, args.arch))
                 try:
-                    base, built = rootfs.ensure(cache, packages, log, args.arch)
+                    base, built = (rootfs.cached(cache), False) if not deb else rootfs.ensure(cache, packages, log,
+                                                                                           args.arch)
                 except rootfs.RootfsError as e:
                     raise HarnessError(str(e)) from e
                 if not built:
                     log(f"rootfs: cached {base} ({', '.join(sorted(set(packages)))})")
                 # The per-run part is appended, so the cached archive is never rewritten.
                 extra = os.path.join(work, "run.cpio.gz")
-                unit_sha = run_archive(args, deb, extra)
+                if itests:
+                    system_itests.run_archive(args, cmds, base, extra,
+                                             TEST_UNIT.replace(b"guest.sh", b"guest_itests.sh"))
+                    unit_sha = None
+                else:
+                    unit_sha = run_archive(args, deb, extra)
                 initrd = os.path.join(work, "initrd.gz")
                 with open(initrd, "wb") as out:
                     for part in (base, extra):
@@ -313,15 +339,18 @@ def main():
             def one(k):
                 series, name, version, slot = k
                 disk = None
-                if not smoke:
+                if itests:
+                    disk = system_itests.tmp_disk(os.path.join(work, f"tmp-{series}.img"))
+                elif not smoke:
                     disk = os.path.join(work, f"cache-{series}.img")
                     with open(disk, "wb") as f:
                         f.truncate(DISK_MIB << 20)  # sparse: reads cost no host disk
                 prefix = "console-" if args.arch == "amd64" else f"console-{args.arch}-"
+                prefix = "console-v2-" if itests else prefix
                 console = os.path.join(args.log_dir, f"{prefix}{series}.log")
                 log(f"[{series}] booting {name} {version}")
                 out = boot(qemu, os.path.join(slot, "vmlinuz"), initrd, disk, console, args.timeout,
-                           args.smp, args.arch)
+                           args.smp, args.arch, writable=itests)
                 log(f"[{series}] qemu exited {out[2]} after {out[1]:.1f} s"
                     f"{' (TIMEOUT)' if out[3] else ''}; console: {console}")
                 return out
@@ -337,7 +366,10 @@ def main():
     for (series, name, version, slot), (lines, secs, rc, timed_out) in zip(kernels, outs):
         log()
         figures[series] = {"version": version, "release": kv_line(blocks(lines)[0].get("guest") or [], "uname")}
-        v = judge(series, lines, rc, timed_out, unit_sha, rows, smoke, figures[series])
+        if itests:
+            v = system_itests.judge(series, lines, rc, timed_out, cmds)
+        else:
+            v = judge(series, lines, rc, timed_out, unit_sha, rows, smoke, figures[series])
         results.append((series, version, secs, v))
         if not v.ok:
             log(f"[{series}] last console lines:")
