@@ -479,10 +479,6 @@ void collector_info(const char *body, const char *collector, char *state, char *
 	ck_assert(mw_label(labels, "reason", reason, len));
 }
 
-/* The figure carried by pressure instants, computed in BPF (the counters
- * method, allowed to run however far it is from /proc/meminfo), against the
- * same arithmetic done here on /proc/zoneinfo and /proc/vmstat; and against
- * MemAvailable too while the two agree on this kernel (zone-counters-agree). */
 /* ---- the kernel's own count of BPF program runs (BPF_ENABLE_STATS) ---- */
 
 /* Turns run counting on for as long as the returned fd stays open (no sysctl
