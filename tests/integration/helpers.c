@@ -526,7 +526,7 @@ struct mw_daemon *mw_start(const char *config, const char *const *extra, bool no
 		if (!d)
 			return NULL;
 		d->port = port;
-		r = mw_wait_ready(d, MW_START_TIMEOUT_MS);
+		r = mw_wait_ready(d, mw_start_timeout_ms());
 		if (r == 0)
 			return d;
 		/* Someone else may have taken the port between our probe and the daemon's bind. */
@@ -1723,4 +1723,14 @@ long long mw_memcg_limit_hits(const char *path)
 	if (!mw_memcg_root(&root, &v2))
 		return -1;
 	return v2 ? memcg_file_value(path, "memory.events", "max") : memcg_file_value(path, "memory.failcnt", NULL);
+}
+
+/* ---- bounds under emulation ---- */
+
+int mw_start_timeout_ms(void)
+{
+	const char *s = getenv("MW_TEST_SLOWDOWN");
+	long k = s ? strtol(s, NULL, 10) : 1;
+
+	return MW_START_TIMEOUT_MS * (int)(k >= 1 && k <= 100 ? k : 1);
 }

@@ -237,4 +237,12 @@ char *mw_kmsg_read(int fd);
 long long mw_memcg_oom_kills(const char *path);
 long long mw_memcg_limit_hits(const char *path);
 
+/* ---- bounds under emulation ---- */
+
+/* The bound on a daemon's start in mw_start: MW_START_TIMEOUT_MS, times
+ * MW_TEST_SLOWDOWN (1 to 100) when the environment sets it, as the system-v2
+ * guest does (TCG runs the daemon many times slower than the host). Only a
+ * bound on a hang, never asserted on. */
+int mw_start_timeout_ms(void);
+
 #endif

@@ -14,6 +14,10 @@ set -u
 export LC_ALL=C.UTF-8
 . /etc/mw-itests.conf
 [ -n "$CI_VALUE" ] && export CI="$CI_VALUE"
+# TCG runs everything many times slower: the bounds on a hang (a daemon's
+# start, check's per-test timeout) grow; nothing measured is compared with
+# them. A failure message may carry a whole scrape: check keeps it whole.
+export MW_TEST_SLOWDOWN=6 CK_TIMEOUT_MULTIPLIER=3 CK_MAX_MSG_SIZE=1048576
 
 mark() { echo "=== $* ==="; }
 
