@@ -257,6 +257,11 @@ def main():
     ap.add_argument("--itest", action="append", metavar="NAME=PATH",
                     help="--checks itests: a test executable of the host's build to run in the guest")
     ap.add_argument("--daemon", help="--checks itests: the daemon the tests start (their MEMWATCHD_PATH)")
+    ap.add_argument("--command", action="append", metavar="NAME=COMMAND",
+                    help="--checks itests: one more command to run as root in the guest, a row of its own "
+                    "(the hook for the soak's v2 run)")
+    ap.add_argument("--file", action="append", metavar="PATH",
+                    help="--checks itests: a host file the commands need, copied to the same path")
     ap.add_argument("--deb", help="a prebuilt memwatchd .deb (default: packaging/build-deb.sh builds one)")
     ap.add_argument("--kept-deb", help="a .deb another test kept: used when newer than the source tree")
     ap.add_argument("--kernel", action="append", choices=sorted(run_vm.SERIES),
@@ -272,8 +277,8 @@ def main():
     itests = args.checks == "itests"
     if args.checks == "full" and not args.memhog:
         ap.error("--memhog is needed for --checks full")
-    if itests and (not args.itest or not args.daemon or args.arch != "amd64"):
-        ap.error("--checks itests needs --itest and --daemon (amd64: the host's own binaries)")
+    if itests and (not (args.itest or args.command) or not args.daemon or args.arch != "amd64"):
+        ap.error("--checks itests needs --itest or --command, and --daemon (amd64: the host's own binaries)")
     suite_name = "system" if args.arch == "amd64" else f"system-{args.arch}"
     if itests:
         suite_name = "system-v2"

@@ -43,13 +43,21 @@ class Cpio(run_vm.Cpio):
 
 
 def guest_commands(args):
-    """[(name, argv, files)] run in the guest, in order: each --itest NAME=PATH."""
+    """[(name, argv, files)] run in the guest, in order: each --itest
+    NAME=PATH, then each --command NAME=COMMAND (split as a shell would, its
+    --file paths copied in with the first)."""
     cmds = []
     for spec in args.itest or []:
         name, _, path = spec.partition("=")
         if not os.path.isabs(path) or not os.access(path, os.X_OK):
             raise HarnessError(f"--itest {spec}: want NAME=/absolute/path/to/an/executable")
         add_command(cmds, name, [path])
+    for i, spec in enumerate(getattr(args, "command", None) or []):
+        name, _, line = spec.partition("=")
+        argv = shlex.split(line)
+        if not argv:
+            raise HarnessError(f"--command {spec}: want NAME=COMMAND")
+        add_command(cmds, name, argv, (getattr(args, "file", None) or []) if i == 0 else ())
     return cmds
 
 
@@ -119,7 +127,8 @@ def run_archive(args, cmds, base, path, unit):
     """The per-run part of the initramfs for the v2 scenario; unit runs guest_itests.sh."""
     cpio = Cpio()
     have = rootfs_names(base)
-    binaries = [argv[0] for _, argv, _ in cmds] + [args.daemon]
+    # A command named by PATH (python3, sh) is the guest's or python's own.
+    binaries = [argv[0] for _, argv, _ in cmds if os.path.isabs(argv[0])] + [args.daemon]
     wanted = {b: 0o755 for b in binaries}
     data = data_files(os.path.abspath(args.source_root), cmds)
     wanted.update(data)
