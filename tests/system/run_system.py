@@ -300,6 +300,8 @@ def main():
                           ("dpkg-buildpackage", "dpkg-dev"), ("dh", "debhelper")):
             if not shutil.which(tool):
                 raise HarnessError(f"{tool} not found: install the Debian package {pkg}")
+        if itests and not shutil.which("mkfs.ext4"):
+            raise HarnessError("mkfs.ext4 not found: install the Debian package e2fsprogs (the guest's /tmp)")
         rows = expectations.load()
         os.makedirs(args.log_dir, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="memwatchd-system-") as work:
