@@ -5,9 +5,10 @@ operations (reload, watchdog, stop, socket) and the unit's memory. Stdlib only."
 import json
 import re
 
-import run_vm
-from run_vm import log, parse_events, parse_metrics, value
+# system_judge first: it puts tests/vm and tests/expectations on the path.
 from system_judge import OOM_CG, OOM_COMM, SERIES_TTL, counter_families, kv_line, marker, props  # noqa: F401
+import run_vm  # noqa: E402
+from run_vm import log, parse_events, parse_metrics, value  # noqa: E402
 
 STOP_SECONDS = 2.0
 
