@@ -227,4 +227,23 @@ int mw_kmsg_open_end(void);
 /* Every message logged since, one a line (without the record prefix). */
 char *mw_kmsg_read(int fd);
 
+/* ---- the kernel's counts for a memory cgroup (v1 or v2) ---- */
+
+/* The kernel's own counts for a memory cgroup at path, from its files (v1 or
+ * v2 as mw_memcg_root says): OOM kills (v1 memory.oom_control oom_kill, v2
+ * memory.events oom_kill), and charges that met the hard limit (v1
+ * memory.failcnt counts every charge that failed against it; v2
+ * memory.events max counts every time usage was about to go over memory.max,
+ * reclaim then making room or not). -1 when the file cannot be read. */
+long long mw_memcg_oom_kills(const char *path);
+long long mw_memcg_limit_hits(const char *path);
+
+/* ---- bounds under emulation ---- */
+
+/* The bound on a daemon's start in mw_start: MW_START_TIMEOUT_MS, times
+ * MW_TEST_SLOWDOWN (1 to 100) when the environment sets it, as the system-v2
+ * guest does (TCG runs the daemon many times slower than the host). Only a
+ * bound on a hang, never asserted on. */
+int mw_start_timeout_ms(void);
+
 #endif

@@ -479,3 +479,46 @@ char *mw_kmsg_read(int fd)
 	}
 	return all;
 }
+
+/* ---- the kernel's counts for a memory cgroup (v1 or v2) ---- */
+
+/* The number after "key " in a file of "key value" lines; key NULL: the file's one number. */
+static long long memcg_file_value(const char *path, const char *file, const char *key)
+{
+	char name[PATH_MAX + 32], *text, *p;
+	long long v = -1;
+
+	snprintf(name, sizeof(name), "%s/%s", path, file);
+	text = mw_read_file(name, NULL);
+	for (p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		size_t len = key ? strlen(key) : 0;
+
+		if (!key || (strncmp(p, key, len) == 0 && p[len] == ' ')) {
+			v = strtoll(p + len, NULL, 10);
+			break;
+		}
+	}
+	free(text);
+	return v;
+}
+
+long long mw_memcg_oom_kills(const char *path)
+{
+	const char *root;
+	bool v2;
+
+	if (!mw_memcg_root(&root, &v2))
+		return -1;
+	return v2 ? memcg_file_value(path, "memory.events", "oom_kill")
+		  : memcg_file_value(path, "memory.oom_control", "oom_kill");
+}
+
+long long mw_memcg_limit_hits(const char *path)
+{
+	const char *root;
+	bool v2;
+
+	if (!mw_memcg_root(&root, &v2))
+		return -1;
+	return v2 ? memcg_file_value(path, "memory.events", "max") : memcg_file_value(path, "memory.failcnt", NULL);
+}

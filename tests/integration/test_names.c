@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* End-to-end tests of the workload names on per-cgroup families: real memory
- * cgroups on this host's v1 memory hierarchy laid out as kubelet lays them out
+ * cgroups on this host's memory hierarchy (v1, or cgroup2 with the memory
+ * controller passed down each level) laid out as kubelet lays them out
  * (the cgroupfs driver's kubepods/burstable/pod<uid>/<id> and the systemd
  * driver's kubepods-besteffort-pod<uid>.slice/crio-<id>.scope), a systemd
  * service and a docker container, below one directory of this run; kubelet's
@@ -22,7 +23,6 @@
 #include <unistd.h>
 #include "helpers.h"
 
-#define MEMCG_ROOT "/sys/fs/cgroup/memory"
 #define RUN_PREFIX "memwatch-names-"
 #define MiB (1024UL * 1024UL)
 #define OOM_TOUCH_BYTES (200UL * MiB)
@@ -33,13 +33,16 @@
 #define WORKLOAD_TIMEOUT_MS 60000
 
 static pid_t runner_pid;
+/* The memory controller's hierarchy (mw_memcg_root): v1's or a cgroup2 mount. */
+static const char *memcg_root;
+static bool memcg_v2;
 
 /* This run's names: ids made from the runner's pid, so that two runs never share one. */
 struct layout {
-	char run[64];     /* below MEMCG_ROOT */
+	char run[64];     /* below memcg_root */
 	char uid_web[40], uid_web_[40], uid_job[40], uid_job_[40];
 	char id_app[65], id_job[65], id_docker[65];
-	/* cgroup labels: paths below MEMCG_ROOT */
+	/* cgroup labels: paths below memcg_root */
 	char pod_web[200], app[300], pod_job[200], job[300], job_conmon[300], service[200], docker[200];
 	char kubelet[300], pods[320], containers[320];
 	char app_log[600], app_pod_dir[600];
@@ -85,39 +88,25 @@ static void layout_init(struct layout *l)
 	snprintf(l->app_log, sizeof(l->app_log), "%s/web-0_shop_app-%s.log", l->containers, l->id_app);
 }
 
-static int write_str(const char *path, const char *text)
-{
-	size_t len = strlen(text);
-	int fd = open(path, O_WRONLY | O_CLOEXEC), r = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, len) != (ssize_t)len)
-		r = errno ? -errno : -EIO;
-	close(fd);
-	return r;
-}
-
-/* mkdir -p of a cgroup below MEMCG_ROOT; the leaf gets the limit. */
+/* mkdir -p of a cgroup below memcg_root, one level at a time (on v2 each
+ * parent passes the memory controller down); the leaf gets the limit. */
 static void cg_make(const char *rel, const char *limit)
 {
-	char path[512], file[600];
-	size_t i;
-	int r;
+	struct mw_memcg parent, cg;
+	const char *p = rel + 1;
+	char part[256];
 
-	snprintf(path, sizeof(path), MEMCG_ROOT "%s", rel);
-	for (i = strlen(MEMCG_ROOT) + 1; path[i]; i++) {
-		if (path[i] != '/')
-			continue;
-		path[i] = '\0';
-		ck_assert_msg(mkdir(path, 0755) == 0 || errno == EEXIST, "mkdir %s: %s", path, strerror(errno));
-		path[i] = '/';
-	}
-	ck_assert_msg(mkdir(path, 0755) == 0 || errno == EEXIST, "mkdir %s: %s", path, strerror(errno));
-	if (limit) {
-		snprintf(file, sizeof(file), "%s/memory.limit_in_bytes", path);
-		r = write_str(file, limit);
-		ck_assert_msg(r == 0, "cannot write %s to %s: %s", limit, file, strerror(-r));
+	for (bool top = true;; top = false) {
+		const char *slash = strchr(p, '/');
+		int len = slash ? (int)(slash - p) : (int)strlen(p);
+
+		snprintf(part, sizeof(part), "%.*s", len, p);
+		ck_assert_msg(mw_memcg_make(&cg, top ? NULL : &parent, part, slash ? NULL : limit), "mkdir %s below %s: %s",
+			      part, top ? memcg_root : parent.path, strerror(errno));
+		if (!slash)
+			return;
+		parent = cg;
+		p = slash + 1;
 	}
 }
 
@@ -140,7 +129,7 @@ static void sweep(void)
 {
 	char path[300];
 
-	snprintf(path, sizeof(path), MEMCG_ROOT "/" RUN_PREFIX "%d", (int)runner_pid);
+	snprintf(path, sizeof(path), "%s/" RUN_PREFIX "%d", memcg_root, (int)runner_pid);
 	nftw(path, remove_visited, 16, FTW_DEPTH | FTW_PHYS);
 	if (mw_tmp_root()[0]) {
 		snprintf(path, sizeof(path), "%s/kubelet", mw_tmp_root());
@@ -204,11 +193,12 @@ static struct mw_daemon *start_daemon(const struct layout *l)
 
 	snprintf(text, sizeof(text),
 		 "[daemon]\nwindow = 500ms\n\n"
-		 "[collector.cgroup]\nv1_root = " MEMCG_ROOT "\nv2_root = none\ninclude = /%s/*\ntop_k = 50\n"
+		 "[collector.cgroup]\nv1_root = %s\nv2_root = %s\ninclude = /%s/*\ntop_k = 50\n"
 		 "kubelet_pods_dir = %s\nkubelet_containers_dir = %s\n\n"
 		 "[collector.oom]\nseries_ttl = %ds\n\n"
 		 "[collector.reclaim]\nseries_ttl = 10m\n",
-		 l->run, l->pods, l->containers, OOM_TTL_SEC);
+		 memcg_v2 ? "none" : memcg_root, memcg_v2 ? memcg_root : "none", l->run, l->pods, l->containers,
+		 OOM_TTL_SEC);
 	conf = mw_write_temp_file("memwatchd.conf", text);
 	ck_assert_ptr_nonnull(conf);
 	d = mw_start(conf, NULL, false);
@@ -320,7 +310,7 @@ static void __attribute__((noreturn)) oom_workload(const char *procs)
 	volatile char *p;
 
 	snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
-	if (write_str(procs, buf) < 0)
+	if (mw_write_text(procs, buf) < 0)
 		_exit(125);
 	if (prctl(PR_SET_NAME, "mwnames-victim") < 0)
 		_exit(121);
@@ -332,18 +322,14 @@ static void __attribute__((noreturn)) oom_workload(const char *procs)
 	_exit(0); /* survived: the test fails on the exit status */
 }
 
-/* The kernel's own count of OOM kills in the cgroup (v1 memory.oom_control, 4.13+). */
+/* The kernel's own count of OOM kills in the cgroup (v1 memory.oom_control,
+ * 4.13+; v2 memory.events). */
 static long kernel_oom_kills(const char *rel)
 {
-	char path[600], *text, *p;
-	long n = -1;
+	char path[600];
 
-	snprintf(path, sizeof(path), MEMCG_ROOT "%s/memory.oom_control", rel);
-	text = mw_read_file(path, NULL);
-	if (text && (p = strstr(text, "oom_kill ")))
-		n = strtol(p + 9, NULL, 10);
-	free(text);
-	return n;
+	snprintf(path, sizeof(path), "%s%s", memcg_root, rel);
+	return (long)mw_memcg_oom_kills(path);
 }
 
 static bool present(int port, const char *name, const char *matcher, double *value)
@@ -374,7 +360,7 @@ START_TEST(test_oom_count_outlives_the_container)
 	ck_assert_msg(mw_poll_metric(d->port, "memwatch_cgroup_info", m, POLL_TIMEOUT_MS, mw_pred_eq, 1, NULL),
 		      "no memwatch_cgroup_info{%s} 1", m);
 
-	snprintf(procs, sizeof(procs), MEMCG_ROOT "%s/cgroup.procs", l.app);
+	snprintf(procs, sizeof(procs), "%s%s/cgroup.procs", memcg_root, l.app);
 	fflush(NULL);
 	pid = fork();
 	ck_assert_msg(pid >= 0, "fork: %s", strerror(errno));
@@ -412,9 +398,9 @@ START_TEST(test_oom_count_outlives_the_container)
 	ck_assert_int_eq(unlink(l.app_log), 0);
 	nftw(l.app_pod_dir, unlink_visited, 16, FTW_DEPTH | FTW_PHYS);
 	ck_assert_msg(access(l.app_pod_dir, F_OK) < 0 && errno == ENOENT, "%s is still there", l.app_pod_dir);
-	snprintf(path, sizeof(path), MEMCG_ROOT "%s", l.app);
+	snprintf(path, sizeof(path), "%s%s", memcg_root, l.app);
 	ck_assert_msg(mw_memcg_remove(path), "cannot remove %s: %s", path, strerror(errno));
-	snprintf(path, sizeof(path), MEMCG_ROOT "%s", l.pod_web);
+	snprintf(path, sizeof(path), "%s%s", memcg_root, l.pod_web);
 	ck_assert_msg(mw_memcg_remove(path), "cannot remove %s: %s", path, strerror(errno));
 	removed_ms = mw_mono_ms();
 
@@ -481,10 +467,12 @@ int main(void)
 		fprintf(stderr, "%s: %m\n", MEMWATCHD_PATH);
 		return 99;
 	}
-	if (access(MEMCG_ROOT "/memory.limit_in_bytes", F_OK) < 0) {
-		fprintf(stderr, "no v1 memory controller at %s: skipping\n", MEMCG_ROOT);
-		return 77;
+	if (!mw_memcg_root(&memcg_root, &memcg_v2)) {
+		fprintf(stderr, "no memory cgroup hierarchy (v1 memory, or cgroup2 with memory): %s\n",
+			mw_under_ci() ? "failing (CI=true)" : "skipping");
+		return mw_under_ci() ? EXIT_FAILURE : 77;
 	}
+	fprintf(stderr, "memory cgroups: %s (%s)\n", memcg_root, memcg_v2 ? "cgroup2" : "v1");
 	if (mw_init_tmp_root() < 0) {
 		fprintf(stderr, "cannot create a temporary directory: %m\n");
 		return 99;

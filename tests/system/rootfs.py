@@ -196,6 +196,14 @@ def tar_to_cpio(tar_path, cpio_gz, arch="amd64"):
     return w.size
 
 
+def cached(cache, arch="amd64"):
+    """The cached archive of arch, whatever its package list, or None."""
+    prefix = "systemd-rootfs-" if arch == "amd64" else f"systemd-rootfs-{arch}-"
+    names = sorted(n for n in os.listdir(cache) if n.startswith(prefix) and n.endswith(".cpio.gz")
+                   and n[len(prefix):].count("-") == 0)
+    return os.path.join(cache, names[-1]) if names else None
+
+
 def ensure(cache, packages, log, arch="amd64"):
     """Path of the cached archive holding these packages, built when missing.
     The caller holds the cache's lock."""
