@@ -30,9 +30,12 @@ echo "uptime $(cut -d' ' -f1 /proc/uptime)"
 echo "memtotal $(awk '$1 == "MemTotal:" { print $2 }' /proc/meminfo) kB"
 mark "END guest"
 
-# The tests' sparse files must fill the page cache: /tmp on a disk.
+# The tests' sparse files must fill the page cache: /tmp on a disk. What the
+# initramfs put under /tmp (the host's build, when it lives there) goes onto
+# the disk first; a bind mount, as / is shared under systemd (no mount --move).
 mark "BEGIN tmp-mount"
-mount -t ext4 "$TMP_DEV" /tmp && chmod 1777 /tmp && grep ' /tmp ' /proc/self/mounts
+mkdir -p /mnt/mw-tmp && mount -t ext4 "$TMP_DEV" /mnt/mw-tmp && cp -a /tmp/. /mnt/mw-tmp/ &&
+	mount --bind /mnt/mw-tmp /tmp && chmod 1777 /tmp && grep ' /tmp ' /proc/self/mounts
 rc=$?
 mark "END tmp-mount"
 mark "rc tmp-mount $rc"

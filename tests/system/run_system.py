@@ -143,7 +143,7 @@ def run_archive(args, deb, path):
     with open(os.path.join(args.source_root, "systemd", "memwatchd.service"), "rb") as f:
         unit_sha = hashlib.sha256(f.read()).hexdigest()
     conf = (f"CACHE_DEV=/dev/nvme0n1\nCACHE_MIB={CACHE_MIB}\nSERIES_TTL={sj.SERIES_TTL}\n"
-            f"sj.OOM_COMM={sj.OOM_COMM}\nUNIT_SHA256={unit_sha}\nSMOKE={int(args.checks == 'smoke')}\n")
+            f"OOM_COMM={sj.OOM_COMM}\nUNIT_SHA256={unit_sha}\nSMOKE={int(args.checks == 'smoke')}\n")
     cpio.file("etc/mw-systemtest.conf", conf.encode())
     with open(path, "wb") as f:
         f.write(gzip.compress(cpio.finish(), compresslevel=1))

@@ -128,7 +128,7 @@ def run_archive(args, cmds, base, path, unit):
     cpio = Cpio()
     have = rootfs_names(base)
     # A command named by PATH (python3, sh) is the guest's or python's own.
-    binaries = [argv[0] for _, argv, _ in cmds if os.path.isabs(argv[0])] + [args.daemon]
+    binaries = [argv[0] for _, argv, _ in cmds if os.path.isabs(argv[0])] + [os.path.abspath(args.daemon)]
     wanted = {b: 0o755 for b in binaries}
     data = data_files(os.path.abspath(args.source_root), cmds)
     wanted.update(data)
