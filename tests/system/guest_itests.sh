@@ -8,7 +8,8 @@
 # exit status and seconds after it; then the guest powers off. The host
 # judges (system_itests.py). Nothing here judges.
 #
-# /etc/mw-itests.conf sets TMP_DEV (the ext4 disk for /tmp) and CI_VALUE
+# /etc/mw-itests.conf sets TMP_DEV (the ext4 disk for /tmp), HOST_TMP (the
+# host's files under /tmp, copied onto it) and CI_VALUE
 # (the host's CI, passed on: under CI=true a test may not skip).
 set -u
 export LC_ALL=C.UTF-8
@@ -30,12 +31,11 @@ echo "uptime $(cut -d' ' -f1 /proc/uptime)"
 echo "memtotal $(awk '$1 == "MemTotal:" { print $2 }' /proc/meminfo) kB"
 mark "END guest"
 
-# The tests' sparse files must fill the page cache: /tmp on a disk. What the
-# initramfs put under /tmp (the host's build, when it lives there) goes onto
-# the disk first; a bind mount, as / is shared under systemd (no mount --move).
+# The tests' sparse files must fill the page cache: /tmp on a disk. The
+# host's files under /tmp (its build, when it lives there) wait in $HOST_TMP.
 mark "BEGIN tmp-mount"
-mkdir -p /mnt/mw-tmp && mount -t ext4 "$TMP_DEV" /mnt/mw-tmp && cp -a /tmp/. /mnt/mw-tmp/ &&
-	mount --bind /mnt/mw-tmp /tmp && chmod 1777 /tmp && grep ' /tmp ' /proc/self/mounts
+mount -t ext4 "$TMP_DEV" /tmp && chmod 1777 /tmp && grep ' /tmp ' /proc/self/mounts &&
+	{ [ ! -d "$HOST_TMP" ] || cp -a "$HOST_TMP"/. /tmp/; }
 rc=$?
 mark "END tmp-mount"
 mark "rc tmp-mount $rc"

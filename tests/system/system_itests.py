@@ -90,10 +90,18 @@ def rootfs_names(path):
     return names
 
 
+# The guest's /tmp is not the initramfs's (its boot hides what was put there,
+# and /tmp is then an ext4 disk): a host file under /tmp waits here and
+# guest_itests.sh copies it into /tmp after mounting the disk.
+HOST_TMP_STASH = "var/lib/mw-host-tmp"
+
+
 def guest_path(path):
     """Where a host file goes in the guest: under its real directory (merged
-    /usr: /lib is usr/lib), keeping its own name (a soname's link)."""
-    return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path)).lstrip("/")
+    /usr: /lib is usr/lib), keeping its own name (a soname's link); under
+    HOST_TMP_STASH when that is /tmp."""
+    where = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path)).lstrip("/")
+    return os.path.join(HOST_TMP_STASH, where) if where.startswith("tmp/") else where
 
 
 def data_files(source_root, cmds):
@@ -160,7 +168,7 @@ def run_archive(args, cmds, base, path, unit):
     lines = "".join(f"{name}\t{COMMAND_TIMEOUT}\t{shlex.join(argv)}\n" for name, argv, _ in cmds)
     cpio.file("etc/mw-itests.list", lines.encode())
     ci = os.environ.get("CI", "")
-    cpio.file("etc/mw-itests.conf", f"TMP_DEV=/dev/nvme0n1\nCI_VALUE={shlex.quote(ci)}\n".encode())
+    cpio.file("etc/mw-itests.conf", f"TMP_DEV=/dev/nvme0n1\nHOST_TMP=/{HOST_TMP_STASH}/tmp\nCI_VALUE={shlex.quote(ci)}\n".encode())
     with open(path, "wb") as f:
         f.write(gzip.compress(cpio.finish(), compresslevel=1))
     log(f"itests: {len(wanted)} files into the guest; libraries the root file system lacks: "
