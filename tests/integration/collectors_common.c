@@ -464,41 +464,8 @@ void assert_traced_mode(const char *collector, const char *mode)
  * have a name starting with prefix. */
 void held_progs(pid_t pid, const char *prefix, unsigned *total, unsigned *matching)
 {
-	char dir[64], path[384];
-	__u32 ids[4096];
-	size_t n = 0, i;
-	struct dirent *de;
-	DIR *dp;
-
-	snprintf(dir, sizeof(dir), "/proc/%d/fdinfo", (int)pid);
-	dp = opendir(dir);
-	ck_assert_msg(dp != NULL, "opendir %s: %s", dir, strerror(errno));
-	while ((de = readdir(dp))) {
-		char *text, *p;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		text = mw_read_file(path, NULL);
-		if (!text)
-			continue; /* closed meanwhile */
-		for (p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-			__u32 id;
-
-			if (strncmp(p, "prog_id:", 8) != 0)
-				continue;
-			id = (__u32)strtoul(p + 8, NULL, 10);
-			for (i = 0; i < n && ids[i] != id; i++)
-				;
-			if (i == n) {
-				ck_assert_msg(n < sizeof(ids) / sizeof(ids[0]), "pid %d holds more than %zu BPF programs",
-					      (int)pid, n);
-				ids[n++] = id;
-			}
-		}
-		free(text);
-	}
-	closedir(dp);
+	unsigned ids[4096];
+	size_t n = mw_held_prog_ids(pid, ids, sizeof(ids) / sizeof(ids[0])), i;
 
 	*total = *matching = 0;
 	for (i = 0; i < n; i++) {

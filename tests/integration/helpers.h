@@ -246,4 +246,9 @@ long long mw_memcg_limit_hits(const char *path);
  * bound on a hang, never asserted on. */
 int mw_start_timeout_ms(void);
 
+/* The distinct BPF programs process pid holds by an fd of the program or of
+ * a link to it (the prog_id lines of /proc/PID/fdinfo/FD), sorted; fails
+ * the test when there are more than max. */
+size_t mw_held_prog_ids(pid_t pid, unsigned *ids, size_t max);
+
 #endif

@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <check.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <fcntl.h>
@@ -521,4 +522,50 @@ long long mw_memcg_limit_hits(const char *path)
 	if (!mw_memcg_root(&root, &v2))
 		return -1;
 	return v2 ? memcg_file_value(path, "memory.events", "max") : memcg_file_value(path, "memory.failcnt", NULL);
+}
+
+size_t mw_held_prog_ids(pid_t pid, unsigned *ids, size_t max)
+{
+	char dir[64], path[384];
+	struct dirent *de;
+	size_t n = 0;
+	DIR *dp;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fdinfo", (int)pid);
+	dp = opendir(dir);
+	ck_assert_msg(dp != NULL, "opendir %s: %s", dir, strerror(errno));
+	while ((de = readdir(dp))) {
+		char *text, *p;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		text = mw_read_file(path, NULL);
+		if (!text)
+			continue; /* closed meanwhile */
+		for (p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+			unsigned id;
+			size_t i;
+
+			if (strncmp(p, "prog_id:", 8) != 0)
+				continue;
+			id = (unsigned)strtoul(p + 8, NULL, 10);
+			for (i = 0; i < n && ids[i] != id; i++)
+				;
+			if (i == n) {
+				ck_assert_msg(n < max, "pid %d holds more than %zu BPF programs", (int)pid, max);
+				ids[n++] = id;
+			}
+		}
+		free(text);
+	}
+	closedir(dp);
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && ids[j - 1] > ids[j]; j--) {
+			unsigned t = ids[j];
+
+			ids[j] = ids[j - 1];
+			ids[j - 1] = t;
+		}
+	return n;
 }

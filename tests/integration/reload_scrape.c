@@ -3,7 +3,6 @@
  * by key, compared window to window and against the highest ever seen; the
  * BPF programs the daemon holds; reloading it. */
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -214,49 +213,6 @@ void ledger_free(struct ledger *l)
 		free(l->s[i].key);
 	free(l->s);
 	*l = (struct ledger){ 0 };
-}
-
-/* The BPF programs the daemon holds (prog_id lines of /proc/PID/fdinfo), sorted. */
-size_t held_prog_ids(pid_t pid, unsigned *ids, size_t max)
-{
-	char dir[64], path[384];
-	struct dirent *de;
-	size_t n = 0;
-	DIR *dp;
-
-	snprintf(dir, sizeof(dir), "/proc/%d/fdinfo", (int)pid);
-	dp = opendir(dir);
-	ck_assert_msg(dp != NULL, "opendir %s: %s", dir, strerror(errno));
-	while ((de = readdir(dp))) {
-		char *text, *p;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		text = mw_read_file(path, NULL);
-		for (p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-			unsigned id;
-			size_t i;
-
-			if (strncmp(p, "prog_id:", 8) != 0)
-				continue;
-			id = (unsigned)strtoul(p + 8, NULL, 10);
-			for (i = 0; i < n && ids[i] != id; i++)
-				;
-			if (i == n && n < max)
-				ids[n++] = id;
-		}
-		free(text);
-	}
-	closedir(dp);
-	for (size_t i = 1; i < n; i++)
-		for (size_t j = i; j > 0 && ids[j - 1] > ids[j]; j--) {
-			unsigned t = ids[j];
-
-			ids[j] = ids[j - 1];
-			ids[j - 1] = t;
-		}
-	return n;
 }
 
 void collector_mode(const char *body, const char *collector, char *mode, size_t len)

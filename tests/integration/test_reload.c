@@ -359,7 +359,7 @@ START_TEST(test_reload_continuity)
 
 	for (size_t s = 0; s < sizeof(steps) / sizeof(steps[0]); s++) {
 		const struct step *st = &steps[s];
-		size_t n0 = held_prog_ids(d->pid, ids0, 512), n1;
+		size_t n0 = mw_held_prog_ids(d->pid, ids0, 512), n1;
 		double r_before = NAN, r_after = NAN;
 
 		mw_metric(prev.body, "memwatch_memcg_reclaim_total", NULL, &r_before, NULL, 0);
@@ -382,7 +382,7 @@ START_TEST(test_reload_continuity)
 				      before_keys[i]);
 		}
 
-		n1 = held_prog_ids(d->pid, ids1, 512);
+		n1 = mw_held_prog_ids(d->pid, ids1, 512);
 		if (!st->restarts)
 			ck_assert_msg(n0 == n1 && memcmp(ids0, ids1, n0 * sizeof(*ids0)) == 0,
 				      "%s: applied in place, yet the daemon's BPF programs changed (%zu before, %zu after)",

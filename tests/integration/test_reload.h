@@ -54,8 +54,6 @@ size_t assert_monotonic(const struct scrape *prev, const struct scrape *cur, con
  * returns how many samples of sc had been seen before. */
 size_t ledger_merge(struct ledger *l, const struct scrape *sc, const char *when);
 void ledger_free(struct ledger *l);
-/* The BPF programs the daemon holds (prog_id lines of /proc/PID/fdinfo), sorted. */
-size_t held_prog_ids(pid_t pid, unsigned *ids, size_t max);
 void collector_mode(const char *body, const char *collector, char *mode, size_t len);
 /* Sends SIGHUP for text and returns the first window that ran on it. */
 void reload_to(struct mw_daemon *d, const char *conf, const char *text, const struct scrape *before,
