@@ -53,69 +53,6 @@ const char py_windows[] = PY_LOAD
 	"    print('w%d=%d %d %.6f %.6f %.17g %.17g' % (i, keys, w.get('seq', -1), w.get('start', 0), w.get('end', 0),\n"
 	"          nan if v is None else v, nan if dl is None else dl))\n";
 
-/* Runs python3 -c script file args... on body; its stdout+stderr in *out. Returns the exit status. */
-static int run_python(const char *script, const char *body, size_t len, const char *const *args, char **out)
-{
-	static unsigned seq;
-	char in_path[300], out_path[300];
-	const char *argv[16];
-	int64_t deadline = mw_mono_ms() + PYTHON_TIMEOUT_MS;
-	int fd, ofd, st = -1;
-	size_t n = 0;
-	pid_t pid;
-
-	*out = NULL;
-	snprintf(in_path, sizeof(in_path), "%s/json.%d.%u", mw_tmp_root(), (int)getpid(), seq);
-	snprintf(out_path, sizeof(out_path), "%s/python.%d.%u", mw_tmp_root(), (int)getpid(), seq++);
-	fd = open(in_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	ck_assert_msg(fd >= 0, "cannot create %s", in_path);
-	ck_assert(write(fd, body, len) == (ssize_t)len);
-	close(fd);
-	ofd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	ck_assert_msg(ofd >= 0, "cannot create %s", out_path);
-
-	argv[n++] = "python3";
-	argv[n++] = "-c";
-	argv[n++] = script;
-	argv[n++] = in_path;
-	for (; args && *args && n < 15; args++)
-		argv[n++] = *args;
-	argv[n] = NULL;
-	fflush(NULL);
-	pid = fork();
-	ck_assert_msg(pid >= 0, "fork: %s", strerror(errno));
-	if (pid == 0) {
-		if (dup2(ofd, STDOUT_FILENO) < 0 || dup2(ofd, STDERR_FILENO) < 0)
-			_exit(127);
-		setenv("PYTHONIOENCODING", "utf-8", 1);
-		execvp("python3", (char *const *)argv);
-		dprintf(STDERR_FILENO, "exec python3: %m\n");
-		_exit(127);
-	}
-	close(ofd);
-	for (;;) {
-		pid_t r = waitpid(pid, &st, WNOHANG);
-
-		if (r == pid)
-			break;
-		if (r < 0 && errno != EINTR)
-			break;
-		if (mw_mono_ms() >= deadline) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &st, 0);
-			st = -1;
-			break;
-		}
-		mw_sleep_ms(10);
-	}
-	*out = mw_read_file(out_path, NULL);
-	if (!*out)
-		*out = strdup("");
-	unlink(in_path);
-	unlink(out_path);
-	return st;
-}
-
 /* GETs path (200 expected) and runs script on the body; fails unless it parses. */
 char *json_fields(struct mw_daemon *d, const char *path, const char *script, const char *const *args)
 {
@@ -127,7 +64,7 @@ char *json_fields(struct mw_daemon *d, const char *path, const char *script, con
 	ck_assert_msg(mw_http_header(&resp, "Content-Type", ctype, sizeof(ctype)) &&
 			      strncmp(ctype, "application/json", 16) == 0,
 		      "GET %s: Content-Type is not application/json", path);
-	st = run_python(script, resp.body, resp.body_len, args, &out);
+	st = mw_run_python(script, resp.body, resp.body_len, args, &out);
 	ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
 		      "python3's json does not accept GET %s (status 0x%x):\n%s\nbody (%zu bytes):\n%.4000s", path, st, out,
 		      resp.body_len, resp.body);

@@ -143,6 +143,17 @@ bool mw_http_header(const struct mw_http_response *resp, const char *name, char 
 /* GET /metrics, body returned malloc'd or NULL unless 200. */
 char *mw_scrape(int port);
 
+/* helpers_json.c: runs python3 -c script FILE args... with the body in FILE;
+ * its stdout and stderr in *out (malloc'd). Returns the wait status, -1 when
+ * it ran past 30 s. */
+int mw_run_python(const char *script, const char *body, size_t len, const char *const *args, char **out);
+/* The first window the ring keeps whose end is after `after` (wall clock, as
+ * memwatch_window_end_timestamp_seconds), as exposition lines for
+ * mw_metric(): every counter and gauge of /api/v1/windows, the window's end
+ * and its sequence number as mw_test_window_seq. Waits up to timeout_ms for
+ * such a window; fails if it has already left the ring. */
+char *mw_window_after(int port, double after, int timeout_ms);
+
 /* Finds the first sample of metric `name` in exposition text whose labels
  * include every pair of matcher (same syntax: a="x",b="y"; NULL or "" for
  * any). Stores the value and, if labels is not NULL, the raw label text
