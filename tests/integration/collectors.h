@@ -21,7 +21,6 @@
 #define GiB (1024ULL * MiB)
 
 #define WINDOW_TIMEOUT_MS 10000
-#define WORKLOAD_TIMEOUT_MS 60000
 
 /* The helper mode of this binary, run under perf by the allocation failure test. */
 #define KMEM_HELPER_FLAG "--kmem-charge-failure-helper"

@@ -23,7 +23,6 @@
 
 #define TEST_TIMEOUT_SEC 120
 #define POLL_TIMEOUT_MS 15000
-#define WORKLOAD_TIMEOUT_MS 60000
 
 /* One event in the ring buffer: struct memwatch_event plus the 8-byte record
  * header (BPF_RINGBUF_HDR_SZ), rounded up to 8 bytes. */

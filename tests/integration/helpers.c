@@ -727,10 +727,15 @@ void mw_dump_daemon_logs(const char *dir, const char *extra_glob)
 
 /* ---- bounds under emulation ---- */
 
-int mw_start_timeout_ms(void)
+int mw_hang_bound_ms(int ms)
 {
 	const char *s = getenv("MW_TEST_SLOWDOWN");
 	long k = s ? strtol(s, NULL, 10) : 1;
 
-	return MW_START_TIMEOUT_MS * (int)(k >= 1 && k <= 100 ? k : 1);
+	return ms * (int)(k >= 1 && k <= 100 ? k : 1);
+}
+
+int mw_start_timeout_ms(void)
+{
+	return mw_hang_bound_ms(MW_START_TIMEOUT_MS);
 }

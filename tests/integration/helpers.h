@@ -256,6 +256,9 @@ long long mw_memcg_limit_hits(const char *path);
  * guest does (TCG runs the daemon many times slower than the host). Only a
  * bound on a hang, never asserted on. */
 int mw_start_timeout_ms(void);
+/* Any other bound on a hang (a workload that must end), scaled the same way. */
+int mw_hang_bound_ms(int ms);
+#define WORKLOAD_TIMEOUT_MS mw_hang_bound_ms(60000)
 
 /* The distinct BPF programs process pid holds by an fd of the program or of
  * a link to it (the prog_id lines of /proc/PID/fdinfo/FD), sorted; fails

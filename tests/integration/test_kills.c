@@ -30,7 +30,6 @@
 #define OOM_LIMIT_BYTES (64UL * MiB)
 #define OOM_TOUCH_BYTES (200UL * MiB)
 #define POLL_TIMEOUT_MS 15000
-#define WORKLOAD_TIMEOUT_MS 60000
 #define TEST_TIMEOUT_SEC 120
 
 #define KILLER "mwk-killer"

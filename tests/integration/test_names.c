@@ -30,7 +30,6 @@
 #define OOM_TTL_SEC 12
 #define TEST_TIMEOUT_SEC 150
 #define POLL_TIMEOUT_MS 15000
-#define WORKLOAD_TIMEOUT_MS 60000
 
 static pid_t runner_pid;
 /* The memory controller's hierarchy (mw_memcg_root): v1's or a cgroup2 mount. */
