@@ -15,8 +15,10 @@
  *    files: the window's usage read. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 #include "cgroup_internal.h"
 #include "cgroupfs.h"
@@ -60,6 +62,7 @@ static void peak_open(struct cgroup_state *s, uint64_t key, const char *path, st
 	bool v1 = key & KEY_V1;
 	int root = v1 ? s->roots.v1_fd : s->roots.v2_fd, fd;
 	char rel[PATH_MAX];
+	struct statfs fs;
 
 	p->method = CGROUP_PEAK_SAMPLED;
 	p->tried = true;
@@ -68,25 +71,26 @@ static void peak_open(struct cgroup_state *s, uint64_t key, const char *path, st
 	if (snprintf(rel, sizeof(rel), "%s%smemory.%s", path[1] ? path + 1 : "", path[1] ? "/" : "",
 		     v1 ? "max_usage_in_bytes" : "peak") >= (int)sizeof(rel))
 		return;
-	if (!v1) {
-		/* Before 6.12 the file is read-only (kernfs refuses the open for
-		 * writing, root or not); the shipped unit's user cannot write it either. */
-		fd = openat(root, rel, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
-		if (fd >= 0 && peak_reset(fd) == 0) {
-			p->fd = fd;
-			p->method = CGROUP_PEAK_FD_RESET;
-			s->open_files++;
-			return;
-		}
-		if (fd >= 0)
-			close(fd);
-	}
 	fd = openat(root, rel, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
 	if (fd < 0)
 		return;
 	p->fd = fd;
 	p->method = CGROUP_PEAK_LIFETIME_RISE;
 	s->open_files++;
+	/* Written only on a real cgroup2 file (never a copy of a tree). Before
+	 * 6.12 it is read-only: kernfs refuses the open for writing, root or
+	 * not; the shipped unit's user may not write it either. */
+	if (!v1 && fstatfs(fd, &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC) {
+		int wfd = openat(root, rel, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+
+		if (wfd >= 0 && peak_reset(wfd) == 0) {
+			close(fd);
+			p->fd = wfd;
+			p->method = CGROUP_PEAK_FD_RESET;
+		} else if (wfd >= 0) {
+			close(wfd);
+		}
+	}
 }
 
 static int peak_read(struct cgroup_state *s, int fd, uint64_t *value)
