@@ -226,6 +226,8 @@ static int rank_and_fold(struct cgroup_state *s)
 			cached->exported = i < s->n_keep;
 		if (i < s->n_keep)
 			continue;
+		if (cached) /* the peak is read only while exported: at most top_k files */
+			cgroup_peak_close(s, &cached->peak);
 		s->other_usage += e->mem.usage;
 		if (e->mem.has_inactive_file)
 			s->other_ws += cgroup_working_set(e->mem.usage, e->mem.inactive_file);
