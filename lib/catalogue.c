@@ -642,6 +642,12 @@ const struct metric_desc metric_catalogue[METRIC__COUNT] = {
 		.n_labels = 6, .labels = { CGROUP_IDENTITY_LABELS },
 		.owner = "cgroup", .source = "usage samples, one per window, and the limit",
 	},
+	[MW_CGROUP_MEMORY_WINDOW_PEAK_BYTES] = {
+		.name = "memwatch_cgroup_memory_window_peak_bytes", .type = METRIC_GAUGE, .unit = METRIC_UNIT_BYTES,
+		.help = "Highest usage of the cgroup within this window, by method: fd_reset exact; lifetime_rise exact when the lifetime peak rose in the window, else the window's usage read (a lower bound); sampled the window's usage read.",
+		.n_labels = 7, .labels = { CGROUP_IDENTITY_LABELS, "method" },
+		.owner = "cgroup", .source = "`memory.peak` (reset per fd from 6.12) / `memory.max_usage_in_bytes`",
+	},
 
 	/* --- daemon --- */
 	[MW_EVENTS_DROPPED_TOTAL] = {

@@ -133,6 +133,8 @@ enum metric_id {
 	MW_CGROUP_MEMORY_REFAULT_RESTORES_TOTAL,
 	/* cgroup: warning before the OOM */
 	MW_CGROUP_MEMORY_LIMIT_ETA_SECONDS,
+	/* cgroup: a spike between two scrapes */
+	MW_CGROUP_MEMORY_WINDOW_PEAK_BYTES,
 	/* daemon */
 	MW_EVENTS_DROPPED_TOTAL,
 	MW_EVENTS_RECEIVED_TOTAL,

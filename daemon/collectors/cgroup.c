@@ -166,6 +166,15 @@ static void feed_trends(struct cgroup_state *s, uint64_t now)
 	}
 }
 
+static void put_peak(struct snapshot *snap, const char *const *labels, const struct cgroup_peak *p)
+{
+	const char *with_method[CGROUP_LABELS_N + 1];
+
+	memcpy(with_method, labels, CGROUP_LABELS_N * sizeof(*labels));
+	with_method[CGROUP_LABELS_N] = cgroup_peak_method_name(p->method);
+	snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_WINDOW_PEAK_BYTES), with_method, (double)p->value);
+}
+
 static void put_cgroup(struct snapshot *snap, const char *const *labels, const struct cgroup_mem *m,
 		       const double *eta)
 {
@@ -217,6 +226,8 @@ static int rank_and_fold(struct cgroup_state *s)
 			cached->exported = i < s->n_keep;
 		if (i < s->n_keep)
 			continue;
+		if (cached) /* the peak is read only while exported: at most top_k files */
+			cgroup_peak_close(s, &cached->peak);
 		s->other_usage += e->mem.usage;
 		if (e->mem.has_inactive_file)
 			s->other_ws += cgroup_working_set(e->mem.usage, e->mem.inactive_file);
@@ -242,6 +253,8 @@ static void emit(struct cgroup_state *s, struct snapshot *snap, uint64_t now)
 		cgroup_names_resolve(s->names, s->rank[i].path, now, &names);
 		cgroup_labels_values(s->rank[i].path, &names, labels);
 		put_cgroup(snap, labels, &e->mem, limit_eta(s, cached, &e->mem, now, &eta) ? &eta : NULL);
+		if (cached && cached->peak.read_at == s->peak_windows)
+			put_peak(snap, labels, &cached->peak);
 	}
 	cgroup_labels_values("other", NULL, labels);
 	snapshot_add(snap, METRIC(MW_CGROUP_MEMORY_USAGE_BYTES), labels, (double)s->other_usage);
@@ -347,6 +360,7 @@ static int cgroup_collect(void *priv, struct snapshot *snap)
 	} else {
 		refresh_gate_reuse(&s->gate);
 	}
+	cgroup_peak_collect(s);
 	emit(s, snap, now);
 	snapshot_add(snap, METRIC(MW_CGROUPS_DISCOVERED), NULL, (double)s->n_entries);
 	snapshot_add(snap, METRIC(MW_CGROUP_WALK_SECONDS), NULL, s->walk_seconds);

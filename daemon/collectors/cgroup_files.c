@@ -31,6 +31,7 @@ static struct cached *cache_insert(struct cached *table, size_t cap, uint64_t ke
 		}
 	table[i].key = key;
 	cgroup_files_init(&table[i].files);
+	cgroup_peak_init(&table[i].peak);
 	*added = true;
 	return &table[i];
 }
@@ -64,6 +65,7 @@ static int cache_rebuild(struct cgroup_state *s, size_t new_cap, bool only_seen)
 			continue;
 		if (only_seen && c->seen != s->window) {
 			s->open_files -= cgroup_files_close(&c->files);
+			cgroup_peak_close(s, &c->peak);
 			free(c->usage_trend.points);
 			continue;
 		}
@@ -110,6 +112,7 @@ void file_cache_free(struct cgroup_state *s)
 	for (i = 0; i < s->cache_cap; i++)
 		if (s->cache[i].key) {
 			cgroup_files_close(&s->cache[i].files);
+			cgroup_peak_close(s, &s->cache[i].peak);
 			free(s->cache[i].usage_trend.points);
 		}
 	free(s->cache);

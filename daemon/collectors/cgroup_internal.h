@@ -62,6 +62,18 @@ struct entry {
 	struct cgroup_mem mem;
 };
 
+/* cgroup_peak.c: how a cgroup's window peak is known (the label "method"). */
+enum { CGROUP_PEAK_SAMPLED, CGROUP_PEAK_LIFETIME_RISE, CGROUP_PEAK_FD_RESET };
+
+struct cgroup_peak {
+	int fd;            /* memory.peak / memory.max_usage_in_bytes; -1: not open */
+	unsigned method;   /* CGROUP_PEAK_* */
+	bool tried;        /* opened, or found it cannot be */
+	uint64_t read_at;  /* the collect (peak_windows) value is for */
+	uint64_t lifetime; /* what fd said then */
+	uint64_t value;    /* this window's peak */
+};
+
 /* A cgroup's files kept open between windows, by key, and what its
  * memory.stat said last time it was read. */
 struct cached {
@@ -75,6 +87,7 @@ struct cached {
 	bool stat_read, has_inactive_file;
 	bool exported; /* in the last window's top_k */
 	struct trend usage_trend; /* points: NULL until the cgroup has a limit */
+	struct cgroup_peak peak;  /* read while exported */
 };
 
 #define CGROUP_WATCHES 4 /* cgroup_bpf.c's tracepoints */
@@ -131,6 +144,7 @@ struct cgroup_state {
 	uint64_t other_usage, other_ws;
 	double walk_seconds, walk_cpu_seconds;
 	bool walk_truncated;
+	uint64_t peak_windows; /* cgroup_peak.c: collects so far */
 };
 
 /* cgroup_roots.c: the trees to walk. */
@@ -165,6 +179,13 @@ int cgroup_bpf_refresh(struct cgroup_state *s);
 /* Fills m (memory.stat and pressure aside) for the v1 cgroup with this
  * inode from this window's records; false when they do not have it. */
 bool cgroup_bpf_lookup(const struct cgroup_state *s, uint64_t ino, struct cgroup_mem *m);
+
+/* cgroup_peak.c: the window peak of every exported cgroup, each collect
+ * after the order of export is known; its fd counts in open_files. */
+void cgroup_peak_init(struct cgroup_peak *p);
+void cgroup_peak_close(struct cgroup_state *s, struct cgroup_peak *p);
+void cgroup_peak_collect(struct cgroup_state *s);
+const char *cgroup_peak_method_name(unsigned method);
 
 /* cgroup_scan.c: one window's walk into s->entries (and s->failed). */
 int cgroup_scan(struct cgroup_state *s, bool *truncated);

@@ -75,6 +75,7 @@ static int skip_cgroup(struct cgroup_state *s, struct cached *c, uint64_t key, i
 {
 	if (c) {
 		s->open_files -= cgroup_files_close(&c->files);
+		cgroup_peak_close(s, &c->peak);
 		c->stat_read = false;
 	}
 	if (fatal(r))

@@ -109,6 +109,15 @@ def parse_check_table(text):
 KILL_FIELDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kill_fields.tsv")
 
 
+CGROUP_PEAK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cgroup_peak.tsv")
+
+
+def expected_values(environment, release, path):
+    """{key: value} for this environment and kernel from a 4-column table
+    (environment, kernel, key, value): kill_fields.tsv, cgroup_peak.tsv."""
+    return expected_kill_fields(environment, release, path)
+
+
 def expected_kill_fields(environment, release, path=KILL_FIELDS):
     """{feature: source} for this environment and kernel (kill_fields.tsv)."""
     rows = [r for r in load(path, ("environment", "kernel", "feature", "source"))

@@ -204,6 +204,9 @@ bool mw_under_ci(void);
 /* The same from kill_fields.tsv (beside it): where a kill's feature comes
  * from (memwatch_oom_feature_info's source). */
 int mw_expected_kill_field(const char *environment, const char *feature, char *source, size_t len);
+/* The same for any table of 4 columns (environment, kernel, key, value)
+ * beside collectors.tsv, by file name: "kill_fields.tsv", "cgroup_peak.tsv". */
+int mw_expected_value(const char *table, const char *environment, const char *key, char *value, size_t len);
 /* True when state/mode/reason are what want says; otherwise why says what differs. */
 bool mw_expect_matches(const struct mw_expectation *want, const char *collector, const char *state, const char *mode,
 		       const char *reason, char *why, size_t why_len);

@@ -239,6 +239,11 @@ int mw_expectation(const char *environment, const char *collector, struct mw_exp
 
 int mw_expected_kill_field(const char *environment, const char *feature, char *source, size_t len)
 {
+	return mw_expected_value("kill_fields.tsv", environment, feature, source, len);
+}
+
+int mw_expected_value(const char *table, const char *environment, const char *key, char *value, size_t len)
+{
 	char release[sizeof(((struct utsname *)0)->release)], line[512], path[PATH_MAX];
 	const char *slash;
 	struct utsname u;
@@ -253,7 +258,7 @@ int mw_expected_kill_field(const char *environment, const char *feature, char *s
 	ck_assert_msg(tsv[0], "built without -DEXPECTATIONS_TSV");
 	slash = strrchr(tsv, '/');
 	ck_assert(slash);
-	snprintf(path, sizeof(path), "%.*s/kill_fields.tsv", (int)(slash - tsv), tsv);
+	snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - tsv), tsv, table);
 	f = fopen(path, "re");
 	ck_assert_msg(f != NULL, "cannot open %s: %s", path, strerror(errno));
 	while (r < 0 && fgets(line, sizeof(line), f)) {
@@ -269,8 +274,8 @@ int mw_expected_kill_field(const char *environment, const char *feature, char *s
 		if (strcmp(cols[0], environment) != 0 || fnmatch(cols[1], release, 0) != 0)
 			continue;
 		matched_any = true;
-		if (strcmp(cols[2], feature) == 0) {
-			snprintf(source, len, "%s", cols[3]);
+		if (strcmp(cols[2], key) == 0) {
+			snprintf(value, len, "%s", cols[3]);
 			r = 0;
 		}
 	}
@@ -281,7 +286,7 @@ int mw_expected_kill_field(const char *environment, const char *feature, char *s
 		ck_assert_msg(!ci, "no row for kernel %s in %s", release, path);
 		return -ENOENT;
 	}
-	ck_assert_msg(r == 0, "%s has rows for %s on kernel %s, but none for %s", path, environment, release, feature);
+	ck_assert_msg(r == 0, "%s has rows for %s on kernel %s, but none for %s", path, environment, release, key);
 	return 0;
 }
 
