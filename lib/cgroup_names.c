@@ -226,8 +226,9 @@ static void rescan_locked(struct cgroup_names *n, uint64_t now_usec)
 	n->scans++;
 	if (list_dir(n->pods_dir, CGROUP_NAMES_MAX_PODS, sizeof(struct pod_entry), pod_from_name, &t) == 0) {
 		qsort(t.entries, t.n, sizeof(struct pod_entry), compare_pods);
-		names_table_keep_gone(&t, &n->pods, sizeof(struct pod_entry), offsetof(struct pod_entry, gone_since_usec),
-				      CGROUP_NAMES_MAX_PODS, compare_pods, now_usec, CGROUP_NAMES_KEEP_USEC);
+		names_table_keep_gone(&t, &n->pods, sizeof(struct pod_entry),
+				      offsetof(struct pod_entry, gone_since_usec), CGROUP_NAMES_MAX_PODS, compare_pods,
+				      now_usec, CGROUP_NAMES_KEEP_USEC);
 		names_table_clear(&n->pods);
 		n->pods = t;
 	}

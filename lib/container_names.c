@@ -143,9 +143,12 @@ static const char *why_of(int r)
 {
 	switch (r) {
 	case -EBADMSG: return "not valid JSON or not of the expected shape";
-	case -ENOENT: return "no name in it";
+	case -ENODATA: return "no name in it";
 	case -ENOBUFS: return "a name too long for a label";
 	case -EFBIG: return "too large";
+	/* The runtimes keep their state root's only (0700, 0600): a daemon
+	 * that is not root reads it with CAP_DAC_READ_SEARCH. */
+	case -EACCES: return "Permission denied (a root-only file: without CAP_DAC_READ_SEARCH)";
 	default: return strerror(-r);
 	}
 }
@@ -184,7 +187,7 @@ int docker_config_name(const char *text, size_t len, char name[static CONTAINER_
 		return r;
 	r = json_read_member(doc, "Name", &v);
 	if (r < 0)
-		return r;
+		return r == -ENOENT ? -ENODATA : r;
 	r = json_read_string(v, raw, sizeof(raw));
 	if (r < 0)
 		return r;
@@ -194,7 +197,7 @@ int docker_config_name(const char *text, size_t len, char name[static CONTAINER_
 	if (strlen(raw + (raw[0] == '/')) >= CONTAINER_NAME_MAX)
 		return -ENOBUFS;
 	if (!is_usable_name(raw + 1))
-		return -ENOENT;
+		return -ENODATA;
 	snprintf(name, CONTAINER_NAME_MAX, "%s", raw + 1);
 	return 0;
 }
@@ -217,8 +220,8 @@ int podman_list_names(const char *text, size_t len, podman_list_fn fn, void *use
 
 		/* What is not a container with an id and a name is passed over:
 		 * the list is the store's, not only podman's (buildah's too). */
-		if (item.p[0] != '{' || json_read_member(item, "id", &v) < 0 || json_read_string(v, id, sizeof(id)) < 0 ||
-		    !is_container_id(id))
+		if (item.p[0] != '{' || json_read_member(item, "id", &v) < 0 ||
+		    json_read_string(v, id, sizeof(id)) < 0 || !is_container_id(id))
 			continue;
 		if (json_read_member(item, "names", &names) < 0 || names.p[0] != '[' ||
 		    json_read_next(names, &name_pos, &first) <= 0 || json_read_string(first, name, sizeof(name)) < 0 ||
@@ -332,7 +335,7 @@ static void docker_read(struct container_names *c, struct docker_entry *e, uint6
 				e->name[0] = '\0';
 			return;
 		}
-		report(c, CONTAINER_SOURCE_DOCKER, "%s: %s", path, strerror(-r));
+		report(c, CONTAINER_SOURCE_DOCKER, "%s: %s", path, why_of(r));
 		e->name[0] = '\0';
 		e->sig = (struct file_sig){ 0 };
 		e->unreadable = false;
@@ -398,7 +401,8 @@ static int compare_podman_id(const void *a, const void *b)
 	return strcmp(((const struct podman_entry *)a)->id, ((const struct podman_entry *)b)->id);
 }
 
-/* The lists there are now: <dir>/<driver>-containers/{,volatile-}containers.json. */
+/* The lists there are now: <dir>/<driver>-containers/{,volatile-}containers.json.
+ * A list that is there but cannot be looked at is reported. */
 static int podman_list_files(struct container_names *c, struct podman_file *files, size_t *n_files)
 {
 	const char *dir = c->dir[CONTAINER_SOURCE_PODMAN];
@@ -420,8 +424,14 @@ static int podman_list_files(struct container_names *c, struct podman_file *file
 			struct stat st;
 
 			if ((size_t)snprintf(f->path, sizeof(f->path), "%s/%s/%s", dir, de->d_name, lists[i]) >=
-				    sizeof(f->path) ||
-			    stat(f->path, &st) < 0 || !S_ISREG(st.st_mode))
+			    sizeof(f->path))
+				continue;
+			if (stat(f->path, &st) < 0) {
+				if (errno != ENOENT)
+					report(c, CONTAINER_SOURCE_PODMAN, "%s: %s", f->path, why_of(-errno));
+				continue;
+			}
+			if (!S_ISREG(st.st_mode))
 				continue;
 			f->sig = sig_of(&st);
 			n++;
@@ -500,7 +510,7 @@ static void podman_refresh(struct container_names *c, uint64_t now_usec, uint64_
 	c->podman_checked_usec = now_usec;
 	r = podman_list_files(c, files, &n_files);
 	if (r < 0) {
-		report(c, CONTAINER_SOURCE_PODMAN, "%s: %s", c->dir[CONTAINER_SOURCE_PODMAN], strerror(-r));
+		report(c, CONTAINER_SOURCE_PODMAN, "%s: %s", c->dir[CONTAINER_SOURCE_PODMAN], why_of(r));
 		return;
 	}
 	if (n_files == 0)
@@ -528,8 +538,9 @@ static void podman_refresh(struct container_names *c, uint64_t now_usec, uint64_
 		report(c, CONTAINER_SOURCE_PODMAN, "%s: more than %d containers, the others are not named",
 		       c->dir[CONTAINER_SOURCE_PODMAN], MAX_ENTRIES);
 	podman_dedup(&t);
-	names_table_keep_gone(&t, &c->podman, sizeof(struct podman_entry), offsetof(struct podman_entry, gone_since_usec),
-			      MAX_ENTRIES, compare_podman_id, now_usec, keep_usec);
+	names_table_keep_gone(&t, &c->podman, sizeof(struct podman_entry),
+			      offsetof(struct podman_entry, gone_since_usec), MAX_ENTRIES, compare_podman_id, now_usec,
+			      keep_usec);
 	names_table_clear(&c->podman);
 	c->podman = t;
 	memcpy(c->podman_files, files, n_files * sizeof(files[0]));

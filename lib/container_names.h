@@ -57,8 +57,8 @@ void container_names_lookup(struct container_names *c, enum cgroup_runtime runti
 uint64_t container_names_reads(struct container_names *c);
 
 /* The name in a config.v2.json / the id -> name pairs in a containers.json,
- * for the lookups and the fuzzer. -EBADMSG: not such a file; -ENOENT: no name
- * in it; -ENOBUFS: a name too long. */
+ * for the lookups and the fuzzer. -EBADMSG: not such a file; -ENODATA: no
+ * name in it; -ENOBUFS: a name too long. */
 int docker_config_name(const char *text, size_t len, char name[static CONTAINER_NAME_MAX]);
 typedef void (*podman_list_fn)(const char *id, const char *name, void *userdata);
 int podman_list_names(const char *text, size_t len, podman_list_fn fn, void *userdata);

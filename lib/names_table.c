@@ -9,8 +9,9 @@ void names_table_clear(struct names_table *t)
 	*t = (struct names_table){ NULL, 0 };
 }
 
-void names_table_keep_gone(struct names_table *fresh, const struct names_table *old, size_t size, size_t gone_offset,
-			   size_t max, int (*compare)(const void *, const void *), uint64_t now_usec, uint64_t keep_usec)
+void names_table_keep_gone(struct names_table *fresh, const struct names_table *old, size_t size,
+			   size_t gone_offset, size_t max, int (*compare)(const void *, const void *), uint64_t now_usec,
+			   uint64_t keep_usec)
 {
 	size_t n_fresh = fresh->n;
 	char *to = fresh->entries;

@@ -19,7 +19,8 @@ void names_table_clear(struct names_table *t);
  * they have been gone for keep_usec or there is no room. fresh has room for
  * max entries; both are sorted by key (compare), and fresh is sorted again
  * after. */
-void names_table_keep_gone(struct names_table *fresh, const struct names_table *old, size_t size, size_t gone_offset,
-			   size_t max, int (*compare)(const void *, const void *), uint64_t now_usec, uint64_t keep_usec);
+void names_table_keep_gone(struct names_table *fresh, const struct names_table *old, size_t size,
+			   size_t gone_offset, size_t max, int (*compare)(const void *, const void *), uint64_t now_usec,
+			   uint64_t keep_usec);
 
 #endif

@@ -421,7 +421,8 @@ static int apply_config(struct cgroup_state *s, const struct cgroup_config *c, s
 			log_warning("Collector cgroup: the kubelet directories are not used: %s", strerror(-k));
 		k = cgroup_names_set_container_dirs(s->names, c->docker_dir, c->podman_storage_dir);
 		if (k < 0)
-			log_warning("Collector cgroup: the container runtimes' directories are not used: %s", strerror(-k));
+			log_warning("Collector cgroup: the container runtimes' directories are not used: %s",
+				    strerror(-k));
 		cgroup_names_set_report(s->names, log_container_names_why, NULL);
 	}
 	s->roots = r;

@@ -33,6 +33,8 @@
 
 #define DOCKER_SCOPE(id) "/system.slice/docker-" id ".scope"
 #define LIBPOD_SCOPE(id) "/machine.slice/libpod-" id ".scope"
+#define POD_SLICE "/machine.slice/machine-libpod_pod_" POD_ID ".slice" /* podman pod create, systemd driver */
+#define PODMAN_LIST "storage/overlay-containers/containers.json"
 
 /* ---- the files ---- */
 
@@ -57,7 +59,7 @@ START_TEST(test_docker_files)
 		{ "renamed.config.v2.json", 0, "web-renamed" },
 		{ "escapes.config.v2.json", 0, "caf\xc3\xa9" },
 		{ "quote.config.v2.json", 0, "say\"hi" },
-		{ "no-name.config.v2.json", -ENOENT, "" },
+		{ "no-name.config.v2.json", -ENODATA, "" },
 		{ "long-name.config.v2.json", -ENOBUFS, "" },
 		{ "truncated.config.v2.json", -EBADMSG, "" },
 		{ "not-json.config.v2.json", -EBADMSG, "" },
@@ -269,7 +271,7 @@ static void podman_store(const char *list_fixture)
 	fixture_mkdir(fixture_path(tmpdir, "storage/overlay-containers"));
 	fixture_mkdir(fixture_path(tmpdir, "storage/overlay-images")); /* not a containers list */
 	if (list_fixture)
-		install("cgroup-names/podman", list_fixture, fixture_path(tmpdir, "storage/overlay-containers/containers.json"));
+		install("cgroup-names/podman", list_fixture, fixture_path(tmpdir, PODMAN_LIST));
 }
 
 START_TEST(test_podman_store)
@@ -281,7 +283,7 @@ START_TEST(test_podman_store)
 	struct cgroup_labels l;
 
 	podman_store("containers.json");
-	list = fixture_path(tmpdir, "storage/overlay-containers/containers.json");
+	list = fixture_path(tmpdir, PODMAN_LIST);
 	install("cgroup-names/podman", "volatile-containers.json",
 		fixture_path(tmpdir, "storage/overlay-containers/volatile-containers.json"));
 	n = names_on_tmpdir(&reports);
@@ -292,12 +294,11 @@ START_TEST(test_podman_store)
 	ck_assert_str_eq(container_of(n, "/libpod_parent/libpod-" ID_HOG, t0), "hog");
 	ck_assert_str_eq(container_of(n, LIBPOD_SCOPE(ID_RM), t0), "rm-me"); /* podman run --rm */
 	/* A pod's containers, below the pod's slice: their own names, no pod's. */
-	cgroup_names_resolve(n, "/machine.slice/machine-libpod_pod_" POD_ID ".slice/libpod-" ID_INPOD ".scope", t0, &l);
+	cgroup_names_resolve(n, POD_SLICE "/libpod-" ID_INPOD ".scope", t0, &l);
 	ck_assert_str_eq(l.container, "pod-worker");
 	ck_assert_str_eq(l.pod, "");
 	ck_assert_str_eq(l.unit, "");
-	ck_assert_str_eq(container_of(n, "/machine.slice/machine-libpod_pod_" POD_ID ".slice/libpod-" ID_INFRA ".scope", t0),
-			 "c0ffee123456-infra");
+	ck_assert_str_eq(container_of(n, POD_SLICE "/libpod-" ID_INFRA ".scope", t0), "c0ffee123456-infra");
 	/* conmon is not the container; Docker's path is not looked up in Podman's store. */
 	ck_assert_str_eq(container_of(n, "/machine.slice/libpod-conmon-" ID_HOG ".scope", t0), "");
 	ck_assert_str_eq(container_of(n, DOCKER_SCOPE(ID_HOG), t0), "");
@@ -352,7 +353,7 @@ START_TEST(test_podman_new_container)
 	ck_assert_int_eq(fclose(f), 0);
 	free(text);
 	ck_assert_int_eq(rename(fixture_path(tmpdir, "storage/overlay-containers/containers.json.tmp"),
-				fixture_path(tmpdir, "storage/overlay-containers/containers.json")), 0);
+				fixture_path(tmpdir, PODMAN_LIST)), 0);
 	ck_assert_str_eq(container_of(n, LIBPOD_SCOPE(ID_NEW), t1 - 1), "");
 	cgroup_names_resolve_event(n, LIBPOD_SCOPE(ID_NEW), t1 - 1, &l);
 	ck_assert_str_eq(l.container, "");
@@ -383,7 +384,7 @@ START_TEST(test_podman_malformed)
 	/* Read once: a list that did not change is not read again. */
 	ck_assert_uint_eq(cgroup_names_runtime_reads(n), 1);
 	/* Mended: named at the next look. */
-	install("cgroup-names/podman", "containers.json", fixture_path(tmpdir, "storage/overlay-containers/containers.json"));
+	install("cgroup-names/podman", "containers.json", fixture_path(tmpdir, PODMAN_LIST));
 	ck_assert_str_eq(container_of(n, LIBPOD_SCOPE(ID_HOG), t0 + 4 * CGROUP_NAMES_RESCAN_USEC), "hog");
 	ck_assert_uint_eq(reports.n, 1);
 }

@@ -38,7 +38,8 @@ START_TEST(test_grammar)
 	static const char *const bad[] = {
 		"", " ", "{", "[", "{\"a\"}", "{\"a\":}", "{\"a\":1,}", "[1,]", "[,1]", "{a:1}", "{'a':1}", "01", "1.",
 		".5", "-", "1e", "+1", "tru", "nul", "True", "\"abc", "\"\\x\"", "\"\\u12\"", "\"\\u12g4\"",
-		"\"\\ud800\"", "\"\\udc00\"", "\"\\ud800\\u0041\"", "\"a\nb\"", "\"\xc3\"", "\"\xff\"", "\"\xed\xa0\x80\"",
+		"\"\\ud800\"", "\"\\udc00\"", "\"\\ud800\\u0041\"", "\"a\nb\"", "\"\xc3\"", "\"\xff\"",
+		"\"\xed\xa0\x80\"",
 		"\"\xc0\xaf\"", "{} {}", "[1] x", "[1 2]", "{\"a\" 1}", "{\"a\":1 \"b\":2}", "NaN", "[Infinity]",
 	};
 
@@ -74,7 +75,8 @@ START_TEST(test_member)
 	char *copy, buf[64];
 	struct json_span doc, v;
 
-	ck_assert_int_eq(value_of(" {\"Name\":\"/a\",\"Config\":{\"Name\":\"inner\"},\"N\\u0061me\":\"/b\",\"x\":[\"Name\"]} ",
+	ck_assert_int_eq(value_of(" {\"Name\":\"/a\",\"Config\":{\"Name\":\"inner\"},"
+				  "\"N\\u0061me\":\"/b\",\"x\":[\"Name\"]} ",
 				  &copy, &doc), 0);
 	/* Only members of this object, not of the ones inside; the last of a key given twice. */
 	ck_assert_int_eq(json_read_member(doc, "Name", &v), 0);
