@@ -247,20 +247,16 @@ static const struct pod_entry *find_pod(const struct cgroup_names *n, const char
 {
 	struct pod_entry key;
 
-	if (!n->pods.n)
-		return NULL;
 	snprintf(key.uid, sizeof(key.uid), "%s", uid);
-	return bsearch(&key, n->pods.entries, n->pods.n, sizeof(key), compare_pods);
+	return names_table_find(&n->pods, &key, sizeof(key), compare_pods);
 }
 
 static const struct container_entry *find_container(const struct cgroup_names *n, const char *id)
 {
 	struct container_entry key;
 
-	if (!n->containers.n)
-		return NULL;
 	snprintf(key.id, sizeof(key.id), "%s", id);
-	return bsearch(&key, n->containers.entries, n->containers.n, sizeof(key), compare_containers);
+	return names_table_find(&n->containers, &key, sizeof(key), compare_containers);
 }
 
 static bool may_rescan(const struct cgroup_names *n, uint64_t now_usec, uint64_t interval_usec)

@@ -551,10 +551,8 @@ static const struct podman_entry *podman_find(const struct container_names *c, c
 {
 	struct podman_entry key;
 
-	if (!c->podman.n)
-		return NULL;
 	snprintf(key.id, sizeof(key.id), "%s", id);
-	return bsearch(&key, c->podman.entries, c->podman.n, sizeof(key), compare_podman_id);
+	return names_table_find(&c->podman, &key, sizeof(key), compare_podman_id);
 }
 
 static void podman_lookup(struct container_names *c, const char *id, uint64_t now_usec,

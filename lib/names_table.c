@@ -9,6 +9,12 @@ void names_table_clear(struct names_table *t)
 	*t = (struct names_table){ NULL, 0 };
 }
 
+const void *names_table_find(const struct names_table *t, const void *key, size_t size,
+			     int (*compare)(const void *, const void *))
+{
+	return t->n ? bsearch(key, t->entries, t->n, size, compare) : NULL;
+}
+
 void names_table_keep_gone(struct names_table *fresh, const struct names_table *old, size_t size,
 			   size_t gone_offset, size_t max, int (*compare)(const void *, const void *), uint64_t now_usec,
 			   uint64_t keep_usec)

@@ -14,6 +14,10 @@ struct names_table {
 
 void names_table_clear(struct names_table *t);
 
+/* The entry whose key equals key's (an entry with only its key filled in), or NULL. */
+const void *names_table_find(const struct names_table *t, const void *key, size_t size,
+			     int (*compare)(const void *, const void *));
+
 /* Entries of old that the new listing lacks stay, marked gone (the uint64_t
  * at gone_offset: when a listing first lacked it, 0 while listed), until
  * they have been gone for keep_usec or there is no room. fresh has room for
