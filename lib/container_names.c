@@ -16,7 +16,6 @@
 #include "names_table.h"
 
 #define CONTAINER_ID_LEN 64
-#define MAX_ENTRIES 8192 /* per source, as CGROUP_NAMES_MAX_CONTAINERS */
 
 /* What a file was when it was read: read again only once it changed (a
  * rewrite by rename(2), as both runtimes save, changes the inode). */
@@ -279,7 +278,7 @@ static void docker_evict(struct container_names *c, uint64_t now_usec, uint64_t 
 		c->docker[n++] = *e;
 	}
 	c->n_docker = n;
-	if (n < MAX_ENTRIES)
+	if (n < CONTAINER_NAMES_MAX_ENTRIES)
 		return;
 	for (size_t i = 1; i < n; i++)
 		if (c->docker[i].used_usec < c->docker[oldest].used_usec)
@@ -293,7 +292,7 @@ static struct docker_entry *docker_insert(struct container_names *c, const char 
 {
 	size_t at = 0;
 
-	if (c->n_docker >= MAX_ENTRIES)
+	if (c->n_docker >= CONTAINER_NAMES_MAX_ENTRIES)
 		docker_evict(c, now_usec, keep_usec);
 	if (c->n_docker == c->cap_docker) {
 		size_t cap = c->cap_docker ? 2 * c->cap_docker : 16;
@@ -467,7 +466,7 @@ static void podman_add(const char *id, const char *name, void *userdata)
 	struct podman_fill *f = userdata;
 	struct podman_entry *e;
 
-	if (f->t->n >= MAX_ENTRIES) {
+	if (f->t->n >= CONTAINER_NAMES_MAX_ENTRIES) {
 		f->full = true;
 		return;
 	}
@@ -519,7 +518,7 @@ static void podman_refresh(struct container_names *c, uint64_t now_usec, uint64_
 	qsort(files, n_files, sizeof(files[0]), compare_podman_files);
 	if (same_files(files, n_files, c->podman_files, c->n_podman_files))
 		return;
-	t = (struct names_table){ calloc(MAX_ENTRIES, sizeof(struct podman_entry)), 0 };
+	t = (struct names_table){ calloc(CONTAINER_NAMES_MAX_ENTRIES, sizeof(struct podman_entry)), 0 };
 	if (!t.entries)
 		return;
 	fill = (struct podman_fill){ &t, false };
@@ -536,10 +535,10 @@ static void podman_refresh(struct container_names *c, uint64_t now_usec, uint64_
 	}
 	if (fill.full)
 		report(c, CONTAINER_SOURCE_PODMAN, "%s: more than %d containers, the others are not named",
-		       c->dir[CONTAINER_SOURCE_PODMAN], MAX_ENTRIES);
+		       c->dir[CONTAINER_SOURCE_PODMAN], CONTAINER_NAMES_MAX_ENTRIES);
 	podman_dedup(&t);
 	names_table_keep_gone(&t, &c->podman, sizeof(struct podman_entry),
-			      offsetof(struct podman_entry, gone_since_usec), MAX_ENTRIES, compare_podman_id, now_usec,
+			      offsetof(struct podman_entry, gone_since_usec), CONTAINER_NAMES_MAX_ENTRIES, compare_podman_id, now_usec,
 			      keep_usec);
 	names_table_clear(&c->podman);
 	c->podman = t;

@@ -19,6 +19,7 @@
  * Not thread-safe: cgroup_names calls it under its lock. */
 
 #define CONTAINER_NAME_MAX 128 /* a name and its NUL; a longer one is not used */
+#define CONTAINER_NAMES_MAX_ENTRIES 8192 /* containers known per runtime, as CGROUP_NAMES_MAX_CONTAINERS */
 #define DOCKER_CONFIG_MAX (1u << 20)
 #define PODMAN_LIST_MAX (16u << 20)
 #define PODMAN_LIST_FILES 16 /* lists read at most, of all the <driver>-containers */

@@ -445,6 +445,31 @@ START_TEST(test_kubelet_first)
 }
 END_TEST
 
+/* More containers than the table holds: the one asked for longest ago makes
+ * room (read again when asked for next), and nothing is said. */
+START_TEST(test_docker_bounded)
+{
+	struct reports reports = { 0 };
+	_cleanup_(cgroup_names_freep) struct cgroup_names *n = NULL;
+	char path[128];
+
+	fixture_mkdir(fixture_path(tmpdir, "docker"));
+	fixture_mkdir(fixture_path(tmpdir, "docker/containers"));
+	install("cgroup-names/docker", "web.config.v2.json", docker_config(ID_WEB));
+	n = names_on_tmpdir(&reports);
+	ck_assert_str_eq(container_of(n, DOCKER_SCOPE(ID_WEB), 1), "web");
+	ck_assert_str_eq(container_of(n, DOCKER_SCOPE(ID_WEB), 2), "web");
+	ck_assert_uint_eq(cgroup_names_runtime_reads(n), 1);
+	for (unsigned i = 0; i < CONTAINER_NAMES_MAX_ENTRIES; i++) {
+		snprintf(path, sizeof(path), "/docker/%064x", i);
+		ck_assert_str_eq(container_of(n, path, 3), "");
+	}
+	ck_assert_uint_eq(reports.n, 1); /* the first missing file only */
+	ck_assert_str_eq(container_of(n, DOCKER_SCOPE(ID_WEB), 4), "web");
+	ck_assert_uint_eq(cgroup_names_runtime_reads(n), 2);
+}
+END_TEST
+
 /* A config.v2.json past DOCKER_CONFIG_MAX (a huge environment) is refused, not read whole. */
 START_TEST(test_docker_huge)
 {
@@ -484,6 +509,7 @@ static Suite *container_names_suite(void)
 	tcase_add_test(stores, test_missing_stores);
 	tcase_add_test(stores, test_kubelet_first);
 	tcase_add_test(stores, test_docker_huge);
+	tcase_add_test(stores, test_docker_bounded);
 	suite_add_tcase(s, stores);
 	return s;
 }
