@@ -309,13 +309,12 @@ static int walk_key(const char *s, size_t len, size_t *pos, const char *key, boo
 	int r;
 
 	r = walk_string(s, len, pos, buf, sizeof(buf), &n);
-	if (r == -ENOBUFS) {
-		/* Longer than any key asked for: check it, it is not ours. */
+	if (r < 0) {
+		/* Longer than any key asked for, or holding a U+0000 no C
+		 * string has: if it is JSON at all, it is not ours. */
 		*equal = false;
 		return walk_string(s, len, pos, NULL, 0, NULL);
 	}
-	if (r < 0)
-		return r;
 	*equal = n == strlen(key) && memcmp(buf, key, n) == 0;
 	return 0;
 }

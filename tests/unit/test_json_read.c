@@ -95,6 +95,11 @@ START_TEST(test_member)
 	ck_assert_int_eq(value_of("{}", &copy, &doc), 0);
 	ck_assert_int_eq(json_read_member(doc, "Name", &v), -ENOENT);
 	free(copy);
+	/* A key holding U+0000 is JSON, and no key a C string can ask for. */
+	ck_assert_int_eq(value_of("{\"Na\\u0000me\":1,\"Name\":\"/n\"}", &copy, &doc), 0);
+	ck_assert_int_eq(json_read_member(doc, "Na", &v), -ENOENT);
+	ck_assert_int_eq(json_read_member(doc, "Name", &v), 0);
+	free(copy);
 	/* A key longer than any asked for is walked over, not cut. */
 	{
 		char text[1200];
