@@ -118,7 +118,8 @@ void workloads_draw(const struct view *v)
 	const json_t *w = last_window(v->windows), *info = family(w, METRIC_NAME(MW_CGROUP_INFO));
 	static struct wl_row rows[WL_SAMPLES_MAX];
 	bool names = COLS >= NAMES_MIN_COLS, bars = COLS >= BAR_MIN_COLS;
-	int numbers = 9 + 10 + 7 + 9 + 8 + 10 + 9 + 5 + (bars ? 11 : 0);
+	/* the columns after the path, each with the blank before it */
+	int numbers = 10 + 11 + 8 + 10 + 9 + 11 + 10 + 6 + (bars ? 11 : 0);
 	int path_w = COLS - numbers - 1, names_w = 0, y;
 	size_t n = 0, i;
 
