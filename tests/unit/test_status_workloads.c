@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "catalogue.h"
+#include "fixture.h"
 #include "ring.h"
 #include "snapshot.h"
 #include "status_workloads.h"
@@ -169,15 +170,9 @@ int main(void)
 {
 	Suite *s = suite_create("status_workloads");
 	TCase *tc = tcase_create("html");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_table);
 	tcase_add_test(tc, test_cgroup_page);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return fixture_run_suite(s);
 }
