@@ -21,6 +21,7 @@
 #include "http.h"
 #include "http_request.h"
 #include "status_page.h"
+#include "status_workloads.h"
 #include "log.h"
 
 /* libmicrohttpd 0.9.71 changed the handler's return type. */
@@ -183,7 +184,8 @@ static MHD_RESULT serve_health(struct http_server *srv, struct MHD_Connection *c
 	return respond_static(conn, MHD_HTTP_OK, "text/plain; charset=utf-8", "ok\n");
 }
 
-static MHD_RESULT respond_strbuf(struct MHD_Connection *conn, struct strbuf *sb, const char *type)
+static MHD_RESULT respond_strbuf_status(struct MHD_Connection *conn, unsigned code, struct strbuf *sb,
+				       const char *type)
 {
 	struct MHD_Response *resp;
 	MHD_RESULT ret;
@@ -198,9 +200,14 @@ static MHD_RESULT respond_strbuf(struct MHD_Connection *conn, struct strbuf *sb,
 		return MHD_NO;
 	TAKE_PTR(body); /* the response frees it */
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	ret = MHD_queue_response(conn, MHD_HTTP_OK, resp);
+	ret = MHD_queue_response(conn, code, resp);
 	MHD_destroy_response(resp);
 	return ret;
+}
+
+static MHD_RESULT respond_strbuf(struct MHD_Connection *conn, struct strbuf *sb, const char *type)
+{
+	return respond_strbuf_status(conn, MHD_HTTP_OK, sb, type);
 }
 
 /* /api/v1/windows is sent one window at a time: the whole answer (every
@@ -332,6 +339,50 @@ static MHD_RESULT serve_status(struct http_server *srv, struct MHD_Connection *c
 	return respond_strbuf(conn, &sb, "text/html; charset=utf-8");
 }
 
+/* The arguments of /cgroup: exactly one, path. */
+struct cgroup_args {
+	unsigned n, n_path;
+};
+
+static MHD_RESULT count_cgroup_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	struct cgroup_args *a = cls;
+
+	a->n++;
+	a->n_path += strcmp(key, "path") == 0;
+	return MHD_YES;
+}
+
+static MHD_RESULT serve_cgroup(struct http_server *srv, struct MHD_Connection *conn)
+{
+	struct cgroup_args args = { 0 };
+	const char *path = NULL;
+	size_t len = 0;
+	struct strbuf sb;
+	int r;
+
+	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, count_cgroup_arg, &args);
+	if (args.n != 1 || args.n_path != 1 ||
+	    MHD_lookup_connection_value_n(conn, MHD_GET_ARGUMENT_KIND, "path", strlen("path"), &path, &len) != MHD_YES ||
+	    http_cgroup_path_check(path, len) < 0)
+		return respond_static(conn, MHD_HTTP_BAD_REQUEST, "text/plain; charset=utf-8",
+				      "/cgroup takes one argument, path: a cgroup path as the cgroup label writes "
+				      "it (/a/b, URL-encoded)\n");
+	strbuf_init(&sb);
+	r = workloads_cgroup_page(&sb, srv->ring, path);
+	if (r == -ENOENT) {
+		strbuf_reset(&sb);
+		workloads_not_found(&sb, path);
+		return respond_strbuf_status(conn, MHD_HTTP_NOT_FOUND, &sb, "text/html; charset=utf-8");
+	}
+	if (r < 0) {
+		strbuf_free(&sb);
+		return respond_static(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8",
+				      "out of memory\n");
+	}
+	return respond_strbuf(conn, &sb, "text/html; charset=utf-8");
+}
+
 DEFINE_TRIVIAL_CLEANUP_FUNC(char *, MHD_free)
 
 static bool authorized(struct http_server *srv, struct MHD_Connection *conn)
@@ -408,6 +459,8 @@ static MHD_RESULT handle_request(struct http_server *srv, struct MHD_Connection 
 		return serve_events(srv, conn);
 	case HTTP_ENDPOINT_STATUS:
 		return serve_status(srv, conn);
+	case HTTP_ENDPOINT_CGROUP:
+		return serve_cgroup(srv, conn);
 	case HTTP_ENDPOINT_UNKNOWN:
 		break;
 	}

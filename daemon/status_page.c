@@ -13,6 +13,9 @@
 #include "human.h"
 #include "status_page.h"
 
+#include "status_html.h"
+#include "status_workloads.h"
+
 #define CHART_W 720
 #define CHART_H 150
 #define PLOT_X 70
@@ -20,10 +23,9 @@
 #define PLOT_W (CHART_W - PLOT_X - 10)
 #define PLOT_H (CHART_H - PLOT_Y - 24)
 #define TOP_ROWS 8
-#define MAX_MARKS 64
 
 /* Everything system-provided (comm, cgroup paths, reasons) goes through here. */
-static void put_html(struct strbuf *sb, const char *s)
+void put_html(struct strbuf *sb, const char *s)
 {
 	for (; *s; s++) {
 		switch (*s) {
@@ -42,49 +44,26 @@ static void put_html(struct strbuf *sb, const char *s)
 }
 
 /* <td>text</td>, the text made harmless */
-static void put_cell(struct strbuf *sb, const char *text)
+void put_cell(struct strbuf *sb, const char *text)
 {
 	strbuf_puts(sb, "<td>");
 	put_html(sb, text);
 	strbuf_puts(sb, "</td>");
 }
 
-static void put_bytes(struct strbuf *sb, double v)
+void put_bytes(struct strbuf *sb, double v)
 {
 	char buf[HUMAN_MAX];
 
 	strbuf_puts(sb, human_bytes(buf, sizeof(buf), v, HUMAN_UTF8));
 }
 
-static void put_seconds(struct strbuf *sb, double v)
+void put_seconds(struct strbuf *sb, double v)
 {
 	char buf[HUMAN_MAX];
 
 	strbuf_puts(sb, human_seconds(buf, sizeof(buf), v, HUMAN_UTF8));
 }
-
-struct chart_series {
-	const char *name;
-	const char *color;
-	const double *v;
-};
-
-struct mark {
-	double t;
-	char label[EVENT_COMM_LEN + 300];
-};
-
-struct chart {
-	const char *title;
-	size_t n;
-	const double *t;        /* window end times, seconds */
-	struct chart_series series[3];
-	size_t n_series;
-	const double *band_lo, *band_hi; /* optional min–max band */
-	void (*fmt)(struct strbuf *sb, double v);
-	const struct mark *marks;
-	size_t n_marks;
-};
 
 static double xpos(const struct chart *c, double t)
 {
@@ -93,7 +72,7 @@ static double xpos(const struct chart *c, double t)
 	return PLOT_X + (t1 > t0 ? (t - t0) / (t1 - t0) : 1.0) * PLOT_W;
 }
 
-static void draw_chart(struct strbuf *sb, const struct chart *c)
+void draw_chart(struct strbuf *sb, const struct chart *c)
 {
 	double lo = INFINITY, hi = -INFINITY;
 	size_t i, k;
@@ -291,7 +270,7 @@ static void top_table(struct strbuf *sb, const char *title, const char *what, st
 	free(rows->r);
 }
 
-static void put_count(struct strbuf *sb, double v)
+void put_count(struct strbuf *sb, double v)
 {
 	char buf[HUMAN_MAX];
 
@@ -304,7 +283,7 @@ static void put_rate_bytes(struct strbuf *sb, double v)
 	strbuf_puts(sb, "/s");
 }
 
-static void put_percent(struct strbuf *sb, double v)
+void put_percent(struct strbuf *sb, double v)
 {
 	strbuf_printf(sb, "%.1f%%", v * 100);
 }
@@ -393,14 +372,17 @@ static void recent_event_row(const struct event_record *e, void *ud)
 	strbuf_puts(sb, "</tr>\n");
 }
 
-static const char style[] =
+const char status_style[] =
 	"body{font:14px/1.4 sans-serif;margin:1em 2em;color:#222;background:#fafafa}"
 	"h1{font-size:20px}figure{margin:0 0 1em}figcaption{font-weight:bold}"
 	".chart .plot{fill:#fff;stroke:#ccc}.chart .series{fill:none;stroke-width:1.5}"
 	".chart .band{fill:#9ecae1;opacity:.5}.chart .mark{stroke:#d62728;stroke-width:2}"
 	".chart text{font-size:11px;fill:#555}table{border-collapse:collapse;margin:0 2em 1em 0;display:inline-table;vertical-align:top}"
 	"td,th{border:1px solid #ddd;padding:2px 8px;text-align:left}caption{font-weight:bold;text-align:left}"
-	"tr.degraded{background:#fff3cd}tr.failed{background:#f8d7da}";
+	"tr.degraded{background:#fff3cd}tr.failed{background:#f8d7da}"
+	".bar{display:inline-block;width:60px;height:8px;background:#e5e5e5;vertical-align:middle}"
+	".bar span{display:block;height:8px;background:#1f77b4}.bar.high span{background:#d62728}"
+	"table.workloads{display:table}";
 
 /* The references snapshot_ring_recent() handed out; the rest are NULL. */
 static void snapshots_unref(struct snapshot *(*snaps)[HISTORY_MAX])
@@ -448,7 +430,7 @@ int status_page_render(struct strbuf *sb, struct snapshot_ring *ring, struct eve
 	strbuf_printf(sb, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
 			  "<meta http-equiv=\"refresh\" content=\"%.0f\">"
 			  "<title>memwatchd</title><style>%s</style></head><body>\n",
-		      isnan(window) || window < 2 ? 2.0 : window, style);
+		      isnan(window) || window < 2 ? 2.0 : window, status_style);
 	strbuf_printf(sb, "<h1>memwatchd %s</h1>\n<p>", MEMWATCHD_VERSION);
 	if (last) {
 		double start = snapshot_value(last, METRIC_NAME(MW_START_TIME_SECONDS), NULL);
@@ -458,6 +440,8 @@ int status_page_render(struct strbuf *sb, struct snapshot_ring *ring, struct eve
 		put_bytes(sb, avail[n - 1]);
 		strbuf_puts(sb, ", lowest in the last window: ");
 		put_bytes(sb, amin[n - 1]);
+		strbuf_puts(sb, ". Showing ");
+		put_window_stamp(sb, last, "status");
 	} else {
 		strbuf_puts(sb, "No window collected yet.");
 	}
@@ -474,6 +458,8 @@ int status_page_render(struct strbuf *sb, struct snapshot_ring *ring, struct eve
 	draw_chart(sb, &(struct chart){ "Memory pressure stall (PSI), share of time", n, t,
 					{ { "some", "#9467bd", some }, { "full", "#8c564b", full } }, 2, NULL, NULL,
 					put_percent, marks, mctx.n });
+
+	workloads_table(sb, last, prev);
 
 	{
 		const char *const proc_reclaim[] = { METRIC_NAME(MW_PROCESS_DIRECT_RECLAIM_SECONDS_TOTAL),

@@ -16,6 +16,7 @@ enum http_endpoint http_endpoint_of(const char *path)
 		{ "/api/v1/windows", HTTP_ENDPOINT_WINDOWS },
 		{ "/api/v1/events", HTTP_ENDPOINT_EVENTS },
 		{ "/", HTTP_ENDPOINT_STATUS },
+		{ "/cgroup", HTTP_ENDPOINT_CGROUP },
 	};
 	size_t i;
 
@@ -38,6 +39,30 @@ int http_windows_parse(const char *arg, uint64_t *ret)
 	if (v == 0)
 		return -EINVAL;
 	*ret = v;
+	return 0;
+}
+
+int http_cgroup_path_check(const char *arg, size_t len)
+{
+	size_t i, seg = 0; /* where the current segment starts */
+
+	if (!arg || len == 0 || len > HTTP_CGROUP_PATH_MAX || arg[0] != '/')
+		return -EINVAL;
+	if (len == 1)
+		return 0;
+	for (i = 1; i <= len; i++) {
+		unsigned char c = i < len ? (unsigned char)arg[i] : '/';
+
+		if (c < 0x20 || c == 0x7f)
+			return -EINVAL;
+		if (c != '/')
+			continue;
+		/* the segment arg[seg + 1 .. i - 1] */
+		if (i - seg == 1 || (i - seg == 2 && arg[seg + 1] == '.') ||
+		    (i - seg == 3 && arg[seg + 1] == '.' && arg[seg + 2] == '.'))
+			return -EINVAL;
+		seg = i;
+	}
 	return 0;
 }
 

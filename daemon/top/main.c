@@ -47,7 +47,9 @@ static void help(void)
 {
 	printf("Usage: memwatch-top [OPTIONS]\n\n"
 	       "Shows a running memwatchd in the terminal: available memory and its trend,\n"
-	       "reclaim stalls per process and cgroup, OOM kills, collectors. q quits.\n\n"
+	       "reclaim stalls per process and cgroup, OOM kills, collectors. q quits;\n"
+	       "w switches to the Workloads screen (the top cgroups by reclaim stall time,\n"
+	       "PSI and usage against limit, as on the status page) and back.\n\n"
 	       "      --url URL        the daemon, http:// or https:// (default %s;\n"
 	       "                       without a port, 9577)\n"
 	       "      --user NAME      user for HTTP basic authentication\n"
@@ -196,6 +198,7 @@ struct state {
 	json_t *windows, *events;
 	struct chart_history history;
 	bool want_full;       /* ask for a whole chart's width of windows */
+	bool workloads;       /* the Workloads screen (key w) */
 	enum top_failure failure;
 	char problem[600];
 };
@@ -248,6 +251,7 @@ static void draw(const struct state *s, bool utf8, bool colors)
 		.problem = s->failure == TOP_OK ? NULL : s->problem,
 		.utf8 = utf8,
 		.colors = colors,
+		.workloads = s->workloads,
 	};
 
 	view_draw(&v);
@@ -311,7 +315,10 @@ static int run(struct state *s, double interval)
 			ch = getch();
 			if (ch == 'q' || ch == 'Q' || ch == 3)
 				quit = true;
-			else if (ch == KEY_RESIZE) {
+			else if (ch == 'w' || ch == 'W') {
+				s->workloads = !s->workloads;
+				draw(s, utf8, colors);
+			} else if (ch == KEY_RESIZE) {
 				/* Wider: the next refresh fetches enough windows to fill the chart. */
 				if ((size_t)COLS > s->history.n + 4)
 					s->want_full = true;

@@ -16,6 +16,7 @@
 #include "macro.h"
 #include "utf8.h"
 #include "view.h"
+#include "view_internal.h"
 
 #define VALUE_WIDTH 10
 #define TABLE_GAP 2
@@ -47,21 +48,21 @@ const char *term_safe(char *buf, size_t len, const char *s, bool utf8)
 
 /* ---- the JSON of one window ---- */
 
-static double num(const json_t *o, const char *key)
+double num(const json_t *o, const char *key)
 {
 	const json_t *v = json_object_get(o, key);
 
 	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-static const char *str(const json_t *o, const char *key)
+const char *str(const json_t *o, const char *key)
 {
 	const char *s = json_string_value(json_object_get(o, key));
 
 	return s ? s : "";
 }
 
-static const json_t *family(const json_t *window, const char *name)
+const json_t *family(const json_t *window, const char *name)
 {
 	const json_t *f = json_object_get(json_object_get(window, "metrics"), name);
 
@@ -75,7 +76,7 @@ static double metric(const json_t *window, const char *name, const char *field)
 	return f && json_array_size(f) ? num(json_array_get(f, 0), field) : NAN;
 }
 
-static const json_t *last_window(const json_t *doc)
+const json_t *last_window(const json_t *doc)
 {
 	const json_t *list = json_object_get(doc, "windows");
 	size_t n = json_array_size(list);
@@ -176,7 +177,7 @@ static size_t fit(const char *s, int cols, int *used)
 }
 
 /* Text at (y, x), cut at the right edge; returns the column after it. */
-static int put(int y, int x, attr_t a, const char *s)
+int put(int y, int x, attr_t a, const char *s)
 {
 	int used = 0;
 	size_t n;
@@ -190,8 +191,7 @@ static int put(int y, int x, attr_t a, const char *s)
 	return x + used;
 }
 
-static int putf(int y, int x, attr_t a, const char *fmt, ...) _printf_(4, 5);
-static int putf(int y, int x, attr_t a, const char *fmt, ...)
+int putf(int y, int x, attr_t a, const char *fmt, ...)
 {
 	char buf[1024];
 	va_list ap;
@@ -219,7 +219,7 @@ static size_t char_step(const char *s, int *cols)
 
 /* s in exactly width columns: cut, or padded with blanks; a path that does not
  * fit keeps its tail (the cgroup's own name) behind "...". */
-static void cell(char *buf, size_t len, const char *s, int width, bool keep_tail)
+void cell(char *buf, size_t len, const char *s, int width, bool keep_tail)
 {
 	int used = 0, total = 0;
 	size_t n, o = 0, pad;
@@ -256,7 +256,7 @@ static void cell(char *buf, size_t len, const char *s, int width, bool keep_tail
 	buf[o] = '\0';
 }
 
-static attr_t color(const struct view *v, short pair)
+attr_t color(const struct view *v, short pair)
 {
 	return v->colors ? COLOR_PAIR(pair) : A_NORMAL;
 }
@@ -406,15 +406,15 @@ static void table_draw(const struct view *v, const struct table *t, int y, int x
 
 /* ---- sections ---- */
 
-static void draw_title(const struct view *v)
+void draw_title(const struct view *v)
 {
-	char when[32], url[256];
+	char when[48], url[256];
 	time_t now = time(NULL);
 	int x, room, wlen;
 	struct tm tm;
 
 	gmtime_r(&now, &tm);
-	strftime(when, sizeof(when), "%H:%M:%S UTC  q: quit", &tm);
+	strftime(when, sizeof(when), "%H:%M:%S UTC  w: workloads  q: quit", &tm);
 	wlen = (int)strlen(when);
 	x = put(0, 0, A_BOLD, "memwatch-top  ");
 	/* The URL gets what the clock leaves; on a very narrow terminal there is no clock. */
@@ -429,7 +429,7 @@ static void draw_title(const struct view *v)
 }
 
 /* A message wrapped over the lines from y; returns the line after it. */
-static int draw_wrapped(int y, int x, attr_t a, const char *text)
+int draw_wrapped(int y, int x, attr_t a, const char *text)
 {
 	const char *p = text;
 
@@ -589,6 +589,10 @@ void view_draw(const struct view *v)
 	int y, chart_h, collector_lines, rest, event_rows, table_rows, ntables, tw;
 	double eta;
 
+	if (v->workloads) {
+		workloads_draw(v);
+		return;
+	}
 	erase();
 	draw_title(v);
 	if (v->problem || !last) {

@@ -31,6 +31,7 @@ struct view {
 	const char *problem;
 	bool utf8;                   /* the terminal's locale is UTF-8 */
 	bool colors;                 /* start_color() done */
+	bool workloads;              /* the Workloads screen (key w) */
 };
 
 /* Colour pairs set up by the caller when the terminal has colours. */

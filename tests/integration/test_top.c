@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "term.h"
+#include "workloads_test.h"
 
 #ifndef MEMWATCH_TOP_PATH
 #error "MEMWATCH_TOP_PATH must point at memwatch-top"
@@ -604,6 +605,7 @@ static Suite *top_suite(void)
 	suite_add_tcase(s, ui_tcase("tls_auth", test_top_tls_auth));
 	suite_add_tcase(s, ui_tcase("escape", test_top_escape_in_comm));
 	suite_add_tcase(s, ui_tcase("cli", test_top_cli_errors));
+	top_workloads_add(s);
 	return s;
 }
 

@@ -3,7 +3,8 @@
  * Chromium: screenshot and DOM), with a process whose name is markup. Needs
  * root (the daemon loads BPF); without it, exits 77. Chromium is required, not
  * optional: without it the tests fail and say which Debian package is
- * missing. The terminal view, memwatch-top, is tested in test_top.c.
+ * missing. The terminal view, memwatch-top, is tested in test_top.c; the
+ * Workloads table and the cgroup pages in ui_workloads.c.
  *
  * Every test is bounded and undoes what it creates (uitest.h: the journal).
  * Processes a test starts die with it (PR_SET_PDEATHSIG) and are only ever
@@ -20,6 +21,7 @@
 #include <unistd.h>
 #include <zlib.h>
 #include "uitest.h"
+#include "workloads_test.h"
 
 #ifndef CHROMIUM_PATH
 #define CHROMIUM_PATH "/usr/bin/chromium"
@@ -132,11 +134,11 @@ static size_t collectors_of(struct mw_daemon *d, char names[][64], size_t max)
 
 /* ---- running Chromium ---- */
 
-/* chromium --headless ... <what> URL with a fresh profile; returns the path of
- * its stdout (malloc'd); asserts it exited 0. */
-static char *chromium(int port, const char *what, const char *tag)
+/* chromium --headless ... <what> URL (path on the daemon) with a fresh
+ * profile; returns the path of its stdout (malloc'd); asserts it exited 0. */
+char *chromium(int port, const char *path, const char *what, const char *tag)
 {
-	char profile[400], out[450], err[450], url[64], *tail;
+	char profile[400], out[450], err[450], url[512], *tail;
 	char user_data[450];
 	const char *argv[32];
 	size_t n = 0;
@@ -147,7 +149,7 @@ static char *chromium(int port, const char *what, const char *tag)
 	snprintf(user_data, sizeof(user_data), "--user-data-dir=%s", profile);
 	snprintf(out, sizeof(out), "%s.stdout", profile);
 	snprintf(err, sizeof(err), "%s.stderr", profile);
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", port);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, path);
 	argv[n++] = CHROMIUM_PATH;
 	argv[n++] = "--headless";
 	argv[n++] = "--no-sandbox";
@@ -498,7 +500,7 @@ START_TEST(test_status_page_chromium)
 
 		snprintf(arg, sizeof(arg), "--screenshot=%s", png_path);
 		unlink(png_path);
-		out_path = chromium(d->port, arg, "shot");
+		out_path = chromium(d->port, "/", arg, "shot");
 		free(out_path);
 	}
 	png = (unsigned char *)mw_read_file(png_path, &png_len);
@@ -523,7 +525,7 @@ START_TEST(test_status_page_chromium)
 	free(png);
 
 	/* The DOM as the browser built it. */
-	out_path = chromium(d->port, "--dump-dom", "dom");
+	out_path = chromium(d->port, "/", "--dump-dom", "dom");
 	dom = mw_read_file(out_path, NULL);
 	free(out_path);
 	ck_assert_msg(dom && strstr(dom, "</html>"), "chromium --dump-dom gave no document");
@@ -589,7 +591,7 @@ START_TEST(test_markup_in_comm)
 	 * browser's own fetch can land on one without the worker (seen in CI), so
 	 * it dumps again, a few times at most, once GET / shows the worker again. */
 	for (int attempt = 1;; attempt++) {
-		out_path = chromium(d->port, "--dump-dom", "markup");
+		out_path = chromium(d->port, "/", "--dump-dom", "markup");
 		dom = mw_read_file(out_path, NULL);
 		free(out_path);
 		ck_assert_msg(dom && strstr(dom, "</html>"), "chromium --dump-dom gave no document");
@@ -615,6 +617,7 @@ static Suite *ui_suite(void)
 
 	suite_add_tcase(s, ui_tcase("status_page", test_status_page_chromium));
 	suite_add_tcase(s, ui_tcase("markup", test_markup_in_comm));
+	ui_workloads_add(s);
 	return s;
 }
 

@@ -18,6 +18,8 @@ START_TEST(test_endpoints)
 		{ "/api/v1/windows", HTTP_ENDPOINT_WINDOWS },
 		{ "/api/v1/events", HTTP_ENDPOINT_EVENTS },
 		{ "/", HTTP_ENDPOINT_STATUS },
+		{ "/cgroup", HTTP_ENDPOINT_CGROUP },
+		{ "/cgroup/", HTTP_ENDPOINT_UNKNOWN },
 		/* exact matches only */
 		{ "", HTTP_ENDPOINT_UNKNOWN },
 		{ "/metrics/", HTTP_ENDPOINT_UNKNOWN },
@@ -57,6 +59,30 @@ START_TEST(test_windows)
 }
 END_TEST
 
+START_TEST(test_cgroup_path)
+{
+	static const char *const good[] = { "/", "/a", "/system.slice/x.service", "/kubepods/pod1/c...",
+					    "/a b/.c/..d", "/ünï" };
+	static const char *const bad[] = { "", "a", "a/b", "//", "/a/", "/a//b", "/.", "/..", "/a/./b",
+					   "/a/../b", "/a/..", "/a\tb", "/a\x7f" "b", " /a" };
+	char huge[HTTP_CGROUP_PATH_MAX + 2];
+	size_t i;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		ck_assert_msg(http_cgroup_path_check(good[i], strlen(good[i])) == 0, "refused '%s'", good[i]);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(http_cgroup_path_check(bad[i], strlen(bad[i])) == -EINVAL, "accepted '%s'", bad[i]);
+	/* A %00 decoded into the value: the length says it is there. */
+	ck_assert_int_eq(http_cgroup_path_check("/a\0b", 4), -EINVAL);
+	ck_assert_int_eq(http_cgroup_path_check(NULL, 0), -EINVAL);
+	huge[0] = '/';
+	memset(huge + 1, 'x', sizeof(huge) - 2);
+	huge[sizeof(huge) - 1] = '\0';
+	ck_assert_int_eq(http_cgroup_path_check(huge, HTTP_CGROUP_PATH_MAX), 0);
+	ck_assert_int_eq(http_cgroup_path_check(huge, HTTP_CGROUP_PATH_MAX + 1), -EINVAL);
+}
+END_TEST
+
 START_TEST(test_equal)
 {
 	ck_assert(http_equal_constant_time("", ""));
@@ -75,6 +101,7 @@ int main(void)
 
 	tcase_add_test(tc, test_endpoints);
 	tcase_add_test(tc, test_windows);
+	tcase_add_test(tc, test_cgroup_path);
 	tcase_add_test(tc, test_equal);
 	suite_add_tcase(s, tc);
 	return fixture_run_suite(s);

@@ -467,6 +467,77 @@ START_TEST(test_any_size)
 }
 END_TEST
 
+/* ---- the Workloads screen (key w) ---- */
+
+/* Cgroup i: a stall of s[i] ms (< 0: none), PSI p[i] ms, usage ratio r[i]
+ * (< 0: no limit); the ranking must follow stall, then PSI, then ratio. */
+static json_t *workloads_window(void)
+{
+	static const double st[] = { -1, 5, -1, -1, 9, -1, -1, -1, -1, -1, -1, -1, -1 };
+	static const double ps[] = { -1, -1, 3, 7, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
+	static const double ra[] = { 0.1, 0.2, 0.3, 0.4, 0.5, 0.95, -1, 0.6, 0.7, 0.05, 0.01, 0.02, 0.03 };
+	json_t *info = json_array(), *usage = json_array(), *limit = json_array(), *ratio = json_array();
+	json_t *stall = json_array(), *psi = json_array(), *metrics, *list = json_array();
+	char path[64];
+
+	for (size_t i = 0; i < sizeof(ra) / sizeof(ra[0]); i++) {
+		snprintf(path, sizeof(path), i == 6 ? "/esc\x1b[2J%02zu" : "/wl%02zu", i);
+		json_array_append_new(info, series(json_pack("{s:s, s:s}", "cgroup", path, "unit", "u.service"), 1, 0));
+		json_array_append_new(usage, json_pack("{s:{s:s}, s:f}", "labels", "cgroup", path, "value",
+						       (double)(i + 1) * 1048576));
+		if (ra[i] >= 0) {
+			json_array_append_new(limit, json_pack("{s:{s:s}, s:f}", "labels", "cgroup", path, "value",
+							       (double)(i + 1) * 1048576 / ra[i]));
+			json_array_append_new(ratio, json_pack("{s:{s:s}, s:f}", "labels", "cgroup", path, "value", ra[i]));
+		}
+		if (st[i] >= 0)
+			json_array_append_new(stall, series(json_pack("{s:s}", "cgroup", path), 1, st[i] * 1e-3));
+		if (ps[i] >= 0)
+			json_array_append_new(psi, series(json_pack("{s:s}", "cgroup", path), 1, ps[i] * 1e-3));
+	}
+	json_array_append_new(info, series(json_pack("{s:s}", "cgroup", "other"), 1, 0));
+	metrics = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "memwatch_cgroup_info", info,
+			    "memwatch_cgroup_memory_usage_bytes", usage, "memwatch_cgroup_memory_limit_bytes", limit,
+			    "memwatch_cgroup_memory_usage_ratio", ratio, "memwatch_cgroup_reclaim_seconds_total", stall,
+			    "memwatch_cgroup_pressure_memory_some_seconds_total", psi);
+	json_array_append_new(list, json_pack("{s:f, s:f, s:o}", "seq", 42.0, "end", 1.5e9, "metrics", metrics));
+	return json_pack("{s:o}", "windows", list);
+}
+
+START_TEST(test_workloads_screen)
+{
+	/* stall 9, 5; PSI 7, 3; then ratio .95 .7 .6 .1 .05 .03 */
+	static const char *const order[] = { "/wl04", "/wl01", "/wl03", "/wl02", "/wl05",
+					     "/wl08", "/wl07", "/wl00", "/wl09", "/wl12" };
+	json_t *windows = workloads_window();
+	struct view v = { .url = "http://127.0.0.1:9577", .windows = windows, .utf8 = true, .workloads = true };
+	char buf[1024];
+	int y, first;
+
+	ck_assert_int_eq(resizeterm(40, 200), OK);
+	view_draw(&v);
+	ck_assert_msg(find_line("Workloads: window #42,", buf, sizeof(buf)) == 2, "no window line: %s", buf);
+	first = find_line("CGROUP", buf, sizeof(buf)) + 1;
+	ck_assert_msg(strstr(buf, "USED MiB") && strstr(buf, "NAMES"), "header: %s", buf);
+	for (y = 0; y < 10; y++) {
+		line_at(first + y, buf, sizeof(buf));
+		ck_assert_msg(strncmp(buf, order[y], strlen(order[y])) == 0, "row %d is \"%s\", expected %s", y, buf,
+			      order[y]);
+	}
+	line_at(first, buf, sizeof(buf));
+	ck_assert_msg(strstr(buf, "u.service") && strstr(buf, " 5.0 ") && strstr(buf, " 9.0 "),
+		      "row of /wl04 (5 MiB, 9 ms stall): %s", buf);
+	line_at(first + 10, buf, sizeof(buf));
+	ck_assert_msg(buf[0] == '\0', "more than 10 rows: %s", buf);
+	ck_assert_msg(find_line("other", buf, sizeof(buf)) < 0, "\"other\" shown: %s", buf);
+	/* Narrow: no names column, no bar; still drawn. */
+	ck_assert_int_eq(resizeterm(24, 80), OK);
+	view_draw(&v);
+	ck_assert_msg(find_line("CGROUP", buf, sizeof(buf)) >= 0 && !strstr(buf, "NAMES"), "80 columns: %s", buf);
+	json_decref(windows);
+}
+END_TEST
+
 static Suite *top_view_suite(void)
 {
 	Suite *s = suite_create("top_view");
@@ -482,6 +553,7 @@ static Suite *top_view_suite(void)
 	tcase_add_test(tc, test_faults_of_the_last_walk);
 	tcase_add_test(tc, test_problem_wraps);
 	tcase_add_test(tc, test_any_size);
+	tcase_add_test(tc, test_workloads_screen);
 	suite_add_tcase(s, tc);
 	return s;
 }
