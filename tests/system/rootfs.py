@@ -51,6 +51,13 @@ MASKED = ["serial-getty@ttyS0.service", "getty@tty1.service", "apt-daily.timer",
           # defaults would kill in the other workloads, and systemd-oomd's polling
           # moves its own cgroup's figures under the cgroup files check.
           "earlyoom.service", "systemd-oomd.service", "systemd-oomd.socket"]
+# The container scenario's runtimes (guest_containers.sh), amd64 only: Podman
+# with crun, Docker with containerd and runc, busybox-static for its image.
+CONTAINER_PACKAGES = ["podman", "crun", "conmon", "docker.io", "containerd", "runc", "busybox-static"]
+# Started only for their part of the scenario (dockerd and containerd would
+# run, and Podman restart its containers, through every other check).
+CONTAINER_MASKED = ["docker.service", "docker.socket", "containerd.service", "podman.socket",
+                    "podman-restart.service", "podman-auto-update.timer"]
 # The serial console of other architectures' guests.
 MASKED_ARCH = {"arm64": ["serial-getty@ttyAMA0.service"]}
 # Bumped when the archive's layout changes in a way the key does not see.
@@ -77,9 +84,13 @@ def depends_packages(deb):
     return names
 
 
+def masked_units(arch):
+    return MASKED + MASKED_ARCH.get(arch, []) + (CONTAINER_MASKED if arch == "amd64" else [])
+
+
 def key(packages, arch="amd64"):
     blob = {"suite": SUITE, "variant": VARIANT, "mirrors": MIRRORS,
-            "packages": sorted(set(packages)), "masked": MASKED, "layout": LAYOUT}
+            "packages": sorted(set(packages)), "masked": masked_units(arch), "layout": LAYOUT}
     if arch != "amd64":  # the amd64 key stays what it was: its cache stays valid
         blob.update(arch=arch, variant="extract", include=EXTRACT_INCLUDE,
                     masked=MASKED + MASKED_ARCH.get(arch, []))
@@ -187,9 +198,10 @@ def tar_to_cpio(tar_path, cpio_gz, arch="amd64"):
             names.add(name)
         if arch != "amd64":
             w.entry("etc/machine-id", 0o100444, hashlib.sha256(tar_path.encode()).hexdigest()[:32].encode() + b"\n")
-        for unit in MASKED + MASKED_ARCH.get(arch, []):
+        for unit in masked_units(arch):
             w.entry(f"etc/systemd/system/{unit}", 0o120777, b"/dev/null")
-        for need in ("usr/lib/systemd/systemd", "usr/bin/dpkg", "usr/bin/curl", "usr/bin/systemd-run"):
+        runtimes = ("usr/bin/podman", "usr/sbin/dockerd", "usr/bin/busybox") if arch == "amd64" else ()
+        for need in ("usr/lib/systemd/systemd", "usr/bin/dpkg", "usr/bin/curl", "usr/bin/systemd-run") + runtimes:
             if need not in names:
                 raise RootfsError(f"{need} is not in the root file system")
         w.finish()

@@ -58,6 +58,7 @@ from run_vm import HarnessError, blocks, log  # noqa: E402
 import system_judge as sj  # noqa: E402
 import system_itests  # noqa: E402
 import system_judge_ops as ops  # noqa: E402
+import system_judge_containers as ctr  # noqa: E402
 from system_judge import kv_line, props  # noqa: E402
 
 SKIP = 77
@@ -139,18 +140,21 @@ def run_archive(args, deb, path):
         cpio.file("root/memwatchd.deb", f.read())
     with open(os.path.join(HERE, "guest.sh"), "rb") as f:
         cpio.file("usr/local/sbin/mw-systemtest", f.read(), 0o755)
+    with open(os.path.join(HERE, "guest_containers.sh"), "rb") as f:
+        cpio.file("usr/local/sbin/mw-containers", f.read(), 0o644)
     cpio.file("etc/systemd/system/mw-systemtest.service", TEST_UNIT)
     with open(os.path.join(args.source_root, "systemd", "memwatchd.service"), "rb") as f:
         unit_sha = hashlib.sha256(f.read()).hexdigest()
     conf = (f"CACHE_DEV=/dev/nvme0n1\nCACHE_MIB={CACHE_MIB}\nSERIES_TTL={sj.SERIES_TTL}\n"
-            f"OOM_COMM={sj.OOM_COMM}\nUNIT_SHA256={unit_sha}\nSMOKE={int(args.checks == 'smoke')}\n")
+            f"OOM_COMM={sj.OOM_COMM}\nUNIT_SHA256={unit_sha}\nSMOKE={int(args.checks == 'smoke')}\n"
+            f"CONTAINER_TTL={ctr.CONTAINER_TTL}\nCONTAINERS_ONLY={int(args.checks == 'containers')}\n")
     cpio.file("etc/mw-systemtest.conf", conf.encode())
     with open(path, "wb") as f:
         f.write(gzip.compress(cpio.finish(), compresslevel=1))
     return unit_sha
 
 
-def boot(qemu, vmlinuz, initrd, disk, console_log, timeout, smp, arch="amd64", writable=False):
+def boot(qemu, vmlinuz, initrd, disk, console_log, timeout, smp, arch="amd64", writable=False, append=""):
     a = run_vm.ARCHES[arch]
     cmd = [qemu, "-accel", "tcg"] + a["machine"] + ["-smp", str(smp), "-m", str(GUEST_MIB),
            "-nographic", "-no-reboot", "-nic", "none",
@@ -158,7 +162,7 @@ def boot(qemu, vmlinuz, initrd, disk, console_log, timeout, smp, arch="amd64", w
     if disk:  # the smoke run reads no block device; the v2 scenario's /tmp is written
         cmd += ["-drive", f"file={disk},if=none,id=cache,format=raw" + ("" if writable else ",readonly=on"),
                 "-device", "nvme,drive=cache,serial=memwatchsys"]
-    cmd += ["-append", KERNEL_ARGS.format(console=a["console"])]
+    cmd += ["-append", KERNEL_ARGS.format(console=a["console"]) + append]
     start = time.monotonic()
     lines = []
     with open(console_log, "wb") as out:
@@ -186,7 +190,8 @@ def boot(qemu, vmlinuz, initrd, disk, console_log, timeout, smp, arch="amd64", w
 
 # ---------------------------------------------------------------- judging
 
-def judge(s, lines, rc, timed_out, unit_sha, rows, smoke=False, figures=None):
+def judge(s, lines, rc, timed_out, unit_sha, rows, smoke=False, figures=None, containers=False,
+          containers_only=False):
     v = sj.Verdict()
     b, singles = blocks(lines)
     guest = b.get("guest") or []
@@ -212,6 +217,9 @@ def judge(s, lines, rc, timed_out, unit_sha, rows, smoke=False, figures=None):
         log(f"[{s}]   | {line}")
     sj.judge_install(s, v, b, singles, want, unit_sha)
     sj.judge_collectors(s, v, b, want)
+    if containers_only:
+        ctr.judge_containers(s, v, b, singles)
+        return v
     if smoke:
         for line in b.get("journal-memavail") or []:
             log(f"[{s}]   journal: {line}")
@@ -240,6 +248,8 @@ def judge(s, lines, rc, timed_out, unit_sha, rows, smoke=False, figures=None):
     ops.judge_stop(s, v, b, singles)
     ops.judge_socket(s, v, b)
     ops.judge_memory(s, v, b, figures if figures is not None else {}, ("memory-start", "memory-workloads"))
+    if containers:
+        ctr.judge_containers(s, v, b, singles)
     return v
 
 
@@ -251,8 +261,9 @@ def main():
     ap.add_argument("--memhog", help="memhog built without sanitizers (the full checks need it)")
     ap.add_argument("--arch", choices=sorted(run_vm.ARCHES), default="amd64",
                     help="Debian architecture of the guest and the .deb (default amd64)")
-    ap.add_argument("--checks", choices=["full", "smoke", "itests"], default="full",
+    ap.add_argument("--checks", choices=["full", "smoke", "itests", "containers"], default="full",
                     help="smoke: install, collectors, promtool, one reload; full: everything; "
+                    "containers: install, collectors and the containers (guest_containers.sh) alone; "
                     "itests: the host's integration tests (--itest) on cgroup v2 (system_itests.py)")
     ap.add_argument("--itest", action="append", metavar="NAME=PATH",
                     help="--checks itests: a test executable of the host's build to run in the guest")
@@ -270,16 +281,26 @@ def main():
     ap.add_argument("--jobs", type=int, default=2, help="guests booted at once")
     ap.add_argument("--smp", type=int, default=1, help="vCPUs per guest")
     ap.add_argument("--timeout", type=float, default=420, help="seconds per boot")
+    ap.add_argument("--containers-kernel", action="append", choices=sorted(run_vm.SERIES) + ["none"],
+                    help="--checks full: the kernels whose guest also runs the containers "
+                    "(guest_containers.sh; default 6.1, Debian 12's own kernel, the one its Podman and "
+                    "Docker are built for: on both kernels they would add their minutes to each guest)")
+    ap.add_argument("--containers-timeout", type=float, default=480,
+                    help="seconds the containers add to that guest's --timeout")
     ap.add_argument("--figures", help="write the guests' memory figures here (JSON; bench/system_memory.sh)")
     args = ap.parse_args()
     start = time.monotonic()
     smoke = args.checks == "smoke"
     itests = args.checks == "itests"
-    if args.checks == "full" and not args.memhog:
-        ap.error("--memhog is needed for --checks full")
+    if args.checks in ("full", "containers") and not args.memhog:
+        ap.error(f"--memhog is needed for --checks {args.checks}")
     if itests and (not (args.itest or args.command) or not args.daemon or args.arch != "amd64"):
         ap.error("--checks itests needs --itest or --command, and --daemon (amd64: the host's own binaries)")
     suite_name = "system" if args.arch == "amd64" else f"system-{args.arch}"
+    containers = set() if args.checks not in ("full", "containers") or args.arch != "amd64" else \
+        set(args.containers_kernel or ["6.1"]) - {"none"}
+    if args.checks == "containers" and not args.kernel:
+        args.kernel = sorted(containers)
     if itests:
         suite_name = "system-v2"
 
@@ -312,7 +333,8 @@ def main():
             deb = None if itests and rootfs.cached(cache) else (
                 args.deb or kept_deb(args.kept_deb, os.path.abspath(args.source_root))
                 or build_deb(os.path.abspath(args.source_root), os.path.join(work, "deb"), args.arch))
-            packages = rootfs.BASE_PACKAGES + (rootfs.depends_packages(deb) if deb else [])
+            packages = (rootfs.BASE_PACKAGES + (rootfs.CONTAINER_PACKAGES if args.arch == "amd64" else [])
+                        + (rootfs.depends_packages(deb) if deb else []))
             kernels = []
             with open(os.path.join(cache, ".lock"), "w") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)
@@ -356,8 +378,10 @@ def main():
                 prefix = "console-v2-" if itests else prefix
                 console = os.path.join(args.log_dir, f"{prefix}{series}.log")
                 log(f"[{series}] booting {name} {version}")
-                out = boot(qemu, os.path.join(slot, "vmlinuz"), initrd, disk, console, args.timeout,
-                           args.smp, args.arch, writable=itests)
+                with_ctr = series in containers
+                out = boot(qemu, os.path.join(slot, "vmlinuz"), initrd, disk, console,
+                           args.timeout + (args.containers_timeout if with_ctr else 0),
+                           args.smp, args.arch, writable=itests, append=" mw.containers=1" if with_ctr else "")
                 log(f"[{series}] qemu exited {out[2]} after {out[1]:.1f} s"
                     f"{' (TIMEOUT)' if out[3] else ''}; console: {console}")
                 return out
@@ -376,7 +400,8 @@ def main():
         if itests:
             v = system_itests.judge(series, lines, rc, timed_out, cmds)
         else:
-            v = judge(series, lines, rc, timed_out, unit_sha, rows, smoke, figures[series])
+            v = judge(series, lines, rc, timed_out, unit_sha, rows, smoke, figures[series], series in containers,
+                      args.checks == "containers")
         results.append((series, version, secs, v))
         if not v.ok:
             log(f"[{series}] last console lines:")
