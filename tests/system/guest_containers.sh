@@ -14,12 +14,13 @@
 # CONTAINER_TTL ([collector.oom] series_ttl, seconds) from the conf file.
 
 CTR_IMAGE=localhost/mw-image:1
-CTR_RUN=(--memory 64m --memory-swap 64m --network none --security-opt apparmor=unconfined)
+CTR_RUN=(--pull never --memory 64m --memory-swap 64m --network none --security-opt apparmor=unconfined)
 CTR_HOLD_MIB=16
 
 # The image: busybox for sh, dd and sleep; memhog with the loader and libc it needs.
-ctr_image_tar() {
-	local img=/tmp/mw-image
+ctr_image_tar() (
+	set -e
+	img=/tmp/mw-image
 	mkdir -p $img/bin $img/dev $img/proc $img/sys $img/tmp $img/lib64 $img/lib/x86_64-linux-gnu
 	cp "$(command -v busybox)" $img/bin/busybox
 	for a in sh dd sleep cat touch; do ln -sf busybox $img/bin/$a; done
@@ -28,7 +29,8 @@ ctr_image_tar() {
 	cp -L /lib/x86_64-linux-gnu/libc.so.6 $img/lib/x86_64-linux-gnu/
 	tar -C $img -cf /tmp/mw-image.tar .
 	du -k /tmp/mw-image.tar
-}
+	df -h / /tmp
+)
 
 # Scrapes until a window ended after now, then prints the container series
 # of it (the families the checks read) as block $1.

@@ -15,6 +15,12 @@ what it saw on the serial console, and this script judges it.
 integration test executables and daemon, run as they are in the guest on its
 pure cgroup v2 hierarchy, a row per test; no .deb.
 
+On one kernel (--containers-kernel, default 6.1: Debian 12's own, which its
+Podman and Docker are built for) the guest then also runs containers
+(guest_containers.sh, judged by system_judge_containers.py): on both kernels
+they would add their minutes to each guest. --checks containers runs only the
+install and the containers, to work on them.
+
 --arch arm64 boots Debian's arm64 kernels with qemu-system-aarch64 -M virt on
 an arm64 root file system that is only unpacked (rootfs.py), with the
 cross-built .deb (build-deb.sh -a arm64, or --deb). --checks smoke stops the
@@ -63,6 +69,8 @@ from system_judge import kv_line, props  # noqa: E402
 
 SKIP = 77
 GUEST_MIB = 1536
+# The runtimes' archive unpacks to 606 MB in the initramfs, a tmpfs of half the RAM.
+GUEST_MIB_CONTAINERS = 2048
 DISK_MIB = 512
 CACHE_MIB = 256          # mw-cache reads this much, against MemoryMax=64M
 KERNEL_ARGS = ("console={console} rdinit=/lib/systemd/systemd panic=-1 quiet loglevel=1 "
@@ -154,9 +162,10 @@ def run_archive(args, deb, path):
     return unit_sha
 
 
-def boot(qemu, vmlinuz, initrd, disk, console_log, timeout, smp, arch="amd64", writable=False, append=""):
+def boot(qemu, vmlinuz, initrd, disk, console_log, timeout, smp, arch="amd64", writable=False, append="",
+         mib=GUEST_MIB):
     a = run_vm.ARCHES[arch]
-    cmd = [qemu, "-accel", "tcg"] + a["machine"] + ["-smp", str(smp), "-m", str(GUEST_MIB),
+    cmd = [qemu, "-accel", "tcg"] + a["machine"] + ["-smp", str(smp), "-m", str(mib),
            "-nographic", "-no-reboot", "-nic", "none",
            "-kernel", vmlinuz, "-initrd", initrd]
     if disk:  # the smoke run reads no block device; the v2 scenario's /tmp is written
@@ -333,37 +342,43 @@ def main():
             deb = None if itests and rootfs.cached(cache) else (
                 args.deb or kept_deb(args.kept_deb, os.path.abspath(args.source_root))
                 or build_deb(os.path.abspath(args.source_root), os.path.join(work, "deb"), args.arch))
-            packages = (rootfs.BASE_PACKAGES + (rootfs.CONTAINER_PACKAGES if args.arch == "amd64" else [])
-                        + (rootfs.depends_packages(deb) if deb else []))
+            packages = rootfs.BASE_PACKAGES + (rootfs.depends_packages(deb) if deb else [])
             kernels = []
             with open(os.path.join(cache, ".lock"), "w") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)
                 updated = [False]
                 for s in args.kernel or list(run_vm.SERIES):
                     kernels.append((s,) + run_vm.fetch_kernel_updating(s, cache, updated, args.arch))
-                try:
-                    base, built = (rootfs.cached(cache), False) if not deb else rootfs.ensure(cache, packages, log,
-                                                                                           args.arch)
-                except rootfs.RootfsError as e:
-                    raise HarnessError(str(e)) from e
-                if not built:
-                    log(f"rootfs: cached {base} ({', '.join(sorted(set(packages)))})")
+                # The guests running the containers boot the archive with their runtimes.
+                bases = {}
+                for with_ctr in sorted({k[0] in containers for k in kernels}):
+                    try:
+                        base, built = (rootfs.cached(cache), False) if not deb else rootfs.ensure(
+                            cache, packages, log, args.arch, containers=with_ctr)
+                    except rootfs.RootfsError as e:
+                        raise HarnessError(str(e)) from e
+                    if not built:
+                        log(f"rootfs: cached {base} ({', '.join(sorted(set(packages)))}"
+                            f"{' + ' + ', '.join(rootfs.CONTAINER_PACKAGES) if with_ctr else ''})")
+                    bases[with_ctr] = base
                 # The per-run part is appended, so the cached archive is never rewritten.
                 extra = os.path.join(work, "run.cpio.gz")
                 if itests:
-                    system_itests.run_archive(args, cmds, base, extra,
+                    system_itests.run_archive(args, cmds, bases[False], extra,
                                              TEST_UNIT.replace(b"guest.sh", b"guest_itests.sh"))
                     unit_sha = None
                 else:
                     unit_sha = run_archive(args, deb, extra)
-                initrd = os.path.join(work, "initrd.gz")
-                with open(initrd, "wb") as out:
-                    for part in (base, extra):
-                        with open(part, "rb") as f:
-                            shutil.copyfileobj(f, out, 1 << 20)
+                initrds = {}
+                for with_ctr, base in bases.items():
+                    initrds[with_ctr] = os.path.join(work, "initrd-containers.gz" if with_ctr else "initrd.gz")
+                    with open(initrds[with_ctr], "wb") as out:
+                        for part in (base, extra):
+                            with open(part, "rb") as f:
+                                shutil.copyfileobj(f, out, 1 << 20)
             prepared = time.monotonic() - start
             log(f"prepared in {prepared:.0f} s; booting {len(kernels)} guests, {args.jobs} at a time, "
-                f"{args.smp} vCPU and {GUEST_MIB} MiB each")
+                f"{args.smp} vCPU and {GUEST_MIB} MiB each ({GUEST_MIB_CONTAINERS} MiB with the containers)")
 
             def one(k):
                 series, name, version, slot = k
@@ -379,9 +394,10 @@ def main():
                 console = os.path.join(args.log_dir, f"{prefix}{series}.log")
                 log(f"[{series}] booting {name} {version}")
                 with_ctr = series in containers
-                out = boot(qemu, os.path.join(slot, "vmlinuz"), initrd, disk, console,
+                out = boot(qemu, os.path.join(slot, "vmlinuz"), initrds[with_ctr], disk, console,
                            args.timeout + (args.containers_timeout if with_ctr else 0),
-                           args.smp, args.arch, writable=itests, append=" mw.containers=1" if with_ctr else "")
+                           args.smp, args.arch, writable=itests, append=" mw.containers=1" if with_ctr else "",
+                           mib=GUEST_MIB_CONTAINERS if with_ctr else GUEST_MIB)
                 log(f"[{series}] qemu exited {out[2]} after {out[1]:.1f} s"
                     f"{' (TIMEOUT)' if out[3] else ''}; console: {console}")
                 return out
