@@ -612,7 +612,8 @@ const struct metric_desc metric_catalogue[METRIC__COUNT] = {
 		.name = "memwatch_cgroup_info", .type = METRIC_GAUGE, .unit = METRIC_UNIT_NONE,
 		.help = "1 for every cgroup exported, with the names of the workload in it, for joins.",
 		.n_labels = 6, .labels = { CGROUP_IDENTITY_LABELS },
-		.owner = "cgroup", .source = "the path; `kubelet_pods_dir`, `kubelet_containers_dir`",
+		.owner = "cgroup",
+		.source = "the path; `kubelet_pods_dir`, `kubelet_containers_dir`, `docker_dir`, `podman_storage_dir`",
 	},
 
 	/* --- cgroup: thrashing (memory.stat) --- */

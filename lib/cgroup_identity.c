@@ -152,7 +152,19 @@ static const char *const runtime_prefixes[] = {
 	"docker", "cri-containerd", "crio", "libpod", "containerd", "nerdctl", "podman",
 };
 
-static enum container_kind read_container(struct span c, char ret[static CGROUP_CONTAINER_ID_MAX])
+static enum cgroup_runtime runtime_of(struct span prefix)
+{
+	if (equals(prefix, "docker"))
+		return CGROUP_RUNTIME_DOCKER;
+	if (equals(prefix, "libpod") || equals(prefix, "podman"))
+		return CGROUP_RUNTIME_PODMAN;
+	return CGROUP_RUNTIME_OTHER;
+}
+
+/* c: a component; parent: the one above it (Docker's cgroupfs driver puts
+ * a bare id below /docker). */
+static enum container_kind read_container(struct span c, struct span parent, char ret[static CGROUP_CONTAINER_ID_MAX],
+					  enum cgroup_runtime *runtime)
 {
 	struct span id, prefix;
 
@@ -160,6 +172,7 @@ static enum container_kind read_container(struct span c, char ret[static CGROUP_
 		c = drop_suffix(c, ".scope");
 	if (c.len == CONTAINER_ID_LEN && all_lower_hex(c)) {
 		copy_span(ret, CGROUP_CONTAINER_ID_MAX, c);
+		*runtime = equals(parent, "docker") ? CGROUP_RUNTIME_DOCKER : CGROUP_RUNTIME_OTHER;
 		return CONTAINER;
 	}
 	if (c.len < CONTAINER_ID_LEN + 2 || c.p[c.len - CONTAINER_ID_LEN - 1] != '-')
@@ -180,6 +193,7 @@ static enum container_kind read_container(struct span c, char ret[static CGROUP_
 	for (size_t i = 0; i < ARRAY_SIZE(runtime_prefixes); i++)
 		if (equals(prefix, runtime_prefixes[i])) {
 			copy_span(ret, CGROUP_CONTAINER_ID_MAX, id);
+			*runtime = runtime_of(prefix);
 			return CONTAINER;
 		}
 	return NOT_CONTAINER;
@@ -213,14 +227,16 @@ static bool is_unit_name(struct span c)
 int cgroup_identity_parse(const char *path, struct cgroup_identity *ret)
 {
 	bool in_kubepods = false, workload = false;
+	struct span parent = { "", 0 }, c;
 	const char *p;
 
 	*ret = (struct cgroup_identity){ .unit = "" };
 	if (!path || path[0] != '/')
 		return -EINVAL;
-	for (p = path; *p;) {
-		struct span c;
+
+	for (p = path; *p; parent = c) {
 		char id[CGROUP_CONTAINER_ID_MAX];
+		enum cgroup_runtime runtime = CGROUP_RUNTIME_OTHER;
 
 		p += strspn(p, "/");
 		c = (struct span){ p, strcspn(p, "/") };
@@ -235,14 +251,16 @@ int cgroup_identity_parse(const char *path, struct cgroup_identity *ret)
 			in_kubepods = workload = true;
 			continue;
 		}
-		switch (read_container(c, id)) {
+		switch (read_container(c, parent, id, &runtime)) {
 		case CONTAINER:
 			/* The deepest one: a container in a container is the workload. */
 			memcpy(ret->container_id, id, sizeof(id));
+			ret->runtime = runtime;
 			workload = true;
 			continue;
 		case CONMON:
 			ret->container_id[0] = '\0';
+			ret->runtime = CGROUP_RUNTIME_OTHER;
 			workload = true;
 			continue;
 		case NOT_CONTAINER:

@@ -15,6 +15,16 @@
 #define CGROUP_CONTAINER_ID_SHORT 12 /* as docker ps shows it */
 #define K8S_NAME_MAX 254         /* a DNS subdomain (pod): 253; namespaces and containers: 63 */
 
+/* Which runtime made a container's cgroup, from its name: docker-<id>.scope
+ * or /docker/<id> (Docker), libpod-<id>.scope or /libpod_parent/libpod-<id>
+ * (Podman). The others (a bare id below a pod, crio-, cri-containerd-) are
+ * named by kubelet if at all. */
+enum cgroup_runtime {
+	CGROUP_RUNTIME_OTHER,
+	CGROUP_RUNTIME_DOCKER,
+	CGROUP_RUNTIME_PODMAN,
+};
+
 struct cgroup_identity {
 	/* The deepest systemd unit of the path (nginx.service, session-3.scope,
 	 * user@1000.service, app.slice) spelled as systemd spells it, escapes
@@ -27,6 +37,8 @@ struct cgroup_identity {
 	/* The container's full id (lower-case hex), "" for a cgroup that is not
 	 * (inside) a container's, such as a pod's or a crio/libpod conmon's. */
 	char container_id[CGROUP_CONTAINER_ID_MAX];
+	/* Of that container; OTHER when there is none. */
+	enum cgroup_runtime runtime;
 };
 
 /* Reads path ("/kubepods/burstable/pod<uid>/<id>", "/system.slice/x.service",

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cgroup_names.h"
+#include "container_names.h"
+#include "names_table.h"
 
 struct pod_entry {
 	char uid[CGROUP_POD_UID_MAX];
@@ -27,15 +29,11 @@ struct container_entry {
 	uint64_t gone_since_usec;
 };
 
-struct table {
-	void *entries;
-	size_t n;
-};
-
 struct cgroup_names {
 	pthread_mutex_t lock;
 	char pods_dir[PATH_MAX], containers_dir[PATH_MAX];
-	struct table pods, containers; /* sorted by uid, by id */
+	struct names_table pods, containers; /* sorted by uid, by id */
+	struct container_names *runtimes;    /* Docker's and Podman's names */
 	bool scanned;
 	uint64_t last_scan_usec;
 	uint64_t scans;
@@ -69,25 +67,26 @@ int cgroup_names_new(struct cgroup_names **ret)
 
 	if (!n)
 		return -ENOMEM;
+	if (container_names_new(&n->runtimes) < 0) {
+		free(n);
+		return -ENOMEM;
+	}
 	pthread_mutex_init(&n->lock, NULL);
 	snprintf(n->pods_dir, sizeof(n->pods_dir), "/var/log/pods");
 	snprintf(n->containers_dir, sizeof(n->containers_dir), "/var/log/containers");
+	(void)container_names_set_dir(n->runtimes, CONTAINER_SOURCE_DOCKER, "/var/lib/docker");
+	(void)container_names_set_dir(n->runtimes, CONTAINER_SOURCE_PODMAN, "/var/lib/containers/storage");
 	*ret = n;
 	return 0;
-}
-
-static void table_clear(struct table *t)
-{
-	free(t->entries);
-	*t = (struct table){ NULL, 0 };
 }
 
 void cgroup_names_free(struct cgroup_names *n)
 {
 	if (!n)
 		return;
-	table_clear(&n->pods);
-	table_clear(&n->containers);
+	names_table_clear(&n->pods);
+	names_table_clear(&n->containers);
+	container_names_free(n->runtimes);
 	pthread_mutex_destroy(&n->lock);
 	free(n);
 }
@@ -100,12 +99,43 @@ int cgroup_names_set_dirs(struct cgroup_names *n, const char *pods_dir, const ch
 	if (strcmp(n->pods_dir, pods_dir) != 0 || strcmp(n->containers_dir, containers_dir) != 0) {
 		snprintf(n->pods_dir, sizeof(n->pods_dir), "%s", pods_dir);
 		snprintf(n->containers_dir, sizeof(n->containers_dir), "%s", containers_dir);
-		table_clear(&n->pods);
-		table_clear(&n->containers);
+		names_table_clear(&n->pods);
+		names_table_clear(&n->containers);
 		n->scanned = false;
 	}
 	pthread_mutex_unlock(&n->lock);
 	return 0;
+}
+
+int cgroup_names_set_container_dirs(struct cgroup_names *n, const char *docker_dir, const char *podman_storage_dir)
+{
+	int r;
+
+	if (strlen(docker_dir) >= PATH_MAX || strlen(podman_storage_dir) >= PATH_MAX)
+		return -ENAMETOOLONG;
+	pthread_mutex_lock(&n->lock);
+	r = container_names_set_dir(n->runtimes, CONTAINER_SOURCE_DOCKER, docker_dir);
+	if (r >= 0)
+		r = container_names_set_dir(n->runtimes, CONTAINER_SOURCE_PODMAN, podman_storage_dir);
+	pthread_mutex_unlock(&n->lock);
+	return r;
+}
+
+void cgroup_names_set_report(struct cgroup_names *n, container_names_report_fn fn, void *userdata)
+{
+	pthread_mutex_lock(&n->lock);
+	container_names_set_report(n->runtimes, fn, userdata);
+	pthread_mutex_unlock(&n->lock);
+}
+
+uint64_t cgroup_names_runtime_reads(struct cgroup_names *n)
+{
+	uint64_t reads;
+
+	pthread_mutex_lock(&n->lock);
+	reads = container_names_reads(n->runtimes);
+	pthread_mutex_unlock(&n->lock);
+	return reads;
 }
 
 uint64_t cgroup_names_scans(struct cgroup_names *n)
@@ -166,14 +196,14 @@ static bool container_from_name(const char *name, void *entry)
 }
 
 /* One listing of a directory into a new table of up to max entries of size bytes. */
-static int list_dir(const char *dir, size_t max, size_t size, entry_from_name_fn from_name, struct table *ret)
+static int list_dir(const char *dir, size_t max, size_t size, entry_from_name_fn from_name, struct names_table *ret)
 {
 	_cleanup_(closedirp) DIR *d = opendir(dir);
 	struct dirent *de;
 	char *e;
 	size_t n = 0;
 
-	*ret = (struct table){ NULL, 0 };
+	*ret = (struct names_table){ NULL, 0 };
 	if (!d)
 		return -errno;
 	e = calloc(max, size);
@@ -182,62 +212,33 @@ static int list_dir(const char *dir, size_t max, size_t size, entry_from_name_fn
 	while (n < max && (de = readdir(d)))
 		if (from_name(de->d_name, e + n * size))
 			n++;
-	*ret = (struct table){ e, n };
+	*ret = (struct names_table){ e, n };
 	return 0;
-}
-
-/* Entries of old that the new listing lacks stay, marked gone (the uint64_t
- * at gone_offset), until they have been gone for CGROUP_NAMES_KEEP_USEC or
- * there is no room. fresh has room for max entries; both are sorted by key
- * (compare), and fresh is sorted again after. */
-static void keep_gone(struct table *fresh, const struct table *old, size_t size, size_t gone_offset, size_t max,
-		      int (*compare)(const void *, const void *), uint64_t now_usec)
-{
-	size_t n_fresh = fresh->n;
-	char *to = fresh->entries;
-	const char *from = old->entries;
-
-	for (size_t i = 0; i < old->n && fresh->n < max; i++) {
-		const char *e = from + i * size;
-		char *kept = to + fresh->n * size;
-		uint64_t gone;
-
-		if (n_fresh && bsearch(e, to, n_fresh, size, compare))
-			continue;
-		memcpy(&gone, e + gone_offset, sizeof(gone));
-		if (!gone)
-			gone = now_usec;
-		if (now_usec - gone >= CGROUP_NAMES_KEEP_USEC)
-			continue;
-		memcpy(kept, e, size);
-		memcpy(kept + gone_offset, &gone, sizeof(gone));
-		fresh->n++;
-	}
-	qsort(fresh->entries, fresh->n, size, compare);
 }
 
 /* A directory that cannot be listed (no kubelet here) leaves what was known. */
 static void rescan_locked(struct cgroup_names *n, uint64_t now_usec)
 {
-	struct table t;
+	struct names_table t;
 
 	n->scanned = true;
 	n->last_scan_usec = now_usec;
 	n->scans++;
 	if (list_dir(n->pods_dir, CGROUP_NAMES_MAX_PODS, sizeof(struct pod_entry), pod_from_name, &t) == 0) {
 		qsort(t.entries, t.n, sizeof(struct pod_entry), compare_pods);
-		keep_gone(&t, &n->pods, sizeof(struct pod_entry), offsetof(struct pod_entry, gone_since_usec),
-			  CGROUP_NAMES_MAX_PODS, compare_pods, now_usec);
-		table_clear(&n->pods);
+		names_table_keep_gone(&t, &n->pods, sizeof(struct pod_entry),
+				      offsetof(struct pod_entry, gone_since_usec), CGROUP_NAMES_MAX_PODS, compare_pods,
+				      now_usec, CGROUP_NAMES_KEEP_USEC);
+		names_table_clear(&n->pods);
 		n->pods = t;
 	}
 	if (list_dir(n->containers_dir, CGROUP_NAMES_MAX_CONTAINERS, sizeof(struct container_entry), container_from_name,
 		     &t) == 0) {
 		qsort(t.entries, t.n, sizeof(struct container_entry), compare_containers);
-		keep_gone(&t, &n->containers, sizeof(struct container_entry),
-			  offsetof(struct container_entry, gone_since_usec), CGROUP_NAMES_MAX_CONTAINERS,
-			  compare_containers, now_usec);
-		table_clear(&n->containers);
+		names_table_keep_gone(&t, &n->containers, sizeof(struct container_entry),
+				      offsetof(struct container_entry, gone_since_usec), CGROUP_NAMES_MAX_CONTAINERS,
+				      compare_containers, now_usec, CGROUP_NAMES_KEEP_USEC);
+		names_table_clear(&n->containers);
 		n->containers = t;
 	}
 }
@@ -267,36 +268,54 @@ static bool may_rescan(const struct cgroup_names *n, uint64_t now_usec, uint64_t
 	return !n->scanned || now_usec - n->last_scan_usec >= interval_usec;
 }
 
-static void resolve(struct cgroup_names *n, const char *path, uint64_t now_usec, uint64_t rescan_interval_usec,
-		    struct cgroup_labels *ret)
+static void resolve_kubelet_locked(struct cgroup_names *n, const struct cgroup_identity *id, uint64_t now_usec,
+				   uint64_t rescan_interval_usec, struct cgroup_labels *ret)
 {
-	struct cgroup_identity id;
 	const struct pod_entry *pod = NULL;
 	const struct container_entry *container = NULL;
 
-	*ret = (struct cgroup_labels){ .unit = "" };
-	if (cgroup_identity_parse(path, &id) < 0)
-		return;
-	snprintf(ret->unit, sizeof(ret->unit), "%s", id.unit);
-	snprintf(ret->container_id, sizeof(ret->container_id), "%.*s", CGROUP_CONTAINER_ID_SHORT, id.container_id);
-	/* Kubelet's directories name containers of pods only. */
-	if (!n || !id.pod_uid[0])
-		return;
-	pthread_mutex_lock(&n->lock);
-	pod = find_pod(n, id.pod_uid);
-	if (id.container_id[0])
-		container = find_container(n, id.container_id);
-	if ((!pod || (id.container_id[0] && !container)) && may_rescan(n, now_usec, rescan_interval_usec)) {
+	pod = find_pod(n, id->pod_uid);
+	if (id->container_id[0])
+		container = find_container(n, id->container_id);
+	if ((!pod || (id->container_id[0] && !container)) && may_rescan(n, now_usec, rescan_interval_usec)) {
 		rescan_locked(n, now_usec);
-		pod = find_pod(n, id.pod_uid);
-		if (id.container_id[0])
-			container = find_container(n, id.container_id);
+		pod = find_pod(n, id->pod_uid);
+		if (id->container_id[0])
+			container = find_container(n, id->container_id);
 	}
 	if (pod) {
 		snprintf(ret->namespace_, sizeof(ret->namespace_), "%s", pod->namespace_);
 		snprintf(ret->pod, sizeof(ret->pod), "%s", pod->pod);
 		if (container && container->pod_hash == hash_pod(pod->namespace_, pod->pod))
 			snprintf(ret->container, sizeof(ret->container), "%s", container->container);
+	}
+}
+
+static void resolve(struct cgroup_names *n, const char *path, uint64_t now_usec, uint64_t rescan_interval_usec,
+		    struct cgroup_labels *ret)
+{
+	struct cgroup_identity id;
+
+	*ret = (struct cgroup_labels){ .unit = "" };
+	if (cgroup_identity_parse(path, &id) < 0)
+		return;
+	snprintf(ret->unit, sizeof(ret->unit), "%s", id.unit);
+	snprintf(ret->container_id, sizeof(ret->container_id), "%.*s", CGROUP_CONTAINER_ID_SHORT, id.container_id);
+	if (!n)
+		return;
+	pthread_mutex_lock(&n->lock);
+	/* Kubelet's directories name containers of pods only. */
+	if (id.pod_uid[0])
+		resolve_kubelet_locked(n, &id, now_usec, rescan_interval_usec, ret);
+	/* Kubelet's name first: the runtime's is made up by kubelet (k8s_...). */
+	if (!ret->container[0] && id.container_id[0] && id.runtime != CGROUP_RUNTIME_OTHER) {
+		const struct container_names_timing timing = {
+			.recheck_usec = CGROUP_NAMES_RESCAN_USEC,
+			.miss_usec = rescan_interval_usec,
+			.keep_usec = CGROUP_NAMES_KEEP_USEC,
+		};
+
+		container_names_lookup(n->runtimes, id.runtime, id.container_id, now_usec, &timing, ret->container);
 	}
 	pthread_mutex_unlock(&n->lock);
 }

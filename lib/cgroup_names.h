@@ -4,19 +4,21 @@
 
 #include <stdint.h>
 #include "cgroup_identity.h"
+#include "container_names.h"
 #include "macro.h"
 
 /* The identity labels of a cgroup: what its path says (cgroup_identity.h),
  * with the pod's namespace and name and the container's name looked up in
- * kubelet's log directories. A name that cannot be found is "", never a
- * guess. */
+ * kubelet's log directories, and for a Docker or Podman container outside
+ * Kubernetes (or one kubelet does not name) in the runtime's own state
+ * (container_names.h). A name that cannot be found is "", never a guess. */
 #define K8S_LABEL_NAME_MAX 64 /* a DNS label (namespace, container) and its NUL */
 
 struct cgroup_labels {
 	char unit[CGROUP_UNIT_MAX];
 	char namespace_[K8S_LABEL_NAME_MAX];
 	char pod[K8S_NAME_MAX];
-	char container[K8S_LABEL_NAME_MAX];
+	char container[CONTAINER_NAME_MAX]; /* kubelet's (63 at most), Docker's or Podman's */
 	char container_id[CGROUP_CONTAINER_ID_SHORT + 1];
 };
 
@@ -48,6 +50,19 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct cgroup_names *, cgroup_names_free)
 /* Other directories: what was learnt from the old ones is forgotten. */
 int cgroup_names_set_dirs(struct cgroup_names *n, const char *pods_dir, const char *containers_dir);
 
+/* Docker's data root and Podman's (root) containers/storage graph root, by
+ * default /var/lib/docker and /var/lib/containers/storage; "": not read. A
+ * Docker or Podman container's name, when kubelet's directories do not
+ * give one, is looked up there: Docker's config.v2.json of the container is
+ * looked at again every CGROUP_NAMES_RESCAN_USEC, Podman's lists are read
+ * again when they changed. Kept CGROUP_NAMES_KEEP_USEC after removal. */
+int cgroup_names_set_container_dirs(struct cgroup_names *n, const char *docker_dir, const char *podman_storage_dir);
+
+/* fn is told why a runtime's state gives no names, once per runtime (again
+ * after its directory is set to another one). Called with n's lock held:
+ * fn must not call into n. */
+void cgroup_names_set_report(struct cgroup_names *n, container_names_report_fn fn, void *userdata);
+
 /* The labels of the cgroup at path (below its hierarchy's root). n NULL:
  * what the path alone says. now_usec: CLOCK_MONOTONIC. */
 void cgroup_names_resolve(struct cgroup_names *n, const char *path, uint64_t now_usec, struct cgroup_labels *ret);
@@ -61,5 +76,7 @@ void cgroup_names_resolve_event(struct cgroup_names *n, const char *path, uint64
 
 /* Directory listings so far, for tests. */
 uint64_t cgroup_names_scans(struct cgroup_names *n);
+/* Reads of the runtimes' files so far, for tests. */
+uint64_t cgroup_names_runtime_reads(struct cgroup_names *n);
 
 #endif

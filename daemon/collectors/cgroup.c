@@ -19,6 +19,9 @@
 #define GLOBS_SIZE sizeof(((struct cgroup_config *)NULL)->include)
 _Static_assert(sizeof(((struct cgroup_config *)NULL)->v2_root) == ROOT_SIZE, "one parse_root for both roots");
 _Static_assert(sizeof(((struct cgroup_config *)NULL)->exclude) == GLOBS_SIZE, "one parse_globs for both lists");
+#define RUNTIME_DIR_SIZE sizeof(((struct cgroup_config *)NULL)->docker_dir)
+_Static_assert(sizeof(((struct cgroup_config *)NULL)->podman_storage_dir) == RUNTIME_DIR_SIZE,
+	       "one parse_runtime_dir for both");
 
 static int parse_root(const char *value, void *field, char *errmsg, size_t errlen)
 {
@@ -30,6 +33,29 @@ static int parse_root(const char *value, void *field, char *errmsg, size_t errle
 	}
 	snprintf(field, ROOT_SIZE, "%s", value);
 	return 0;
+}
+
+/* docker_dir, podman_storage_dir: a path, or none for a runtime not read
+ * ("" in the field: a key may not be empty). */
+static int parse_runtime_dir(const char *value, void *field, char *errmsg, size_t errlen)
+{
+	if (strcmp(value, "none") == 0) {
+		*(char *)field = '\0';
+		return 0;
+	}
+	if (value[0] != '/' || strlen(value) >= RUNTIME_DIR_SIZE) {
+		snprintf(errmsg, errlen, "'%s' is not none or an absolute path shorter than %zu bytes", value,
+			 RUNTIME_DIR_SIZE);
+		return -EINVAL;
+	}
+	snprintf(field, RUNTIME_DIR_SIZE, "%s", value);
+	return 0;
+}
+
+/* lib/cgroup_names.h tells once per runtime why its state gives no names. */
+static void log_container_names_why(const char *source, const char *why, void *userdata)
+{
+	log_warning("Collector cgroup: no %s container names: %s", source, why);
 }
 
 static int parse_globs(const char *value, void *field, char *errmsg, size_t errlen)
@@ -74,6 +100,9 @@ static const struct collector_key cgroup_keys[] = {
 	{ CONFIG_KEY_UINT("refresh_interval", CG, refresh_interval, 1, 3600), "5" },
 	{ CONFIG_KEY_PATH("kubelet_pods_dir", CG, kubelet_pods_dir), "/var/log/pods" },
 	{ CONFIG_KEY_PATH("kubelet_containers_dir", CG, kubelet_containers_dir), "/var/log/containers" },
+	{ CONFIG_KEY_CUSTOM("docker_dir", CG, docker_dir, parse_runtime_dir), "/var/lib/docker" },
+	{ CONFIG_KEY_CUSTOM("podman_storage_dir", CG, podman_storage_dir, parse_runtime_dir),
+	  "/var/lib/containers/storage" },
 	{ CONFIG_KEY_DURATION("exhaustion_horizon", CG, horizon_msec, 1000, 3600000), "60s" },
 	{ CONFIG_KEY_CHOICE("source", CG, use_bpf, source_choices), "auto" },
 };
@@ -390,6 +419,11 @@ static int apply_config(struct cgroup_state *s, const struct cgroup_config *c, s
 		k = cgroup_names_set_dirs(s->names, c->kubelet_pods_dir, c->kubelet_containers_dir);
 		if (k < 0)
 			log_warning("Collector cgroup: the kubelet directories are not used: %s", strerror(-k));
+		k = cgroup_names_set_container_dirs(s->names, c->docker_dir, c->podman_storage_dir);
+		if (k < 0)
+			log_warning("Collector cgroup: the container runtimes' directories are not used: %s",
+				    strerror(-k));
+		cgroup_names_set_report(s->names, log_container_names_why, NULL);
 	}
 	s->roots = r;
 	s->include = inc;

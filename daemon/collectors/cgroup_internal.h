@@ -40,6 +40,8 @@ struct cgroup_config {
 	uint64_t refresh_interval; /* windows between reads of the iterator while nothing says the tree moved */
 	char kubelet_pods_dir[256];       /* <namespace>_<pod>_<uid>/: pod names */
 	char kubelet_containers_dir[256]; /* <pod>_<namespace>_<container>-<id>.log: container names */
+	char docker_dir[256];             /* containers/<id>/config.v2.json: Docker's names; "": off */
+	char podman_storage_dir[256];     /* <driver>-containers/containers.json: Podman's names; "": off */
 	uint64_t horizon_msec;  /* exhaustion_horizon: the span of usage the limit ETA is fitted over */
 	int use_bpf; /* source = auto or bpf: the cgroup iterator for v1 counters (a choice, so an int) */
 };

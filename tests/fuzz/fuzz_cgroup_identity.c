@@ -31,6 +31,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					   strstr(s, id.container_id)));
 	FUZZ_CHECK(!id.pod_uid[0] || strlen(id.pod_uid) == 32 || strlen(id.pod_uid) == 36);
 	FUZZ_CHECK(!(id.unit[0] && (id.pod_uid[0] || id.container_id[0])));
+	/* A runtime is said only of a container, and only one whose runtime the path names. */
+	FUZZ_CHECK(id.runtime == CGROUP_RUNTIME_OTHER ||
+		   (id.container_id[0] && (strstr(s, "docker") || strstr(s, "libpod") || strstr(s, "podman"))));
 	if (r < 0)
 		FUZZ_CHECK(!id.unit[0] && !id.pod_uid[0] && !id.container_id[0]);
 

@@ -159,6 +159,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (cgroup_names_new(&n) < 0)
 		abort();
 	FUZZ_CHECK(cgroup_names_set_dirs(n, pods_dir, containers_dir) == 0);
+	/* Not the host's Docker or Podman: fuzz_container_names reads their files. */
+	FUZZ_CHECK(cgroup_names_set_container_dirs(n, "", "") == 0);
 	for (line = strtok_r(script, "\n", &save); line && lines < MAX_LINES; line = strtok_r(NULL, "\n", &save), lines++) {
 		if ((line[0] == 'p' || line[0] == 'c') && line[1] == ' ') {
 			if (!entry_name(line + 2))

@@ -113,6 +113,48 @@ START_TEST(test_paths)
 }
 END_TEST
 
+/* Which runtime's state names the container: the deepest container's. */
+static const struct {
+	const char *path;
+	enum cgroup_runtime runtime;
+} runtimes[] = {
+	{ "/docker/" ID1, CGROUP_RUNTIME_DOCKER },
+	{ "/sys/fs/cgroup/memory/docker/" ID1, CGROUP_RUNTIME_DOCKER },
+	{ "/system.slice/docker-" ID1 ".scope", CGROUP_RUNTIME_DOCKER },
+	{ "/docker/" ID1 "/docker/" ID2, CGROUP_RUNTIME_DOCKER },
+	{ "/kubepods.slice/kubepods-pod" UID_ ".slice/docker-" ID1 ".scope", CGROUP_RUNTIME_DOCKER },
+	{ "/machine.slice/libpod-" ID2 ".scope", CGROUP_RUNTIME_PODMAN },
+	{ "/machine.slice/libpod-" ID2 ".scope/container", CGROUP_RUNTIME_PODMAN },
+	{ "/libpod_parent/libpod-" ID2, CGROUP_RUNTIME_PODMAN },
+	{ "/machine.slice/machine-libpod_pod_" ID1 ".slice/libpod-" ID2 ".scope", CGROUP_RUNTIME_PODMAN },
+	{ "/machine.slice/libpod-conmon-" ID2 ".scope", CGROUP_RUNTIME_OTHER },
+	{ "/machine.slice/libpod-" ID2 ".scope/libpod-conmon-" ID1 ".scope", CGROUP_RUNTIME_OTHER },
+	{ "/machine.slice/machine-libpod_pod_" ID1 ".slice", CGROUP_RUNTIME_OTHER },
+	{ "/system.slice/docker-" ID2 ".scope/kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-burstable.slice/"
+	  "kubelet-kubepods-burstable-pod" UID_ ".slice/cri-containerd-" ID1 ".scope",
+	  CGROUP_RUNTIME_OTHER },
+	{ "/kubepods/burstable/pod" UID "/" ID1, CGROUP_RUNTIME_OTHER },
+	{ "/kubepods/burstable/pod" UID "/crio-" ID1, CGROUP_RUNTIME_OTHER },
+	{ "/dockerd/" ID1, CGROUP_RUNTIME_OTHER },
+	{ "/" ID1, CGROUP_RUNTIME_OTHER },
+	{ "/system.slice/nerdctl-" ID1 ".scope", CGROUP_RUNTIME_OTHER },
+	{ "/system.slice/docker.service", CGROUP_RUNTIME_OTHER },
+	{ "/docker", CGROUP_RUNTIME_OTHER },
+};
+
+START_TEST(test_runtimes)
+{
+	struct cgroup_identity id;
+	char *copy = dup_exact(runtimes[_i].path, strlen(runtimes[_i].path) + 1);
+
+	ck_assert_int_eq(cgroup_identity_parse(copy, &id), 0);
+	ck_assert_msg(id.runtime == runtimes[_i].runtime, "%s: runtime %d, want %d", runtimes[_i].path, id.runtime,
+		      runtimes[_i].runtime);
+	ck_assert(id.runtime == CGROUP_RUNTIME_OTHER || id.container_id[0]);
+	free(copy);
+}
+END_TEST
+
 START_TEST(test_bad_paths)
 {
 	struct cgroup_identity id;
@@ -199,6 +241,7 @@ static Suite *cgroup_identity_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_loop_test(tc, test_paths, 0, (int)(sizeof(cases) / sizeof(cases[0])));
+	tcase_add_loop_test(tc, test_runtimes, 0, (int)(sizeof(runtimes) / sizeof(runtimes[0])));
 	tcase_add_test(tc, test_bad_paths);
 	tcase_add_test(tc, test_pod_dirs);
 	tcase_add_test(tc, test_container_logs);

@@ -179,6 +179,8 @@ static struct cgroup_names *fixture_names(void)
 	snprintf(pods, sizeof(pods), "%s/cgroup-names/kubelet/pods", FIXTURES_DIR);
 	snprintf(containers, sizeof(containers), "%s/cgroup-names/kubelet/containers", FIXTURES_DIR);
 	ck_assert_int_eq(cgroup_names_set_dirs(n, pods, containers), 0);
+	/* The host's Docker and Podman are not read: test_container_names.c has theirs. */
+	ck_assert_int_eq(cgroup_names_set_container_dirs(n, "", ""), 0);
 	return n;
 }
 
@@ -216,6 +218,7 @@ START_TEST(test_without_kubelet)
 
 	ck_assert_int_eq(cgroup_names_new(&n), 0);
 	ck_assert_int_eq(cgroup_names_set_dirs(n, "/nonexistent/pods", "/nonexistent/containers"), 0);
+	ck_assert_int_eq(cgroup_names_set_container_dirs(n, "", ""), 0);
 	cgroup_names_resolve(n, "/kubepods/pod" UID_DNS "/" ID_DNS, 1, &l);
 	ck_assert_str_eq(l.pod, "");
 	ck_assert_str_eq(l.namespace_, "");
