@@ -173,6 +173,12 @@ containers_scenario() {
 	# The OOM series of a removed container stays CONTAINER_TTL seconds.
 	sed -i "/^\[collector.oom\]/,/^\[/ s/^series_ttl = .*\$/series_ttl = ${CONTAINER_TTL}s/" $CONF
 	block ctr-conf grep -n '^series_ttl' $CONF
+	# The runtimes' files are root's only: the drop-in memwatchd.conf(5) asks
+	# for to read their names (docker_dir, podman_storage_dir).
+	mkdir -p /etc/systemd/system/memwatchd.service.d
+	printf '[Service]\nCapabilityBoundingSet=CAP_DAC_READ_SEARCH\nAmbientCapabilities=CAP_DAC_READ_SEARCH\n' \
+		>/etc/systemd/system/memwatchd.service.d/containers.conf
+	systemctl daemon-reload
 	block ctr-start systemctl start memwatchd
 	wait_active memwatchd
 
@@ -211,6 +217,7 @@ containers_scenario() {
 	ctr_poll_stop ttl /tmp/poll-ttl
 	ctr_hold docker mw-dk-hold
 	block ctr-dmesg sh -c "dmesg | grep -E 'oom-kill:|Killed process'"
+	block ctr-journal sh -c "journalctl -u memwatchd -b --no-pager -o cat | grep -iE 'docker|podman|container' | tail -n 20"
 	docker rm -f mw-dk-hold >/dev/null
 	podman rm -f mw-pm-hold >/dev/null
 	systemctl stop docker.service docker.socket containerd.service memwatchd
