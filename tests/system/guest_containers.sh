@@ -113,6 +113,14 @@ ctr_hold() {
 		grep -q "container=\"$name\"" /tmp/poll-$name && break
 		sleep 0.2
 	done
+	# Every window the daemon kept (the last 60 s), whether its cgroup_info
+	# named the container: a scraper starved by the runtime misses windows.
+	curl -s --max-time 60 -o /tmp/windows.json "$URL/api/v1/windows"
+	mark "BEGIN windows $name"
+	awk -v want="\"container\":\"$name\",\"container_id\":\"$(cut -c1-12 <<<"$("$rt" inspect --format '{{.Id}}' "$name")")\"" '
+		/^\{"seq"/ { if (match($0, /"end":[0-9.]+/)) end = substr($0, RSTART + 6, RLENGTH - 6) }
+		/^"memwatch_cgroup_info":/ { print "window " end " " (index($0, want) ? "shown" : "absent") }' /tmp/windows.json
+	mark "END windows $name"
 	sleep 2
 	ctr_poll_stop "$name" /tmp/poll-$name
 	# The same window: memory.current and memory.max read before and after a

@@ -167,17 +167,25 @@ def judge_held(s, v, b, singles, runtime, name, cg_re):
         if use != cur or lim != mx or mx != LIMIT:
             problems.append(f"usage {use} limit {lim}, memory.current {cur} memory.max {mx} (want {LIMIT})")
         notes.append(f"usage {use:.0f} = memory.current, limit {lim:.0f} = memory.max (try {last[1]})")
-    seen = [(wall, end) for wall, end, smp in polls(b.get(f"poll {name}"))
+    # The daemon's own windows (/api/v1/windows) say which first named it; the
+    # guest's scraper, starved while the runtime starts it, only when it saw it.
+    windows = [l.split() for l in b.get(f"windows {name}") or [] if l.startswith("window ")]
+    windows = [(float(w[1]), w[2] == "shown") for w in windows if len(w) == 3]
+    seen = [wall for wall, _, smp in polls(b.get(f"poll {name}"))
             if any(lab.get("container") == name for lab, _ in series(smp, "memwatch_cgroup_info", short))]
-    if not seen or r.get("started") is None:
-        problems.append(f"memwatch_cgroup_info never showed container {name!r} with container_id {short}")
+    shown = [end for end, ok in windows if ok]
+    started = r.get("started")
+    if not shown or started is None:
+        problems.append(f"no window of /api/v1/windows named container {name!r} with container_id {short} "
+                        f"({len(windows)} windows)")
+    elif not any(end < started for end, _ in windows):
+        problems.append(f"the windows kept start after the container did ({windows[0][0] - started:+.2f} s)")
     else:
-        wall, end = seen[0]
-        if end - r["started"] > 2 * WINDOW:
-            problems.append(f"name first in the window ending {end - r['started']:.2f} s after the start, "
+        if shown[0] - started > 2 * WINDOW:
+            problems.append(f"name first in the window ending {shown[0] - started:.2f} s after StartedAt, "
                             f"over two windows ({2 * WINDOW:g} s)")
-        notes.append(f"name in the window ending {end - r['started']:+.2f} s after StartedAt "
-                     f"(scraped {wall - r['started']:+.2f} s)")
+        notes.append(f"name first in the window ending {shown[0] - started:+.2f} s after StartedAt"
+                     + (f" (first scrape showing it {seen[0] - started:+.2f} s)" if seen else ""))
     log(f"[{s}] ctr held {runtime} {name} {short} {cg}: " + "; ".join(notes + problems))
     v.add(f"5 ctr held {runtime}", not problems, "; ".join(problems) or f"{name}: " + "; ".join(notes))
 
