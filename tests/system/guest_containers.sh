@@ -78,15 +78,15 @@ ctr_poll_stop() {
 
 # $1 runtime (podman, docker), $2 name: what the runtime records for it.
 ctr_inspect() {
-	local started
+	local id name pid oom rc started finished
+	# One call (TCG makes each take seconds); times as Go prints them, "|" apart.
+	IFS='|' read -r id name pid oom rc started finished < <("$1" inspect --format \
+		'{{.Id}}|{{.Name}}|{{.State.Pid}}|{{.State.OOMKilled}}|{{.State.ExitCode}}|{{.State.StartedAt}}|{{.State.FinishedAt}}' "$2")
 	mark "BEGIN inspect $2"
-	"$1" inspect --format '{{.Id}} {{.Name}} {{.State.Pid}} {{.State.OOMKilled}} {{.State.ExitCode}}' "$2" |
-		awk '{ print "id " $1; sub("^/", "", $2); print "name " $2; print "pid " $3; print "oomkilled " $4; print "exit " $5 }'
-	started=$("$1" inspect --format '{{.State.StartedAt}}' "$2")
+	printf 'id %s\nname %s\npid %s\noomkilled %s\nexit %s\n' "$id" "${name#/}" "$pid" "$oom" "$rc"
 	# Podman prints Go's time.Time ("2026-12-04 19:40:01.5 +0000 UTC"), Docker RFC 3339.
 	echo "started $(date -u -d "${started% UTC}" +%s.%N) ($started)"
-	started=$("$1" inspect --format '{{.State.FinishedAt}}' "$2")
-	echo "finished $(date -u -d "${started% UTC}" +%s.%N) ($started)"
+	echo "finished $(date -u -d "${finished% UTC}" +%s.%N) ($finished)"
 	mark "END inspect $2"
 }
 
@@ -146,7 +146,9 @@ ctr_hold() {
 ctr_oom() {
 	local rt=$1 name=$2 cg i
 	shift 2
-	block "run $name" "$rt" run --name "$name" "$@" "${CTR_RUN[@]}" $CTR_IMAGE /bin/memhog -n mw-ctr-hog 256
+	# A pause first: the runtime's OOM watch is set up once the container runs.
+	block "run $name" "$rt" run --name "$name" "$@" "${CTR_RUN[@]}" $CTR_IMAGE \
+		/bin/sh -c 'sleep 3; exec /bin/memhog -n mw-ctr-hog 256'
 	cg=$(ls -d $CG/*/*-"$("$rt" inspect --format '{{.Id}}' "$name")".scope 2>/dev/null)
 	ctr_inspect "$rt" "$name"
 	ctr_scrape "oom $name"

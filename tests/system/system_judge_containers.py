@@ -11,13 +11,15 @@ import re
 from system_judge import kv_line, marker  # noqa: F401
 from run_vm import log, parse_metrics, value  # noqa: E402
 
-CONTAINER_TTL = 15       # seconds, [collector.oom] series_ttl in the guest's memwatchd.conf
+CONTAINER_TTL = 30       # seconds, [collector.oom] series_ttl in the guest's memwatchd.conf
 WINDOW = 1.0             # [daemon] window of the shipped memwatchd.conf, seconds
 LIMIT = 64 << 20         # --memory 64m
 OOM_CONTAINERS = (("podman", "mw-pm-hog", "/machine.slice/libpod-{id}.scope"),
                   ("docker", "mw-dk-hog", "/system.slice/docker-{id}.scope"))
 # The Podman one runs in a pod (podman pod create, podman run --pod).
-HELD_CONTAINERS = (("podman", "mw-pm-hold", r"/machine\.slice/machine-libpod_pod_[0-9a-f]{64}\.slice/libpod-{id}\.scope"),
+# crun runs the process in a child of the scope, "container".
+HELD_CONTAINERS = (("podman", "mw-pm-hold",
+                    r"/machine\.slice/(machine-libpod_pod_[0-9a-f]{64}\.slice/)?libpod-{id}\.scope(/container)?"),
                    ("docker", "mw-dk-hold", r"/system\.slice/docker-{id}\.scope"))
 
 
@@ -79,13 +81,16 @@ def judge_oom(s, v, b, singles, runtime, name, cg_form):
     if not r:
         v.add(f"5 ctr oom {runtime}", False, f"no inspect of {name}: " + " | ".join((b.get(f"run {name}") or [])[-3:]))
         return None
-    short, cg = r["id"][:12], cg_form.format(id=r["id"])
+    short, scope = r["id"][:12], cg_form.format(id=r["id"])
     run_rc = marker(singles, f"rc run {name} ")
     if r["oomkilled"] != "true" or r["exit"] != "137" or run_rc != "137":
         problems.append(f"{runtime} inspect: OOMKilled {r['oomkilled']}, exit {r['exit']}; {runtime} run exit {run_rc}")
-    kills = [l for l in b.get("ctr-dmesg") or [] if "oom-kill:" in l and f"task_memcg={cg}," in l]
+    # The kernel's line names the victim's cgroup: the scope, or crun's child of it.
+    kills = [re.search(r"task_memcg=([^,]*),", l) for l in b.get("ctr-dmesg") or [] if "oom-kill:" in l]
+    kills = [k.group(1) for k in kills if k and (k.group(1) == scope or k.group(1).startswith(scope + "/"))]
+    cg = kills[0] if kills else scope
     if len(kills) != 1:
-        problems.append(f"dmesg has {len(kills)} oom-kill lines for {cg}, want 1")
+        problems.append(f"dmesg has {len(kills)} oom-kill lines in {scope}, want 1")
     got = series(samples(b.get(f"metrics oom {name}")), "memwatch_cgroup_oom_kills_total", short)
     if len(got) != 1:
         problems.append(f"{len(got)} memwatch_cgroup_oom_kills_total series with container_id {short}, want 1")
