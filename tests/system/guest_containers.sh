@@ -162,7 +162,8 @@ ctr_oom() {
 	mark "BEGIN gone $name"
 	echo "rm-done $rm_done"
 	echo "scope ${cg#$CG}"
-	echo "gone $([ -z "$cg" ] || [ ! -d "$cg" ] && echo yes || echo no) $(now)"
+	ctr_gone=$(now)
+	echo "gone $([ -z "$cg" ] || [ ! -d "$cg" ] && echo yes || echo no) $ctr_gone"
 	mark "END gone $name"
 }
 
@@ -223,7 +224,11 @@ containers_scenario() {
 		ctr_poll_last /tmp/poll-ttl | grep -qE 'oom_kills_total\{.*container_id="[0-9a-f]' || break
 		sleep 0.2
 	done
-	sleep 2
+	# The daemon counts the TTL from before the guest saw the scope gone: the
+	# judge wants scrapes past TTL + 2 windows after that.
+	while [ "$(echo "$(now) $ctr_gone $CONTAINER_TTL" | awk '{ print ($1 - $2 > $3 + 4) }')" = 0 ]; do
+		sleep 0.5
+	done
 	ctr_poll_stop ttl /tmp/poll-ttl
 	ctr_hold docker mw-dk-hold
 	block ctr-dmesg sh -c "dmesg | grep -E 'oom-kill:|Killed process'"
