@@ -15,6 +15,10 @@
 #   UNIT_SHA256   sha256 of systemd/memwatchd.service in the source tree
 #   SMOKE         1: only the install, the collector scrape and one reload
 #                 (run_system.py --checks smoke, the arm64 guests)
+#   CONTAINER_TTL [collector.oom] series_ttl for the containers (guest_containers.sh,
+#                 on the kernel booted with mw.containers=1)
+#   CONTAINERS_ONLY 1: only the install, the collector scrape and the containers
+#                 (run_system.py --checks containers)
 set -u
 export SYSTEMD_COLORS=0 SYSTEMD_PAGER=cat SYSTEMD_LESS= LC_ALL=C.UTF-8
 . /etc/mw-systemtest.conf
@@ -233,6 +237,16 @@ if [ "${SMOKE:-0}" = 1 ]; then
 	# Why a collector degraded, as the daemon logged it (fexit/kprobe attach errors).
 	block journal-memavail sh -c 'journalctl -u memwatchd -b --no-pager -o cat | grep memavail'
 	reload_once
+	mark "DONE"
+	systemctl poweroff --no-block
+	exit 0
+fi
+
+# The containers alone (run_system.py --checks containers): to work on them.
+if [ "${CONTAINERS_ONLY:-0}" = 1 ]; then
+	systemctl stop memwatchd
+	. /usr/local/sbin/mw-containers
+	containers_scenario
 	mark "DONE"
 	systemctl poweroff --no-block
 	exit 0
@@ -487,6 +501,11 @@ echo "triggered-by $(prop memwatchd TriggeredBy)"
 echo "build_info $(grep -c '^memwatch_build_info' /tmp/metrics)"
 mark "END socket-after"
 systemctl stop memwatchd.socket memwatchd
+
+if grep -qw 'mw.containers=1' /proc/cmdline; then
+	. /usr/local/sbin/mw-containers
+	containers_scenario
+fi
 
 mark "DONE"
 systemctl poweroff --no-block

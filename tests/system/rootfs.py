@@ -51,6 +51,15 @@ MASKED = ["serial-getty@ttyS0.service", "getty@tty1.service", "apt-daily.timer",
           # defaults would kill in the other workloads, and systemd-oomd's polling
           # moves its own cgroup's figures under the cgroup files check.
           "earlyoom.service", "systemd-oomd.service", "systemd-oomd.socket"]
+# The container scenario's runtimes (guest_containers.sh), amd64 only: Podman
+# with crun, Docker with containerd and runc, busybox-static for its image. In
+# an archive of their own (systemd-rootfs-containers-<key>): 350 MB more files,
+# which only the guest running the containers unpacks.
+CONTAINER_PACKAGES = ["podman", "crun", "conmon", "docker.io", "containerd", "runc", "busybox-static"]
+# Started only for their part of the scenario (dockerd and containerd would
+# run, and Podman restart its containers, through every other check).
+CONTAINER_MASKED = ["docker.service", "docker.socket", "containerd.service", "podman.socket",
+                    "podman-restart.service", "podman-auto-update.timer"]
 # The serial console of other architectures' guests.
 MASKED_ARCH = {"arm64": ["serial-getty@ttyAMA0.service"]}
 # Bumped when the archive's layout changes in a way the key does not see.
@@ -77,9 +86,13 @@ def depends_packages(deb):
     return names
 
 
-def key(packages, arch="amd64"):
+def masked_units(arch, containers=False):
+    return MASKED + MASKED_ARCH.get(arch, []) + (CONTAINER_MASKED if containers else [])
+
+
+def key(packages, arch="amd64", containers=False):
     blob = {"suite": SUITE, "variant": VARIANT, "mirrors": MIRRORS,
-            "packages": sorted(set(packages)), "masked": MASKED, "layout": LAYOUT}
+            "packages": sorted(set(packages)), "masked": masked_units(arch, containers), "layout": LAYOUT}
     if arch != "amd64":  # the amd64 key stays what it was: its cache stays valid
         blob.update(arch=arch, variant="extract", include=EXTRACT_INCLUDE,
                     masked=MASKED + MASKED_ARCH.get(arch, []))
@@ -160,7 +173,7 @@ class CpioWriter:
         self.entry("TRAILER!!!", 0)
 
 
-def tar_to_cpio(tar_path, cpio_gz, arch="amd64"):
+def tar_to_cpio(tar_path, cpio_gz, arch="amd64", containers=False):
     """Repacks mmdebstrap's tar as the initramfs; hard links become copies."""
     with tarfile.open(tar_path) as tar, gzip.open(cpio_gz, "wb", compresslevel=1) as gz:
         w = CpioWriter(gz)
@@ -187,9 +200,10 @@ def tar_to_cpio(tar_path, cpio_gz, arch="amd64"):
             names.add(name)
         if arch != "amd64":
             w.entry("etc/machine-id", 0o100444, hashlib.sha256(tar_path.encode()).hexdigest()[:32].encode() + b"\n")
-        for unit in MASKED + MASKED_ARCH.get(arch, []):
+        for unit in masked_units(arch, containers):
             w.entry(f"etc/systemd/system/{unit}", 0o120777, b"/dev/null")
-        for need in ("usr/lib/systemd/systemd", "usr/bin/dpkg", "usr/bin/curl", "usr/bin/systemd-run"):
+        runtimes = ("usr/bin/podman", "usr/sbin/dockerd", "usr/bin/busybox") if containers else ()
+        for need in ("usr/lib/systemd/systemd", "usr/bin/dpkg", "usr/bin/curl", "usr/bin/systemd-run") + runtimes:
             if need not in names:
                 raise RootfsError(f"{need} is not in the root file system")
         w.finish()
@@ -204,11 +218,14 @@ def cached(cache, arch="amd64"):
     return os.path.join(cache, names[-1]) if names else None
 
 
-def ensure(cache, packages, log, arch="amd64"):
-    """Path of the cached archive holding these packages, built when missing.
-    The caller holds the cache's lock."""
+def ensure(cache, packages, log, arch="amd64", containers=False):
+    """Path of the cached archive holding these packages (and with containers,
+    CONTAINER_PACKAGES: amd64 only), built when missing. The caller holds the
+    cache's lock."""
     prefix = "systemd-rootfs-" if arch == "amd64" else f"systemd-rootfs-{arch}-"
-    path = os.path.join(cache, f"{prefix}{key(packages, arch)}.cpio.gz")
+    if containers:
+        prefix, packages = prefix + "containers-", packages + CONTAINER_PACKAGES
+    path = os.path.join(cache, f"{prefix}{key(packages, arch, containers)}.cpio.gz")
     if os.path.exists(path):
         return path, False
     if not shutil.which("mmdebstrap"):
@@ -232,7 +249,7 @@ def ensure(cache, packages, log, arch="amd64"):
         if r.returncode != 0 or not os.path.exists(tar_path):
             raise RootfsError(f"mmdebstrap failed ({r.returncode}):\n{r.stdout[-3000:]}{r.stderr[-3000:]}")
         part = os.path.join(tmp, "rootfs.cpio.gz")
-        size = tar_to_cpio(tar_path, part, arch)
+        size = tar_to_cpio(tar_path, part, arch, containers)
         os.rename(part, path)
     log(f"rootfs: {size / 1e6:.0f} MB of files, {os.path.getsize(path) / 1e6:.0f} MB archive, "
         f"built in {time.monotonic() - start:.0f} s: {path}")

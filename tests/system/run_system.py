@@ -15,6 +15,12 @@ what it saw on the serial console, and this script judges it.
 integration test executables and daemon, run as they are in the guest on its
 pure cgroup v2 hierarchy, a row per test; no .deb.
 
+On one kernel (--containers-kernel, default 6.1: Debian 12's own, which its
+Podman and Docker are built for) the guest then also runs containers
+(guest_containers.sh, judged by system_judge_containers.py): on both kernels
+they would add their minutes to each guest. --checks containers runs only the
+install and the containers, to work on them.
+
 --arch arm64 boots Debian's arm64 kernels with qemu-system-aarch64 -M virt on
 an arm64 root file system that is only unpacked (rootfs.py), with the
 cross-built .deb (build-deb.sh -a arm64, or --deb). --checks smoke stops the
@@ -58,10 +64,13 @@ from run_vm import HarnessError, blocks, log  # noqa: E402
 import system_judge as sj  # noqa: E402
 import system_itests  # noqa: E402
 import system_judge_ops as ops  # noqa: E402
+import system_judge_containers as ctr  # noqa: E402
 from system_judge import kv_line, props  # noqa: E402
 
 SKIP = 77
 GUEST_MIB = 1536
+# The runtimes' archive unpacks to 606 MB in the initramfs, a tmpfs of half the RAM.
+GUEST_MIB_CONTAINERS = 2048
 DISK_MIB = 512
 CACHE_MIB = 256          # mw-cache reads this much, against MemoryMax=64M
 KERNEL_ARGS = ("console={console} rdinit=/lib/systemd/systemd panic=-1 quiet loglevel=1 "
@@ -139,26 +148,30 @@ def run_archive(args, deb, path):
         cpio.file("root/memwatchd.deb", f.read())
     with open(os.path.join(HERE, "guest.sh"), "rb") as f:
         cpio.file("usr/local/sbin/mw-systemtest", f.read(), 0o755)
+    with open(os.path.join(HERE, "guest_containers.sh"), "rb") as f:
+        cpio.file("usr/local/sbin/mw-containers", f.read(), 0o644)
     cpio.file("etc/systemd/system/mw-systemtest.service", TEST_UNIT)
     with open(os.path.join(args.source_root, "systemd", "memwatchd.service"), "rb") as f:
         unit_sha = hashlib.sha256(f.read()).hexdigest()
     conf = (f"CACHE_DEV=/dev/nvme0n1\nCACHE_MIB={CACHE_MIB}\nSERIES_TTL={sj.SERIES_TTL}\n"
-            f"OOM_COMM={sj.OOM_COMM}\nUNIT_SHA256={unit_sha}\nSMOKE={int(args.checks == 'smoke')}\n")
+            f"OOM_COMM={sj.OOM_COMM}\nUNIT_SHA256={unit_sha}\nSMOKE={int(args.checks == 'smoke')}\n"
+            f"CONTAINER_TTL={ctr.CONTAINER_TTL}\nCONTAINERS_ONLY={int(args.checks == 'containers')}\n")
     cpio.file("etc/mw-systemtest.conf", conf.encode())
     with open(path, "wb") as f:
         f.write(gzip.compress(cpio.finish(), compresslevel=1))
     return unit_sha
 
 
-def boot(qemu, vmlinuz, initrd, disk, console_log, timeout, smp, arch="amd64", writable=False):
+def boot(qemu, vmlinuz, initrd, disk, console_log, timeout, smp, arch="amd64", writable=False, append="",
+         mib=GUEST_MIB):
     a = run_vm.ARCHES[arch]
-    cmd = [qemu, "-accel", "tcg"] + a["machine"] + ["-smp", str(smp), "-m", str(GUEST_MIB),
+    cmd = [qemu, "-accel", "tcg"] + a["machine"] + ["-smp", str(smp), "-m", str(mib),
            "-nographic", "-no-reboot", "-nic", "none",
            "-kernel", vmlinuz, "-initrd", initrd]
     if disk:  # the smoke run reads no block device; the v2 scenario's /tmp is written
         cmd += ["-drive", f"file={disk},if=none,id=cache,format=raw" + ("" if writable else ",readonly=on"),
                 "-device", "nvme,drive=cache,serial=memwatchsys"]
-    cmd += ["-append", KERNEL_ARGS.format(console=a["console"])]
+    cmd += ["-append", KERNEL_ARGS.format(console=a["console"]) + append]
     start = time.monotonic()
     lines = []
     with open(console_log, "wb") as out:
@@ -186,7 +199,8 @@ def boot(qemu, vmlinuz, initrd, disk, console_log, timeout, smp, arch="amd64", w
 
 # ---------------------------------------------------------------- judging
 
-def judge(s, lines, rc, timed_out, unit_sha, rows, smoke=False, figures=None):
+def judge(s, lines, rc, timed_out, unit_sha, rows, smoke=False, figures=None, containers=False,
+          containers_only=False):
     v = sj.Verdict()
     b, singles = blocks(lines)
     guest = b.get("guest") or []
@@ -212,6 +226,9 @@ def judge(s, lines, rc, timed_out, unit_sha, rows, smoke=False, figures=None):
         log(f"[{s}]   | {line}")
     sj.judge_install(s, v, b, singles, want, unit_sha)
     sj.judge_collectors(s, v, b, want)
+    if containers_only:
+        ctr.judge_containers(s, v, b, singles)
+        return v
     if smoke:
         for line in b.get("journal-memavail") or []:
             log(f"[{s}]   journal: {line}")
@@ -240,6 +257,8 @@ def judge(s, lines, rc, timed_out, unit_sha, rows, smoke=False, figures=None):
     ops.judge_stop(s, v, b, singles)
     ops.judge_socket(s, v, b)
     ops.judge_memory(s, v, b, figures if figures is not None else {}, ("memory-start", "memory-workloads"))
+    if containers:
+        ctr.judge_containers(s, v, b, singles)
     return v
 
 
@@ -251,8 +270,9 @@ def main():
     ap.add_argument("--memhog", help="memhog built without sanitizers (the full checks need it)")
     ap.add_argument("--arch", choices=sorted(run_vm.ARCHES), default="amd64",
                     help="Debian architecture of the guest and the .deb (default amd64)")
-    ap.add_argument("--checks", choices=["full", "smoke", "itests"], default="full",
+    ap.add_argument("--checks", choices=["full", "smoke", "itests", "containers"], default="full",
                     help="smoke: install, collectors, promtool, one reload; full: everything; "
+                    "containers: install, collectors and the containers (guest_containers.sh) alone; "
                     "itests: the host's integration tests (--itest) on cgroup v2 (system_itests.py)")
     ap.add_argument("--itest", action="append", metavar="NAME=PATH",
                     help="--checks itests: a test executable of the host's build to run in the guest")
@@ -270,16 +290,26 @@ def main():
     ap.add_argument("--jobs", type=int, default=2, help="guests booted at once")
     ap.add_argument("--smp", type=int, default=1, help="vCPUs per guest")
     ap.add_argument("--timeout", type=float, default=420, help="seconds per boot")
+    ap.add_argument("--containers-kernel", action="append", choices=sorted(run_vm.SERIES) + ["none"],
+                    help="--checks full: the kernels whose guest also runs the containers "
+                    "(guest_containers.sh; default 6.1, Debian 12's own kernel, the one its Podman and "
+                    "Docker are built for: on both kernels they would add their minutes to each guest)")
+    ap.add_argument("--containers-timeout", type=float, default=480,
+                    help="seconds the containers add to that guest's --timeout")
     ap.add_argument("--figures", help="write the guests' memory figures here (JSON; bench/system_memory.sh)")
     args = ap.parse_args()
     start = time.monotonic()
     smoke = args.checks == "smoke"
     itests = args.checks == "itests"
-    if args.checks == "full" and not args.memhog:
-        ap.error("--memhog is needed for --checks full")
+    if args.checks in ("full", "containers") and not args.memhog:
+        ap.error(f"--memhog is needed for --checks {args.checks}")
     if itests and (not (args.itest or args.command) or not args.daemon or args.arch != "amd64"):
         ap.error("--checks itests needs --itest or --command, and --daemon (amd64: the host's own binaries)")
     suite_name = "system" if args.arch == "amd64" else f"system-{args.arch}"
+    containers = set() if args.checks not in ("full", "containers") or args.arch != "amd64" else \
+        set(args.containers_kernel or ["6.1"]) - {"none"}
+    if args.checks == "containers" and not args.kernel:
+        args.kernel = sorted(containers)
     if itests:
         suite_name = "system-v2"
 
@@ -319,29 +349,36 @@ def main():
                 updated = [False]
                 for s in args.kernel or list(run_vm.SERIES):
                     kernels.append((s,) + run_vm.fetch_kernel_updating(s, cache, updated, args.arch))
-                try:
-                    base, built = (rootfs.cached(cache), False) if not deb else rootfs.ensure(cache, packages, log,
-                                                                                           args.arch)
-                except rootfs.RootfsError as e:
-                    raise HarnessError(str(e)) from e
-                if not built:
-                    log(f"rootfs: cached {base} ({', '.join(sorted(set(packages)))})")
+                # The guests running the containers boot the archive with their runtimes.
+                bases = {}
+                for with_ctr in sorted({k[0] in containers for k in kernels}):
+                    try:
+                        base, built = (rootfs.cached(cache), False) if not deb else rootfs.ensure(
+                            cache, packages, log, args.arch, containers=with_ctr)
+                    except rootfs.RootfsError as e:
+                        raise HarnessError(str(e)) from e
+                    if not built:
+                        log(f"rootfs: cached {base} ({', '.join(sorted(set(packages)))}"
+                            f"{' + ' + ', '.join(rootfs.CONTAINER_PACKAGES) if with_ctr else ''})")
+                    bases[with_ctr] = base
                 # The per-run part is appended, so the cached archive is never rewritten.
                 extra = os.path.join(work, "run.cpio.gz")
                 if itests:
-                    system_itests.run_archive(args, cmds, base, extra,
+                    system_itests.run_archive(args, cmds, bases[False], extra,
                                              TEST_UNIT.replace(b"guest.sh", b"guest_itests.sh"))
                     unit_sha = None
                 else:
                     unit_sha = run_archive(args, deb, extra)
-                initrd = os.path.join(work, "initrd.gz")
-                with open(initrd, "wb") as out:
-                    for part in (base, extra):
-                        with open(part, "rb") as f:
-                            shutil.copyfileobj(f, out, 1 << 20)
+                initrds = {}
+                for with_ctr, base in bases.items():
+                    initrds[with_ctr] = os.path.join(work, "initrd-containers.gz" if with_ctr else "initrd.gz")
+                    with open(initrds[with_ctr], "wb") as out:
+                        for part in (base, extra):
+                            with open(part, "rb") as f:
+                                shutil.copyfileobj(f, out, 1 << 20)
             prepared = time.monotonic() - start
             log(f"prepared in {prepared:.0f} s; booting {len(kernels)} guests, {args.jobs} at a time, "
-                f"{args.smp} vCPU and {GUEST_MIB} MiB each")
+                f"{args.smp} vCPU and {GUEST_MIB} MiB each ({GUEST_MIB_CONTAINERS} MiB with the containers)")
 
             def one(k):
                 series, name, version, slot = k
@@ -356,8 +393,11 @@ def main():
                 prefix = "console-v2-" if itests else prefix
                 console = os.path.join(args.log_dir, f"{prefix}{series}.log")
                 log(f"[{series}] booting {name} {version}")
-                out = boot(qemu, os.path.join(slot, "vmlinuz"), initrd, disk, console, args.timeout,
-                           args.smp, args.arch, writable=itests)
+                with_ctr = series in containers
+                out = boot(qemu, os.path.join(slot, "vmlinuz"), initrds[with_ctr], disk, console,
+                           args.timeout + (args.containers_timeout if with_ctr else 0),
+                           args.smp, args.arch, writable=itests, append=" mw.containers=1" if with_ctr else "",
+                           mib=GUEST_MIB_CONTAINERS if with_ctr else GUEST_MIB)
                 log(f"[{series}] qemu exited {out[2]} after {out[1]:.1f} s"
                     f"{' (TIMEOUT)' if out[3] else ''}; console: {console}")
                 return out
@@ -376,7 +416,8 @@ def main():
         if itests:
             v = system_itests.judge(series, lines, rc, timed_out, cmds)
         else:
-            v = judge(series, lines, rc, timed_out, unit_sha, rows, smoke, figures[series])
+            v = judge(series, lines, rc, timed_out, unit_sha, rows, smoke, figures[series], series in containers,
+                      args.checks == "containers")
         results.append((series, version, secs, v))
         if not v.ok:
             log(f"[{series}] last console lines:")
