@@ -34,6 +34,7 @@ import tempfile
 # a full-match check of the package name.
 SERIES = {
     "amd64": {
+        "5.10": r"^linux-image-5\.10\.0-[0-9]+-cloud-amd64-unsigned$",
         "6.1": r"^linux-image-6\.1\.0-[0-9]+-cloud-amd64-unsigned$",
         "6.12": r"^linux-image-6\.12\.[0-9]+\+deb12-cloud-amd64-unsigned$",
     },
@@ -42,6 +43,22 @@ SERIES = {
         "6.12": r"^linux-image-6\.12\.[0-9]+\+deb12-cloud-arm64-unsigned$",
     },
 }
+
+# Series that come from another Debian release than the host's: apt looks them
+# up in a state of its own (cache_dir()/apt-SUITE), so the host's sources and
+# lists stay as they are. The rest come from the host's apt (Debian 12).
+# Bullseye's last point release only: the security archive's index names newer
+# 5.10 builds whose files its pool here answers with 404 (2026-12-04).
+FOREIGN_SUITES = {
+    "5.10": ["deb http://deb.debian.org/debian bullseye main"],
+}
+
+# The series a Debian 12 root file system boots (tests/system), and the ones
+# the guests boot when no --kernel is given: the kernels of Debian 12. 5.10
+# (Debian 11) boots on demand (tests/vm/run_vm.py --kernel 5.10); it is not
+# in the default list until the expectation table has its rows and kswapd a
+# form its verifier takes (no cmpxchg/xchg before 5.12).
+BOOKWORM_SERIES = ("6.1", "6.12")
 
 BTF_MAGIC = 0xEB9F
 BTF_HEADER = struct.Struct("<HBBIIIII")  # magic version flags hdr_len type_off type_len str_off str_len
@@ -79,9 +96,39 @@ def dpkg_cmp(a, b):
     return 1
 
 
-def newest_candidate(names, arch):
+def apt_options(series=None):
+    """apt-get/apt-cache options for series: [] for the host's apt, else a
+    private state holding only the series' release (FOREIGN_SUITES), whose
+    lists are fetched the first time."""
+    sources = FOREIGN_SUITES.get(series)
+    if not sources:
+        return []
+    state = os.path.join(cache_dir(), "apt-" + series)
+    opts = ["-o", f"Dir::Etc::SourceList={state}/sources.list", "-o", "Dir::Etc::SourceParts=/dev/null",
+            "-o", f"Dir::State::Lists={state}/lists", "-o", f"Dir::Cache::Archives={state}/archives",
+            "-o", "Dir::Cache::pkgcache=", "-o", "Dir::Cache::srcpkgcache="]
+    os.makedirs(os.path.join(state, "lists", "partial"), exist_ok=True)
+    os.makedirs(os.path.join(state, "archives", "partial"), exist_ok=True)
+    with open(os.path.join(state, "sources.list"), "w") as f:
+        f.write("\n".join(sources) + "\n")
+    if not any(n.endswith("_Packages") or n.endswith("_Packages.lz4") for n in os.listdir(os.path.join(state, "lists"))):
+        apt_update(series, opts)
+    return opts
+
+
+def apt_update(series=None, opts=None):
+    """apt-get update, of the host's lists or of the series' private ones."""
+    opts = apt_options(series) if opts is None else opts
+    with open(os.path.join(cache_dir(), ".apt-update.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        r = run(["apt-get"] + opts + ["update", "-qq"])
+    if r.returncode != 0:
+        raise HarnessError(f"apt-get update{' for ' + series if series else ''} failed: {r.stderr.strip()}")
+
+
+def newest_candidate(names, arch, series=None):
     """(package, version) of the newest installable candidate among names for arch."""
-    r = run(["apt-cache", "policy"] + [f"{n}:{arch}" for n in names])
+    r = run(["apt-cache"] + apt_options(series) + ["policy"] + [f"{n}:{arch}" for n in names])
     if r.returncode != 0:
         raise HarnessError(f"apt-cache policy failed: {r.stderr.strip()}")
     candidates, current = [], None
@@ -104,7 +151,7 @@ def native_arch():
 
 def newest_kernel(series, arch):
     pattern = SERIES[arch][series]
-    r = run(["apt-cache", "search", "--names-only", pattern])
+    r = run(["apt-cache"] + apt_options(series) + ["search", "--names-only", pattern])
     if r.returncode != 0:
         raise HarnessError(f"apt-cache search failed: {r.stderr.strip()}")
     names = sorted({line.split(" - ", 1)[0].strip() for line in r.stdout.splitlines()})
@@ -113,19 +160,19 @@ def newest_kernel(series, arch):
         raise HarnessError(f"apt offers no package matching {pattern} "
                            "(is Debian 12's archive, with bookworm-security, in sources.list, "
                            "and did 'apt-get update' run?)")
-    return newest_candidate(names, arch)
+    return newest_candidate(names, arch, series)
 
 
 def slot_name(*parts):
     return "_".join(parts).replace("~", "_").replace(":", "_")
 
 
-def fetch_package(name, version, arch, cache, slot, members):
+def fetch_package(name, version, arch, cache, slot, members, series=None):
     """Downloads name=version for arch and writes the files of its data archive
     whose path matches members' regexes ({output name: regex}) into slot,
     atomically (the slot appears whole or not at all)."""
     with tempfile.TemporaryDirectory(dir=cache, prefix=".download-") as tmp:
-        r = run(["apt-get", "download", "-q", f"{name}:{arch}={version}"], cwd=tmp)
+        r = run(["apt-get"] + apt_options(series) + ["download", "-q", f"{name}:{arch}={version}"], cwd=tmp)
         debs = [f for f in os.listdir(tmp) if f.endswith(".deb")]
         if r.returncode != 0 or not debs:
             raise HarnessError(f"apt-get download {name}:{arch}={version} failed:\n{r.stdout}{r.stderr}")
@@ -157,7 +204,7 @@ def fetch_kernel(series, cache, arch="amd64"):
         return name, version, slot
     log(f"[{series} {arch}] fetching {name}:{arch}={version} into {cache}")
     found = fetch_package(name, version, arch, cache, slot,
-                          {"vmlinuz": r"^\./boot/vmlinuz-", "config": r"^\./boot/config-"})
+                          {"vmlinuz": r"^\./boot/vmlinuz-", "config": r"^\./boot/config-"}, series)
     with open(os.path.join(slot, "release"), "w") as f:
         f.write(found["vmlinuz"][len("vmlinuz-"):] + "\n")
     # Keep one kernel per series and architecture in the cache.
@@ -180,9 +227,10 @@ def fetch_kernel_updating(series, cache, updated, arch="amd64"):
             raise
         log(f"[{series} {arch}] {e}\n[{series} {arch}] running apt-get update once and trying again")
         updated[0] = True
-        r = run(["apt-get", "update", "-qq"])
-        if r.returncode != 0:
-            raise HarnessError(f"{e}\napt-get update failed too: {r.stderr.strip()}") from e
+        try:
+            apt_update(series)
+        except HarnessError as u:
+            raise HarnessError(f"{e}\n{u}") from e
         return fetch_kernel(series, cache, arch)
 
 

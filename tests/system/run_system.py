@@ -284,7 +284,7 @@ def main():
                     help="--checks itests: a host file the commands need, copied to the same path")
     ap.add_argument("--deb", help="a prebuilt memwatchd .deb (default: packaging/build-deb.sh builds one)")
     ap.add_argument("--kept-deb", help="a .deb another test kept: used when newer than the source tree")
-    ap.add_argument("--kernel", action="append", choices=sorted(run_vm.SERIES),
+    ap.add_argument("--kernel", action="append", choices=sorted(run_vm.vm_kernels.kernel_packages.BOOKWORM_SERIES),
                     help="kernel series to boot (default: all)")
     ap.add_argument("--log-dir", default=".", help="where console logs go")
     ap.add_argument("--jobs", type=int, default=2, help="guests booted at once")
@@ -347,7 +347,7 @@ def main():
             with open(os.path.join(cache, ".lock"), "w") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)
                 updated = [False]
-                for s in args.kernel or list(run_vm.SERIES):
+                for s in args.kernel or list(run_vm.vm_kernels.kernel_packages.BOOKWORM_SERIES):
                     kernels.append((s,) + run_vm.fetch_kernel_updating(s, cache, updated, args.arch))
                 # The guests running the containers boot the archive with their runtimes.
                 bases = {}
