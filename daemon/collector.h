@@ -157,6 +157,9 @@ struct collector_ops {
 	 * that instant is their OpenMetrics _created. Not for a collector that
 	 * passes on kernel counters, which count since boot. */
 	bool counts_from_start;
+	/* Optional: capabilities (1 << CAP_*) it needs besides BPF's for as
+	 * long as it runs with cfg, kept when the daemon drops the others. */
+	uint64_t (*capabilities)(const void *cfg);
 };
 
 extern const struct collector_ops meminfo_collector;

@@ -693,6 +693,19 @@ void core_status_line(const struct core *core, char *buf, size_t len)
 	}
 }
 
+uint64_t core_capabilities_wanted(const struct core *core)
+{
+	uint64_t caps = 0;
+
+	for (size_t i = 0; i < n_all_collectors; i++) {
+		const struct collector_instance *ci = &core->collectors[i];
+
+		if (ci->settings.enabled && ci->ops->capabilities)
+			caps |= ci->ops->capabilities(ci->settings.cfg);
+	}
+	return caps;
+}
+
 bool core_all_healthy(const struct core *core)
 {
 	size_t i;

@@ -94,5 +94,7 @@ int core_reload(struct core *core, struct config *config, struct collector_setti
 void core_status_line(const struct core *core, char *buf, size_t len);
 /* True when every enabled collector is active or degraded for a known kernel reason. */
 bool core_all_healthy(const struct core *core);
+/* What the collectors switched on ask to keep besides BPF's (collector_ops.capabilities). */
+uint64_t core_capabilities_wanted(const struct core *core);
 
 #endif

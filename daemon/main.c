@@ -511,7 +511,7 @@ int main(int argc, char *argv[])
 	core_open_events(&core);
 	core_start_collectors(&core);
 	if (core.config->daemon.drop_capabilities) {
-		r = drop_capabilities();
+		r = drop_capabilities(core_capabilities_wanted(&core));
 		if (r < 0)
 			log_warning_errno(r, "Failed to drop capabilities, running with all of them: %m");
 	}

@@ -35,7 +35,7 @@ bool bpf_privileged(void)
 	return (eff & bpf) == bpf || (eff & 1ULL << CAP_SYS_ADMIN);
 }
 
-int drop_capabilities(void)
+int drop_capabilities(uint64_t extra)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2] = { 0 };
@@ -49,6 +49,7 @@ int drop_capabilities(void)
 		keep = 1ULL << CAP_BPF | 1ULL << CAP_PERFMON;
 	else
 		keep = 1ULL << CAP_SYS_ADMIN;
+	keep |= extra;
 	keep &= have;
 	if (have == keep)
 		return 0;
@@ -62,7 +63,9 @@ int drop_capabilities(void)
 	data[0].inheritable = data[1].inheritable = 0;
 	if (syscall(SYS_capset, &hdr, data) < 0)
 		return -errno;
-	log_info("Dropped capabilities; keeping %s", keep & 1ULL << CAP_BPF ? "CAP_BPF and CAP_PERFMON" :
-						      keep ? "CAP_SYS_ADMIN (kernel without CAP_BPF)" : "none");
+	log_info("Dropped capabilities; keeping %s%s",
+		 keep & 1ULL << CAP_BPF ? "CAP_BPF and CAP_PERFMON" :
+		 keep & 1ULL << CAP_SYS_ADMIN ? "CAP_SYS_ADMIN (kernel without CAP_BPF)" : "none",
+		 keep & 1ULL << CAP_DAC_READ_SEARCH ? ", and CAP_DAC_READ_SEARCH for the container runtimes' state" : "");
 	return 0;
 }

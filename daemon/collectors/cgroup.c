@@ -4,6 +4,7 @@
  * hierarchy, or both on hybrid hosts (v1 memory files, the cgroup2 twin's
  * memory.pressure). The top_k cgroups are exported; the rest are folded into
  * cgroup="other". */
+#include <linux/capability.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +51,15 @@ static int parse_runtime_dir(const char *value, void *field, char *errmsg, size_
 	}
 	snprintf(field, RUNTIME_DIR_SIZE, "%s", value);
 	return 0;
+}
+
+/* Docker and Podman keep their state readable by root alone; the unit runs
+ * as a dynamic user, which reads it through CAP_DAC_READ_SEARCH. */
+static uint64_t cgroup_capabilities(const void *cfg)
+{
+	const struct cgroup_config *c = cfg;
+
+	return c->docker_dir[0] || c->podman_storage_dir[0] ? 1ULL << CAP_DAC_READ_SEARCH : 0;
 }
 
 /* lib/cgroup_names.h tells once per runtime why its state gives no names. */
@@ -548,4 +558,5 @@ const struct collector_ops cgroup_collector = {
 	.reload = cgroup_reload,
 	.stop = cgroup_stop,
 	.read_fresh = cgroup_read_fresh,
+	.capabilities = cgroup_capabilities,
 };

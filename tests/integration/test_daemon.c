@@ -78,11 +78,12 @@ char *temp_config(const char *text)
 
 /* ---- least privilege ---- */
 
-/* Every thread (main, HTTP, event consumer) keeps only CAP_BPF and CAP_PERFMON. */
-START_TEST(test_capabilities_dropped)
+/* Every thread (main, HTTP, event consumer) keeps only CAP_BPF and
+ * CAP_PERFMON, and CAP_DAC_READ_SEARCH while the cgroup collector reads a
+ * container runtime's state (docker_dir, podman_storage_dir: on by default). */
+static void assert_capabilities(const char *config, unsigned long long want)
 {
-	struct mw_daemon *d = start_or_fail(CONF_BASIC, false);
-	const unsigned long long want = 1ULL << 38 | 1ULL << 39;
+	struct mw_daemon *d = start_or_fail(config, false);
 	char dir[64], path[sizeof(dir) + 300], *text;
 	struct dirent *de;
 	unsigned threads = 0;
@@ -113,6 +114,21 @@ START_TEST(test_capabilities_dropped)
 	closedir(tasks);
 	ck_assert_msg(threads >= 2, "expected the HTTP and event threads too, saw %u", threads);
 	mw_assert_clean_stop(d);
+}
+
+START_TEST(test_capabilities_dropped)
+{
+	const unsigned long long bpf = 1ULL << 38 | 1ULL << 39, dac_read_search = 1ULL << 2;
+	char *text = mw_read_file(CONF_BASIC, NULL), *conf, *without;
+
+	assert_capabilities(CONF_BASIC, bpf | dac_read_search);
+	ck_assert_ptr_nonnull(text);
+	ck_assert(asprintf(&without, "%s\n[collector.cgroup]\ndocker_dir = none\npodman_storage_dir = none\n", text) > 0);
+	conf = temp_config(without);
+	assert_capabilities(conf, bpf);
+	free(conf);
+	free(without);
+	free(text);
 }
 END_TEST
 

@@ -184,11 +184,8 @@ containers_scenario() {
 	# The OOM series of a removed container stays CONTAINER_TTL seconds.
 	sed -i "/^\[collector.oom\]/,/^\[/ s/^series_ttl = .*\$/series_ttl = ${CONTAINER_TTL}s/" $CONF
 	block ctr-conf grep -n '^series_ttl' $CONF
-	# The runtimes' files are root's only: the drop-in memwatchd.conf(5) asks
-	# for to read their names (docker_dir, podman_storage_dir).
-	mkdir -p /etc/systemd/system/memwatchd.service.d
-	printf '[Service]\nCapabilityBoundingSet=CAP_DAC_READ_SEARCH\nAmbientCapabilities=CAP_DAC_READ_SEARCH\n' \
-		>/etc/systemd/system/memwatchd.service.d/containers.conf
+	# The shipped unit reads the runtimes' root-only files (their names) with
+	# CAP_DAC_READ_SEARCH: no drop-in.
 	systemctl daemon-reload
 	block ctr-start systemctl start memwatchd
 	wait_active memwatchd

@@ -23,7 +23,7 @@ SERIES_TTL = 10          # seconds, set in the guest's memwatchd.conf
 OOM_COMM = "mw-oomvictim"
 MEMAVAIL_TOLERANCE = 0.01
 RECLAIM_TOLERANCE = 0.02
-CAPS = (1 << 38) | (1 << 39)  # CAP_PERFMON, CAP_BPF
+CAPS = (1 << 38) | (1 << 39) | (1 << 2)  # CAP_PERFMON, CAP_BPF, CAP_DAC_READ_SEARCH (container names)
 DYNAMIC_UIDS = range(61184, 65520)
 CACHE_CG = "/system.slice/mw-cache.service"
 OOM_CG = "/system.slice/mw-oom.service"
@@ -158,7 +158,7 @@ def judge_install(s, v, b, singles, want, unit_sha):
     for cap in ("CapPrm", "CapEff", "CapAmb", "CapBnd"):
         got = int(ps[cap][0], 16) if ps.get(cap) else None
         if got != CAPS:
-            problems.append(f"{cap} {ps.get(cap)}, want {CAPS:016x} (CAP_BPF, CAP_PERFMON)")
+            problems.append(f"{cap} {ps.get(cap)}, want {CAPS:016x} (CAP_BPF, CAP_PERFMON, CAP_DAC_READ_SEARCH)")
     if ps.get("NoNewPrivs") != ["1"]:
         problems.append(f"NoNewPrivs {ps.get('NoNewPrivs')}")
     notes.append(f"enable --now {kv_line(st, 'seconds')} s, {status_text!r}, uid {uid}, "
