@@ -502,7 +502,7 @@ static void podman_refresh(struct container_names *c, uint64_t now_usec, uint64_
 	struct podman_file files[PODMAN_LIST_FILES];
 	struct podman_fill fill;
 	struct names_table t;
-	size_t n_files;
+	size_t n_files = 0;
 	int r;
 
 	c->podman_checked = true;
