@@ -42,27 +42,49 @@ static void fake_proc_write(const char *root, const struct fake_proc *p)
 	ck_assert_int_eq(mw_write_file(path, text), 0);
 }
 
-/* The first window collected after `after` (its end timestamp is taken before
- * the collectors run); fails if a later one is all we get to see. */
-static char *first_window_after(struct mw_daemon *d, double after, double window)
+#define FAKE_PROC_WINDOW_SECONDS 1.0
+
+/* The newest window's end, once a newer one than the one showing now is in
+ * /metrics: a window shows there only when its collectors are done, so a
+ * change of the fake /proc made right after is seen whole by the next window
+ * and not at all by this one. Scraped, not read from the ring: under TCG a
+ * ring fetch takes most of a window, and the change must come early in it. */
+static double step_begin(struct mw_daemon *d)
 {
-	for (int i = 0; i < 2000; i++) {
+	double shown = -1;
+
+	for (int64_t deadline = mw_mono_ms() + WORKLOAD_TIMEOUT_MS; mw_mono_ms() < deadline; mw_sleep_ms(5)) {
 		char *body = mw_scrape(d->port);
 		double end;
 
 		ck_assert_ptr_nonnull(body);
 		end = metric_or_fail(body, "memwatch_window_end_timestamp_seconds", NULL);
-		if (end > after) {
-			ck_assert_msg(end <= after + window * 1.5,
-				      "missed the first window after %.3f (got one ending %.3f): the host is too busy", after,
-				      end);
-			return body;
-		}
 		free(body);
-		mw_sleep_ms(10);
+		if (shown >= 0 && end != shown)
+			return end;
+		shown = end;
 	}
-	ck_abort_msg("no window after %.3f", after);
-	return NULL;
+	ck_abort_msg("no new window within %d ms", WORKLOAD_TIMEOUT_MS);
+	return 0;
+}
+
+/* The window after `sealed`, the first to see the change made since
+ * step_begin, from the daemon's ring: there however late the test asks. Its
+ * end is taken before its collectors run, so it must be later than the end
+ * of the change; if not, the test was stalled for a whole window and the
+ * change may be split between two windows. */
+static char *step_window(struct mw_daemon *d, double sealed)
+{
+	double changed = real_now(), end;
+	/* Half a window on: /metrics prints the end rounded, the ring in full. */
+	char *body = mw_window_after(d->port, sealed + FAKE_PROC_WINDOW_SECONDS / 2, WORKLOAD_TIMEOUT_MS);
+
+	end = metric_or_fail(body, "memwatch_window_end_timestamp_seconds", NULL);
+	ck_assert_msg(end > changed,
+		      "the window ending %.3f began before the fake /proc's change ended (%.3f; the window before "
+		      "it ended %.3f): the test was stalled for a window",
+		      end, changed, sealed);
+	return body;
 }
 
 static void expect_proc(const char *body, const struct fake_proc *p, bool exported)
@@ -94,13 +116,13 @@ static struct mw_daemon *start_fake_proc_daemon(const char *root, const struct f
 	for (i = 0; i < n; i++)
 		fake_proc_write(root, &procs[i]);
 	snprintf(text, sizeof(text),
-		 "[daemon]\nwindow = 1s\n[collector.faults]\nsource = procfs\nproc_root = %s\ntop_k = %u\n"
+		 "[daemon]\nwindow = %gs\n[collector.faults]\nsource = procfs\nproc_root = %s\ntop_k = %u\n"
 		 "series_ttl = 0\n"
 		 /* No BPF: nothing else matters here. */
 		 "[collector.kswapd]\nenabled = no\n[collector.reclaim]\nenabled = no\n[collector.oom]\nenabled = no\n"
 		 "[collector.memavail]\nenabled = no\n[collector.cgroup]\nenabled = no\n"
 		 "[collector.compaction]\nenabled = no\n",
-		 root, top_k);
+		 FAKE_PROC_WINDOW_SECONDS, root, top_k);
 	*conf = temp_config(text);
 	return start_or_fail(*conf);
 }
@@ -111,12 +133,11 @@ static struct mw_daemon *start_fake_proc_daemon(const char *root, const struct f
  * counts would be added to pid="other" a second time. */
 START_TEST(test_faults_unreadable_kept)
 {
-	const double window = 1.0;
 	struct fake_proc p[3] = {
 		{ 201, "aa", 1000, 5000, 0 }, { 202, "bb", 1001, 3000, 0 }, { 203, "cc", 1002, 1000, 0 },
 	};
 	char root[512], away[600], stat[600], *conf, *body;
-	double other_minor = 0, t;
+	double other_minor = 0, errors, t;
 	struct mw_daemon *d;
 	size_t i;
 
@@ -127,7 +148,7 @@ START_TEST(test_faults_unreadable_kept)
 	d = start_fake_proc_daemon(root, p, 3, 1, &conf);
 
 	/* 1. aa leads; bb and cc go to other. */
-	body = first_window_after(d, t, window);
+	body = mw_window_after(d->port, t, WORKLOAD_TIMEOUT_MS);
 	expect_proc(body, &p[0], true);
 	other_minor += 3000 + 1000;
 	expect(body, "memwatch_process_minor_faults_total", "pid=\"other\"", other_minor);
@@ -135,12 +156,12 @@ START_TEST(test_faults_unreadable_kept)
 
 	/* 2. bb's stat is a directory (read: EISDIR), cc faults 10: bb is kept,
 	 * cc is exported. */
+	t = step_begin(d);
 	ck_assert_int_eq(unlink(stat), 0);
 	ck_assert_int_eq(mkdir(stat, 0755), 0);
 	p[2].minflt += 10;
-	t = real_now();
 	fake_proc_write(root, &p[2]);
-	body = first_window_after(d, t, window);
+	body = step_window(d, t);
 	expect(body, "memwatch_collector_up", "collector=\"faults\"", 1);
 	expect(body, "memwatch_fault_tracked_processes", NULL, 3);
 	expect_proc(body, &p[2], true);
@@ -149,37 +170,47 @@ START_TEST(test_faults_unreadable_kept)
 
 	/* 3. bb readable again with 7 more, aa 100 more: aa leads, bb's 7 (not
 	 * its 3007) go to other. */
+	t = step_begin(d);
 	ck_assert_int_eq(rmdir(stat), 0);
 	p[0].minflt += 100;
 	p[1].minflt += 7;
-	t = real_now();
 	fake_proc_write(root, &p[0]);
 	fake_proc_write(root, &p[1]);
-	body = first_window_after(d, t, window);
+	body = step_window(d, t);
 	expect_proc(body, &p[0], true);
 	other_minor += 7;
 	expect(body, "memwatch_process_minor_faults_total", "pid=\"other\"", other_minor);
 	free(body);
 
 	/* 4. No /proc at all: the window has no faults batch, an error counted. */
+	t = step_begin(d);
 	ck_assert_int_eq(rename(root, away), 0);
-	t = real_now();
-	body = first_window_after(d, t, window);
+	body = step_window(d, t);
 	expect(body, "memwatch_collector_up", "collector=\"faults\"", 0);
 	ck_assert_double_ge(metric_or_fail(body, "memwatch_collector_errors_total", "collector=\"faults\""), 1);
 	expect_absent(body, "memwatch_process_minor_faults_total", "pid=\"other\"");
 	free(body);
 
 	/* 5. Back, aa 1 more, bb 2, cc 3: cc leads, aa's and bb's 3 go to other. */
+	t = step_begin(d);
 	ck_assert_int_eq(rename(away, root), 0);
 	p[0].minflt += 1;
 	p[1].minflt += 2;
 	p[2].minflt += 3;
-	t = real_now();
 	for (i = 0; i < 3; i++)
 		fake_proc_write(root, &p[i]);
-	body = first_window_after(d, t, window);
-	expect(body, "memwatch_collector_up", "collector=\"faults\"", 1);
+	/* The failures put the collector in backoff (daemon/core.c), a number
+	 * of windows that depends on how many failed before the step began: the
+	 * first window in which it ran again is judged; none failed after. */
+	body = step_window(d, t);
+	errors = metric_or_fail(body, "memwatch_collector_errors_total", "collector=\"faults\"");
+	for (i = 0; metric_or_fail(body, "memwatch_collector_up", "collector=\"faults\"") != 1; i++) {
+		ck_assert_msg(i < 8, "the faults collector did not run again in 8 windows");
+		t = metric_or_fail(body, "memwatch_window_end_timestamp_seconds", NULL);
+		free(body);
+		body = mw_window_after(d->port, t + FAKE_PROC_WINDOW_SECONDS / 2, WORKLOAD_TIMEOUT_MS);
+	}
+	expect(body, "memwatch_collector_errors_total", "collector=\"faults\"", errors);
 	expect(body, "memwatch_fault_tracked_processes", NULL, 3);
 	expect_proc(body, &p[2], true);
 	other_minor += 3;
@@ -192,7 +223,6 @@ END_TEST
 
 START_TEST(test_faults_top_k_other)
 {
-	const double window = 1.0;
 	struct fake_proc p[5] = {
 		{ 101, "aa", 1000, 4000, 0 }, { 102, "bb", 1001, 3000, 0 }, { 103, "cc", 1002, 2000, 0 },
 		{ 104, "dd", 1003, 1000, 0 }, { 105, "ee", 1004, 0, 0, true },
@@ -208,7 +238,7 @@ START_TEST(test_faults_top_k_other)
 
 	/* 1. Every process is new: its delta is its whole count. aa and bb lead;
 	 * cc and dd go to other. */
-	body = first_window_after(d, t, window);
+	body = mw_window_after(d->port, t, WORKLOAD_TIMEOUT_MS);
 	expect(body, "memwatch_collector_info", "collector=\"faults\",state=\"active\",mode=\"procfs\"", 1);
 	expect(body, "memwatch_fault_tracked_processes", NULL, 4);
 	expect_proc(body, &p[0], true);
@@ -222,12 +252,12 @@ START_TEST(test_faults_top_k_other)
 
 	/* 2. Only cc and dd fault: they are exported (dd's 700 before cc's 500);
 	 * aa and bb did not change (series_ttl = 0) and add nothing to other. */
+	t = step_begin(d);
 	p[2].minflt += 500;
 	p[3].minflt += 700;
-	t = real_now();
 	fake_proc_write(root, &p[2]);
 	fake_proc_write(root, &p[3]);
-	body = first_window_after(d, t, window);
+	body = step_window(d, t);
 	expect_proc(body, &p[0], false);
 	expect_proc(body, &p[1], false);
 	expect_proc(body, &p[2], true);
@@ -241,10 +271,10 @@ START_TEST(test_faults_top_k_other)
 	p[0].minflt += 10;
 	p[1].minflt += 5000;
 	p[2].minflt += 1;
-	t = real_now();
+	t = step_begin(d);
 	for (i = 0; i < 3; i++)
 		fake_proc_write(root, &p[i]);
-	body = first_window_after(d, t, window);
+	body = step_window(d, t);
 	expect_proc(body, &p[0], true);
 	expect_proc(body, &p[1], true);
 	expect_proc(body, &p[2], false);
@@ -263,10 +293,10 @@ START_TEST(test_faults_top_k_other)
 	p[4].minflt = 50;
 	p[0] = (struct fake_proc){ 101, "aa2", 2000, 7, 1 };
 	p[2].minflt += 100;
-	t = real_now();
+	t = step_begin(d);
 	for (i = 0; i < 5; i++)
 		fake_proc_write(root, &p[i]);
-	body = first_window_after(d, t, window);
+	body = step_window(d, t);
 	expect(body, "memwatch_fault_tracked_processes", NULL, 4);
 	expect_proc(body, &p[0], true);
 	expect_proc(body, &p[2], true);
@@ -276,6 +306,9 @@ START_TEST(test_faults_top_k_other)
 	other_minor += 50;
 	expect(body, "memwatch_process_minor_faults_total", "pid=\"other\"", other_minor);
 	expect(body, "memwatch_process_major_faults_total", "pid=\"other\"", other_major);
+	free(body);
+	body = mw_scrape(d->port);
+	ck_assert_ptr_nonnull(body);
 	expect_promtool_ok(body);
 	free(body);
 	mw_assert_clean_stop(d);
