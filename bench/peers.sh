@@ -19,8 +19,9 @@
 # 100 + 900 = 1,000, each with a memory limit, default 64M; 10 processes in
 # each leaf, the rest where the script runs). At each scale every exporter has
 # its turn alone, one after the other (the order rotates by one each round):
-# it is started in the foreground by this script, left to settle (until two
-# scrapes 5 s apart give the same number of series, at most S s, default 90),
+# it is started in the foreground by this script, left to settle (until three
+# scrapes 5 s apart give the same number of series, at least 20 s, at most S
+# s, default 90),
 # then scraped every INTERVAL s (default 15, as Prometheus) for TURN s
 # (default 120), and stopped. Per turn:
 #
@@ -167,7 +168,15 @@ start_exporter() {
 		;;
 	esac
 	STARTED_PIDS+=("$EX_PID")
-	wait_http "$EX_URL" 60 || die "$name did not come up (see $BENCH_TMP)"
+	# Not wait_http: its 1 s timeout never passes for process-exporter
+	# reading 10,000 processes' smaps.
+	local i
+	for ((i = 0; i < 120; i++)); do
+		curl -s -o /dev/null --max-time 60 "$EX_URL" && return 0
+		kill -0 "$EX_PID" 2>/dev/null || break
+		sleep 0.5
+	done
+	die "$name did not come up (see $BENCH_TMP)"
 }
 
 # netdata.conf: its own directories, 127.0.0.1:PORT, memory-mode ram, only
@@ -239,8 +248,9 @@ turn() {
 	# Settled: the same number of series in three scrapes 5 s apart, after
 	# at least 20 s (netdata looks for new cgroups every 10 s and names each
 	# with a script).
-	local same=0
-	for ((waited = 0; waited < SETTLE; waited += 5)); do
+	local same=0 s0
+	s0=$(date +%s)
+	for ((waited = 0; waited < SETTLE; waited = $(date +%s) - s0)); do
 		sleep 5
 		curl -s -o "$body" --max-time 60 "$EX_URL" || true
 		n=$(series_of "$body")
@@ -248,10 +258,14 @@ turn() {
 		[ "$same" -ge 2 ] && [ "$waited" -ge 15 ] && break
 		last=$n
 	done
+	waited=$(($(date +%s) - s0 - 5))
 	rec "$scale" "$name" "$round" settle_s "$((waited + 5))"
 	tree_pids "$EX_PID" >"$tree"
 	c0=$(tree_ticks "$tree") t0=$(date +%s.%N)
+	# A scrape longer than the interval makes the next one wait for the
+	# following tick, as Prometheus never overlaps scrapes of one target.
 	for ((k = 0; ; k++)); do
+		k=$(awk -v t="$t0" -v n="$(date +%s.%N)" -v i="$INTERVAL" -v k="$k" 'BEGIN { m = int((n - t) / i + 0.999); print (m > k ? m : k) }')
 		[ $((k * INTERVAL)) -lt "$TURN" ] || break
 		sleep_until "$t0" $((k * INTERVAL))
 		read -r code tt < <(curl -s -o "$body" -w '%{http_code} %{time_total}\n' --max-time $((INTERVAL * 4)) "$EX_URL" || echo "000 0")
@@ -333,7 +347,7 @@ S=$BENCH_TMP/section.md
 	echo
 	machine_md
 	echo "- load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); before the load, $FOREIGN_PROCS processes and $FOREIGN_CGROUPS memory cgroups of others on the machine (a shared host)"
-	echo "- command: \`bench/peers.sh $ARGS\`$([ -z "$QUICK" ] || echo " (--quick)"): each exporter alone in its turn of $TURN s, started by the script, settled (the same number of series in two scrapes 5 s apart, at most $SETTLE s, not measured), then scraped every $INTERVAL s by \`curl\` on 127.0.0.1 as Prometheus would; $ROUNDS round(s) per scale, the order rotating by one each round"
+	echo "- command: \`bench/peers.sh $ARGS\`$([ -z "$QUICK" ] || echo " (--quick)"): each exporter alone in its turn of $TURN s, started by the script, settled (the same number of series in three scrapes 5 s apart and at least 20 s, at most $SETTLE s, not measured), then scraped every $INTERVAL s by \`curl\` on 127.0.0.1 as Prometheus would; $ROUNDS round(s) per scale, the order rotating by one each round"
 	echo "- loads: $NPROC sleeping processes (\`bench/sleepers.c\`); then $NCG memory cgroups in the $CG_KIND ($PARENTS under \`$CG_ROOT\`, $CHILDREN below each, each with a memory limit of $LIMIT) and $NPROC processes, $PER_LEAF in each leaf; no allocation load"
 	for scale in $SCALES; do echo "  - $(label "$scale"): ${LOADED[$scale]}"; done
 	echo "- versions and commands:"
