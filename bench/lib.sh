@@ -339,3 +339,105 @@ rebuild_summary() {
 # verdict VALUE OP LIMIT -> "met" / "missed"
 verdict() { awk -v v="$1" -v op="$2" -v l="$3" 'BEGIN { if (v == "nan" || v == "") { print "n/a"; exit }
 	ok = (op == "<=") ? (v <= l) : (v >= l); print ok ? "met" : "**missed**" }'; }
+
+# --- Load: memory cgroups and sleeping processes (bench/scale.sh, bench/peers.sh) ---
+# Everything made here is undone by load_cleanup, which runs on any exit.
+
+# task_room N: dies unless N more processes fit under pid_max, threads-max and
+# `ulimit -u`; sets PID_MAX, THREADS_MAX, ULIMIT_U for the sections.
+task_room() {
+	local n=$1 now limit
+	PID_MAX=$(cat /proc/sys/kernel/pid_max)
+	THREADS_MAX=$(cat /proc/sys/kernel/threads-max)
+	ULIMIT_U=$(ulimit -u)
+	now=$( (find /proc -maxdepth 3 -path '/proc/[0-9]*/task/[0-9]*' -prune -print 2>/dev/null || true) | wc -l)
+	limit=$PID_MAX
+	[ "$THREADS_MAX" -lt "$limit" ] && limit=$THREADS_MAX
+	[ "$ULIMIT_U" != unlimited ] && [ "$ULIMIT_U" -lt "$limit" ] && limit=$ULIMIT_U
+	[ $((now + n + 512)) -lt "$limit" ] ||
+		die "$n more processes do not fit: $now tasks now, pid_max $PID_MAX, threads-max $THREADS_MAX, ulimit -u $ULIMIT_U"
+}
+
+# cg_hierarchy: where memory cgroups can be made: CG_BASE and CG_KIND (the v1
+# memory hierarchy, else a cgroup2 root with the memory controller).
+cg_hierarchy() {
+	if [ -d /sys/fs/cgroup/memory ] && [ -f /sys/fs/cgroup/memory/cgroup.procs ]; then
+		CG_BASE=/sys/fs/cgroup/memory CG_KIND="v1 memory hierarchy"
+	elif grep -qw memory /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
+		CG_BASE=/sys/fs/cgroup CG_KIND="cgroup2"
+	else
+		die "no memory cgroup hierarchy to create cgroups in"
+	fi
+}
+
+# cg_tree_make ROOT PARENTS CHILDREN [LIMIT]: ROOT, PARENTS cgroups under it
+# and CHILDREN below each; the leaves, one a line, go to CG_LEAVES. With
+# LIMIT (e.g. 64M), every cgroup made gets that memory limit.
+CG_ROOTS=() CG_LEAVES=
+cg_tree_make() {
+	local root=$1 parents=$2 children=$3 limit=${4:-} p c d file
+	[ ! -e "$root" ] || die "$root exists (a run that did not clean up?): remove it first, deepest first"
+	file=memory.limit_in_bytes
+	[ "$CG_KIND" = cgroup2 ] && file=memory.max
+	CG_ROOTS+=("$root")
+	CG_LEAVES=$BENCH_TMP/leaves
+	: >"$CG_LEAVES"
+	mkdir "$root"
+	for ((p = 0; p < parents; p++)); do
+		mkdir "$root/p$p"
+		for ((c = 0; c < children; c++)); do
+			mkdir "$root/p$p/c$c"
+			echo "$root/p$p/c$c" >>"$CG_LEAVES"
+		done
+	done
+	[ -n "$limit" ] || return 0
+	for d in "$root" "$root"/p*/ "$root"/p*/c*/; do echo "$limit" >"${d%/}/$file"; done
+}
+
+# cg_tree_remove ROOT: deepest first, once nothing lives in it any more.
+cg_tree_remove() {
+	local root=$1 i
+	[ -d "$root" ] || return 0
+	for ((i = 0; i < 50; i++)); do
+		find "$root" -mindepth 1 -depth -type d -exec rmdir {} \; 2>/dev/null || true
+		rmdir "$root" 2>/dev/null && break
+		sleep 0.2
+	done
+	[ ! -d "$root" ] || log "warning: could not remove $root"
+}
+
+# sleepers_start N [LEAVES PER_LEAF]: N sleeping processes (bench/sleepers.c),
+# PER_LEAF in each cgroup listed in LEAVES, the rest where this script runs;
+# returns once all are asleep. Sets SL_PID and SPAWN_S (seconds to fork them).
+SL_PID= SPAWN_S=
+sleepers_start() {
+	local n=$1 t0 i
+	[ -x "$BENCH_TMP/sleepers" ] || cc -O2 -o "$BENCH_TMP/sleepers" "$BENCH_DIR/sleepers.c"
+	t0=$(date +%s.%N)
+	shift
+	"$BENCH_TMP/sleepers" "$n" "$@" >"$BENCH_TMP/sleepers.out" 2>"$BENCH_TMP/sleepers.err" &
+	SL_PID=$!
+	STARTED_PIDS+=("$SL_PID")
+	for ((i = 0; i < 1800; i++)); do
+		grep -q '^ready' "$BENCH_TMP/sleepers.out" && break
+		kill -0 "$SL_PID" 2>/dev/null || { cat "$BENCH_TMP/sleepers.err" >&2; die "sleepers failed"; }
+		sleep 0.1
+	done
+	grep -q '^ready' "$BENCH_TMP/sleepers.out" || die "sleepers not ready after 180 s"
+	SPAWN_S=$(calc "$(date +%s.%N) - $t0")
+}
+# sleepers_stop: kills them (the parent kills and reaps each child by PID).
+sleepers_stop() {
+	[ -n "$SL_PID" ] || return 0
+	stop_pid "$SL_PID"
+	SL_PID=
+}
+
+# load_cleanup: the sleepers stopped, then every cgroup tree made removed.
+load_cleanup() {
+	local r
+	sleepers_stop
+	for r in "${CG_ROOTS[@]}"; do cg_tree_remove "$r"; done
+	CG_ROOTS=()
+}
+CLEANUP_HOOKS+=(load_cleanup)

@@ -11,8 +11,11 @@
 #
 # --quick: footprint with 60 s of scrapes instead of 600 s (the section says
 # so), 20 hot-path pairs instead of 100 (mixed: 40 instead of 160), 3 scrape
-# rounds instead of 5. About 15 minutes instead of 40.
-# Needs root. Debian packages: wrk prometheus-node-exporter linux-perf curl
+# rounds instead of 5, peers with 30 s turns, 1,000 processes and 100 cgroups.
+# About 25 minutes instead of 70.
+# Needs root. Debian packages (packaging/install-deps.sh --bench): wrk
+# prometheus-node-exporter prometheus-process-exporter netdata-core
+# netdata-plugins-bash linux-perf curl
 # bpftool (stress-ng only for bench/hotpath.sh --stress-ng), and the build
 # dependencies (packaging/install-deps.sh).
 . "$(dirname "$0")/lib.sh"
@@ -25,9 +28,9 @@ case "$*" in
 esac
 
 if [ -n "$QUICK" ]; then
-	HOT=(--pairs 20 --mixed-pairs 40 --mixed-run 0.5) SCRAPE=(--rounds 3) FOOT=(--duration 60) SCALE=()
+	HOT=(--pairs 20 --mixed-pairs 40 --mixed-run 0.5) SCRAPE=(--rounds 3) FOOT=(--duration 60) SCALE=() PEERS=(--quick)
 else
-	HOT=() SCRAPE=(--rounds 5) FOOT=(--duration 600) SCALE=()
+	HOT=() SCRAPE=(--rounds 5) FOOT=(--duration 600) SCALE=() PEERS=()
 fi
 
 failed=()
@@ -41,6 +44,7 @@ run hotpath "${HOT[@]}"
 run scrape "${SCRAPE[@]}"
 run footprint "${FOOT[@]}"
 run scale "${SCALE[@]}"
+run peers "${PEERS[@]}"
 run system_memory
 sed -n '/^<!-- BEGIN GENERATED: summary/,/^<!-- END GENERATED: summary/p' "$DOC"
 [ ${#failed[@]} = 0 ] || die "failed: ${failed[*]} (their sections were left as they were)"

@@ -52,47 +52,12 @@ PER_LEAF=10
 for t in cc curl wrk; do command -v $t >/dev/null || die "$t not found"; done
 
 # --- can the machine hold it? -----------------------------------------------------------
-PID_MAX=$(cat /proc/sys/kernel/pid_max)
-THREADS_MAX=$(cat /proc/sys/kernel/threads-max)
-ULIMIT_U=$(ulimit -u)
-TASKS_NOW=$( (find /proc -maxdepth 3 -path '/proc/[0-9]*/task/[0-9]*' -prune -print 2>/dev/null || true) | wc -l)
-LIMIT=$PID_MAX
-[ "$THREADS_MAX" -lt "$LIMIT" ] && LIMIT=$THREADS_MAX
-[ "$ULIMIT_U" != unlimited ] && [ "$ULIMIT_U" -lt "$LIMIT" ] && LIMIT=$ULIMIT_U
-[ $((TASKS_NOW + NPROC + 512)) -lt "$LIMIT" ] ||
-	die "$NPROC more processes do not fit: $TASKS_NOW tasks now, pid_max $PID_MAX, threads-max $THREADS_MAX, ulimit -u $ULIMIT_U"
-
-if [ -d /sys/fs/cgroup/memory ] && [ -f /sys/fs/cgroup/memory/cgroup.procs ]; then
-	CG_BASE=/sys/fs/cgroup/memory CG_KIND="v1 memory hierarchy"
-elif grep -qw memory /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
-	CG_BASE=/sys/fs/cgroup CG_KIND="cgroup2"
-else
-	die "no memory cgroup hierarchy to create cgroups in"
-fi
+task_room "$NPROC"
+cg_hierarchy
 CG_ROOT=$CG_BASE/memwatch-scale
 [ ! -e "$CG_ROOT" ] || die "$CG_ROOT exists (a run that did not clean up?): remove it first, deepest first"
 
 prepare_memwatchd
-cc -O2 -o "$BENCH_TMP/sleepers" "$BENCH_DIR/sleepers.c"
-
-SL_PID=
-CG_MADE=
-scale_cleanup() {
-	if [ -n "$SL_PID" ]; then
-		stop_pid "$SL_PID"
-		SL_PID=
-	fi
-	[ -n "$CG_MADE" ] && [ -d "$CG_ROOT" ] || return 0
-	local i
-	for ((i = 0; i < 50; i++)); do
-		find "$CG_ROOT" -mindepth 1 -depth -type d -exec rmdir {} \; 2>/dev/null || true
-		rmdir "$CG_ROOT" 2>/dev/null && break
-		sleep 0.2
-	done
-	[ ! -d "$CG_ROOT" ] || log "warning: could not remove $CG_ROOT"
-}
-CLEANUP_HOOKS+=(scale_cleanup)
-
 write_config "$BENCH_TMP/all.conf" all
 start_memwatchd "$BENCH_TMP/all.conf"
 URL=http://127.0.0.1:$MW_PORT/metrics
@@ -168,29 +133,9 @@ measure base
 
 # --- the load ------------------------------------------------------------------------------
 log "creating $NCG cgroups under $CG_ROOT"
-CG_MADE=1
-mkdir "$CG_ROOT"
-LEAVES=$BENCH_TMP/leaves
-: >"$LEAVES"
-for ((p = 0; p < PARENTS; p++)); do
-	mkdir "$CG_ROOT/p$p"
-	for ((c = 0; c < CHILDREN; c++)); do
-		mkdir "$CG_ROOT/p$p/c$c"
-		echo "$CG_ROOT/p$p/c$c" >>"$LEAVES"
-	done
-done
+cg_tree_make "$CG_ROOT" "$PARENTS" "$CHILDREN"
 log "starting $NPROC sleeping processes ($PER_LEAF in each leaf cgroup)"
-t0=$(date +%s.%N)
-"$BENCH_TMP/sleepers" "$NPROC" "$LEAVES" "$PER_LEAF" >"$BENCH_TMP/sleepers.out" 2>"$BENCH_TMP/sleepers.err" &
-SL_PID=$!
-STARTED_PIDS+=("$SL_PID")
-for ((i = 0; i < 1800; i++)); do
-	grep -q '^ready' "$BENCH_TMP/sleepers.out" && break
-	kill -0 "$SL_PID" 2>/dev/null || { cat "$BENCH_TMP/sleepers.err" >&2; die "sleepers failed"; }
-	sleep 0.1
-done
-grep -q '^ready' "$BENCH_TMP/sleepers.out" || die "sleepers not ready after 180 s"
-SPAWN_S=$(calc "$(date +%s.%N) - $t0")
+sleepers_start "$NPROC" "$CG_LEAVES" "$PER_LEAF"
 TASKS_LOADED=$( (find /proc -maxdepth 1 -name '[0-9]*' 2>/dev/null || true) | wc -l)
 log "$NPROC processes ready in $SPAWN_S s; $TASKS_LOADED processes on the machine"
 sleep 5
@@ -226,7 +171,7 @@ if [ "$BIG" != 0 ]; then
 	measure big
 fi
 stop_pid "$MW_PID"
-scale_cleanup
+load_cleanup
 log "load removed"
 
 # --- report -------------------------------------------------------------------------------

@@ -2,14 +2,20 @@
 # Installs what building memwatchd needs from Debian's archive; with --arm64
 # also what cross-building it for arm64 and booting Debian's arm64 kernels in
 # qemu need, and with --test what running its tests needs (--arm64 included:
-# the arm64 suite is part of the default test run). Does nothing when
-# everything is already there.
+# the arm64 suite is part of the default test run), and with --bench what the
+# scripts in bench/ need (not part of --test: CI does not run them). Does
+# nothing when everything is already there.
 set -eu
 
 build_pkgs="meson ninja-build gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
 libmicrohttpd-dev libsystemd-dev libinih-dev libcurl4-openssl-dev libjansson-dev libncurses-dev
 libprotobuf-c-dev protobuf-c-compiler"
 test_pkgs="locales check libclang-rt-14-dev prometheus prometheus-alertmanager python3 python3-yaml linux-perf chromium tmux qemu-system-x86 busybox-static openssl curl systemd man-db strace dpkg-dev debhelper build-essential mmdebstrap wrk"
+# bench/: load tools, and the exporters bench/scrape.sh and bench/peers.sh
+# compare with (each started by the script itself; their services must not run).
+bench_pkgs="wrk curl linux-perf bpftool stress-ng prometheus-node-exporter prometheus-process-exporter
+netdata-core netdata-plugins-bash"
+bench_services="prometheus-node-exporter prometheus-process-exporter netdata"
 
 # The cross compiler, the arm64 -dev packages of every library the daemon and
 # memwatch-top link (Multi-Arch: same, so they install beside the amd64 ones),
@@ -33,6 +39,9 @@ case "${1:-}" in
 	;;
 --arm64)
 	arm64=yes
+	;;
+--bench)
+	pkgs="$pkgs $bench_pkgs"
 	;;
 esac
 if [ $arm64 = yes ]; then
@@ -75,8 +84,27 @@ if [ -n "$missing" ]; then
 	echo "install-deps: installing$missing" >&2
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
+	# The exporters' packages start and enable their services: a policy-rc.d
+	# of our own (only when there is none) refuses the start, and on a
+	# systemd host they are disabled below.
+	own_policy=no
+	if [ "${1:-}" = "--bench" ] && [ ! -e /usr/sbin/policy-rc.d ]; then
+		printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+		chmod 755 /usr/sbin/policy-rc.d
+		own_policy=yes
+		trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+	fi
 	# shellcheck disable=SC2086
 	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+	if [ $own_policy = yes ]; then
+		rm -f /usr/sbin/policy-rc.d
+		trap - EXIT
+	fi
+fi
+if [ "${1:-}" = "--bench" ] && [ -d /run/systemd/system ]; then
+	for s in $bench_services; do
+		systemctl disable --now "$s" >/dev/null 2>&1 || true
+	done
 fi
 if [ "${1:-}" = "--test" ]; then
 	comma_locale
