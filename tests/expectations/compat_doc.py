@@ -83,12 +83,12 @@ def generate(collectors_path=expectations.TABLE, kill_path=expectations.KILL_FIE
             out.append(f"| {r['collector']}{cond} | {r['state']} | {r['mode']} | "
                        f"{cell(r['reason']) if r['reason'] != '-' else ''} |")
             if r.get("notes"):
-                notes.append(f"- {r['collector']}: {r['notes']}")
+                notes.append(f"- {r['notes']}")
         fields = [r for r in kills if r["kernel"] == kernel]
         if fields:
             out += ["", "An OOM kill's record (tests/expectations/kill_fields.tsv): " +
-                    ", ".join(f"{r['feature']} from {r['source']}" for r in fields) + "."]
-            notes += [f"- {r['feature']}: {r['notes']}" for r in fields if r.get("notes")]
+                    ", ".join(f"{r['feature']} {r['source']}" for r in fields) + "."]
+            notes += [f"- {r['notes']}" for r in fields if r.get("notes")]
         if notes:
             out += ["", "Notes from the table:", ""] + notes
         out.append("")
