@@ -10,6 +10,10 @@
 
 struct kswapd_counters counters = {};
 
+/* Volatile: user space reads the slots while the programs run. */
+#define READ_ONCE(x) (*(volatile __typeof__(x) *)&(x))
+#define WRITE_ONCE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
+
 static __always_inline __u64 *awake_since(int nid)
 {
 	__u64 n = (__u32)nid;
@@ -21,14 +25,17 @@ static __always_inline __u64 *awake_since(int nid)
 	return &counters.awake_since_ns[n];
 }
 
+/* Both events fire in node nid's own kswapd thread (kswapd() and
+ * kswapd_try_to_sleep()), so each awake_since slot has one writer: plain
+ * loads and stores, no cmpxchg/xchg, which 5.10's verifier refuses (5.12+). */
 static __always_inline int handle_kswapd_wake(int nid)
 {
 	__u64 now = bpf_ktime_get_ns(), *since = awake_since(nid);
 
 	counter_add(&counters.wakeups, 1);
 	/* kswapd may go round its loop again without sleeping: keep the first wake. */
-	if (since)
-		__sync_val_compare_and_swap(since, 0, now);
+	if (since && !READ_ONCE(*since))
+		WRITE_ONCE(*since, now);
 	return 0;
 }
 
@@ -38,8 +45,12 @@ static __always_inline int handle_kswapd_sleep(int nid)
 
 	if (!slot)
 		return 0;
-	since = __sync_lock_test_and_set(slot, 0);
-	if (since && now > since)
+	since = READ_ONCE(*slot);
+	if (!since)
+		return 0;
+	/* Cleared before awake_ns grows, as user space sums the two. */
+	WRITE_ONCE(*slot, 0);
+	if (now > since)
 		counter_add(&counters.awake_ns, now - since);
 	return 0;
 }

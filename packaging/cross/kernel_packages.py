@@ -31,33 +31,39 @@ import tarfile
 import tempfile
 
 # Kernel series per Debian architecture: an apt-cache search regex that is also
-# a full-match check of the package name.
+# a full-match check of the package name: the package that holds
+# /boot/vmlinuz. From 6.19 Debian splits the image: linux-image-* only
+# depends on linux-binary-*, which holds the kernel (and no config).
 SERIES = {
     "amd64": {
         "5.10": r"^linux-image-5\.10\.0-[0-9]+-cloud-amd64-unsigned$",
         "6.1": r"^linux-image-6\.1\.0-[0-9]+-cloud-amd64-unsigned$",
         "6.12": r"^linux-image-6\.12\.[0-9]+\+deb12-cloud-amd64-unsigned$",
+        "6.18": r"^linux-image-6\.18\.[0-9]+\+deb13-cloud-amd64$",
+        "6.19": r"^linux-binary-6\.19\.[0-9]+\+deb13-cloud-amd64$",
     },
     "arm64": {
+        "5.10": r"^linux-image-5\.10\.0-[0-9]+-cloud-arm64-unsigned$",
         "6.1": r"^linux-image-6\.1\.0-[0-9]+-cloud-arm64-unsigned$",
         "6.12": r"^linux-image-6\.12\.[0-9]+\+deb12-cloud-arm64-unsigned$",
+        "6.18": r"^linux-image-6\.18\.[0-9]+\+deb13-cloud-arm64$",
+        "6.19": r"^linux-binary-6\.19\.[0-9]+\+deb13-cloud-arm64$",
     },
 }
 
 # Series that come from another Debian release than the host's: apt looks them
-# up in a state of its own (cache_dir()/apt-SUITE), so the host's sources and
+# up in a state of its own (cache_dir()/apt-SERIES), so the host's sources and
 # lists stay as they are. The rest come from the host's apt (Debian 12).
 # Bullseye's last point release only: the security archive's index names newer
 # 5.10 builds whose files its pool here answers with 404 (2026-12-04).
+# trixie-backports has no unsigned cloud images: the signed ones boot as well.
 FOREIGN_SUITES = {
     "5.10": ["deb http://deb.debian.org/debian bullseye main"],
+    "6.18": ["deb http://deb.debian.org/debian trixie-backports main"],
+    "6.19": ["deb http://deb.debian.org/debian trixie-backports main"],
 }
 
-# The series a Debian 12 root file system boots (tests/system), and the ones
-# the guests boot when no --kernel is given: the kernels of Debian 12. 5.10
-# (Debian 11) boots on demand (tests/vm/run_vm.py --kernel 5.10); it is not
-# in the default list until the expectation table has its rows and kswapd a
-# form its verifier takes (no cmpxchg/xchg before 5.12).
+# The series a Debian 12 root file system boots (tests/system).
 BOOKWORM_SERIES = ("6.1", "6.12")
 
 BTF_MAGIC = 0xEB9F
@@ -167,10 +173,11 @@ def slot_name(*parts):
     return "_".join(parts).replace("~", "_").replace(":", "_")
 
 
-def fetch_package(name, version, arch, cache, slot, members, series=None):
+def fetch_package(name, version, arch, cache, slot, members, series=None, optional=()):
     """Downloads name=version for arch and writes the files of its data archive
     whose path matches members' regexes ({output name: regex}) into slot,
-    atomically (the slot appears whole or not at all)."""
+    atomically (the slot appears whole or not at all). A member named in
+    optional may be absent."""
     with tempfile.TemporaryDirectory(dir=cache, prefix=".download-") as tmp:
         r = run(["apt-get"] + apt_options(series) + ["download", "-q", f"{name}:{arch}={version}"], cwd=tmp)
         debs = [f for f in os.listdir(tmp) if f.endswith(".deb")]
@@ -189,8 +196,9 @@ def fetch_package(name, version, arch, cache, slot, members, series=None):
                         with open(os.path.join(out, kind), "wb") as f:
                             shutil.copyfileobj(tar.extractfile(m), f)
                         found[kind] = os.path.basename(m.name)
-        if p.wait() != 0 or set(found) != set(members):
-            raise HarnessError(f"{debs[0]} lacks {', '.join(sorted(set(members) - set(found)))}")
+        lacking = set(members) - set(found) - set(optional)
+        if p.wait() != 0 or lacking:
+            raise HarnessError(f"{debs[0]} lacks {', '.join(sorted(lacking))}")
         os.rename(out, slot)
     return found
 
@@ -204,7 +212,8 @@ def fetch_kernel(series, cache, arch="amd64"):
         return name, version, slot
     log(f"[{series} {arch}] fetching {name}:{arch}={version} into {cache}")
     found = fetch_package(name, version, arch, cache, slot,
-                          {"vmlinuz": r"^\./boot/vmlinuz-", "config": r"^\./boot/config-"}, series)
+                          {"vmlinuz": r"^\./boot/vmlinuz-", "config": r"^\./boot/config-"}, series,
+                          optional=("config",))  # linux-binary-* has no config
     with open(os.path.join(slot, "release"), "w") as f:
         f.write(found["vmlinuz"][len("vmlinuz-"):] + "\n")
     # Keep one kernel per series and architecture in the cache.

@@ -91,10 +91,18 @@ scrape_print() {
 # daemon starts. Keyed by task: a zone compaction outside kcompactd is one an
 # allocating task ran (the scenario writes nothing to compact_memory).
 TRACE_EVENTS="vmscan/mm_vmscan_kswapd_wake vmscan/mm_vmscan_wakeup_kswapd compaction/mm_compaction_end"
+# Without CONFIG_HIST_TRIGGERS (Debian's 5.10) the events are enabled instead
+# and counted in the trace buffer, whose overruns count as dropped.
+TRACE_BY=hist
 trace_arm() {
+	[ -e /sys/kernel/tracing/events/vmscan/mm_vmscan_kswapd_wake/hist ] || TRACE_BY=buffer
+	mark "tracefs counts by $TRACE_BY"
 	for e in $TRACE_EVENTS; do
-		echo 'hist:keys=common_pid.execname' >"/sys/kernel/tracing/events/$e/trigger" ||
-			mark "cannot arm a hist trigger on $e"
+		if [ $TRACE_BY = hist ]; then
+			echo 'hist:keys=common_pid.execname' >"/sys/kernel/tracing/events/$e/trigger"
+		else
+			echo 4096 >/sys/kernel/tracing/buffer_size_kb && echo 1 >"/sys/kernel/tracing/events/$e/enable"
+		fi || mark "cannot arm tracefs ($TRACE_BY) on $e"
 	done
 }
 # "EVENT HITS DROPPED" a line (the event without its category), for the events
@@ -102,14 +110,29 @@ trace_arm() {
 # tasks other than kcompactd ran.
 trace_counts() {
 	for e in $TRACE_EVENTS; do
-		awk -v e="${e#*/}" '$1 == "Hits:" { h = $2 } $1 == "Dropped:" { d = $2 } END { print e, h, d }' \
-			"/sys/kernel/tracing/events/$e/hist"
+		if [ $TRACE_BY = hist ]; then
+			awk -v e="${e#*/}" '$1 == "Hits:" { h = $2 } $1 == "Dropped:" { d = $2 } END { print e, h, d }' \
+				"/sys/kernel/tracing/events/$e/hist"
+		else
+			echo "${e#*/} $(trace_lines "${e#*/}" | wc -l) $(trace_overruns)"
+		fi
 	done
 	echo "mm_compaction_end_tasks $(task_compactions)"
 }
 task_compactions() {
+	if [ $TRACE_BY = buffer ]; then
+		trace_lines mm_compaction_end | grep -vc '^ *kcompactd'
+		return
+	fi
 	awk '$1 == "{" && $0 !~ /common_pid: kcompactd/ { n += $NF } END { print n + 0 }' \
 		/sys/kernel/tracing/events/compaction/mm_compaction_end/hist
+}
+# The trace buffer's lines of event $1 ("TASK-PID [CPU] ... TIME: EVENT: ...").
+trace_lines() {
+	grep " $1: " /sys/kernel/tracing/trace
+}
+trace_overruns() {
+	cat /sys/kernel/tracing/per_cpu/cpu*/stats | awk '$1 == "overrun:" { n += $2 } END { print n + 0 }'
 }
 
 # The newest window's sequence number the daemon at $1 serves ("" if none).
@@ -300,6 +323,18 @@ while :; do
 	[ $round -ge 8 ] && break
 	mark "compaction hog round $round ran no zone compaction in a task (all deferred?): again"
 done
+# On 6.18 and 6.19 the hog's huge-page faults fall back to small pages with
+# no direct compaction at all (compact_stall +0 in 8 rounds, thp_fault_fallback
+# growing). Huge pages for hugetlbfs are then asked for from this shell, as
+# many as MemFree nearly holds: their allocation (__GFP_RETRY_MAYFAIL, never
+# the OOM killer) compacts directly in the writing task; the pool is emptied
+# right after.
+if [ $hog_rc -eq 0 ] && [ "$(task_compactions)" -le "$tasks_before" ] && [ -e /proc/sys/vm/nr_hugepages ]; then
+	want=$(( ($(meminfo_mib MemFree) - 32) / 2 ))
+	echo $want >/proc/sys/vm/nr_hugepages
+	mark "compaction by hugetlb: asked $want huge pages, got $(cat /proc/sys/vm/nr_hugepages)"
+	echo 0 >/proc/sys/vm/nr_hugepages
+fi
 mark "compaction hog rc=$hog_rc"
 vmstat_block compaction
 scrape compaction

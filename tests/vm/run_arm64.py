@@ -3,7 +3,7 @@
 """The vm suite on arm64: cross-builds memwatchd and memhog for arm64
 (packaging/cross/aarch64-linux-gnu.ini) into BUILD_DIR, configured once and
 then only brought up to date, and runs tests/vm/run_vm.py --arch arm64 with
-them on Debian's arm64 6.1 and 6.12 cloud kernels.
+them on Debian's arm64 cloud kernels (the same series as on amd64).
 
   run_arm64.py --source-root DIR --build-dir DIR --init PATH [--log-dir DIR] [run_vm options]
 

@@ -11,6 +11,25 @@ import kernel_packages  # noqa: E402
 # Kernel series (the same names for every architecture).
 SERIES = kernel_packages.SERIES["amd64"]
 
+# The series the guests boot when run_vm.py has no --kernel and
+# $MEMWATCHD_VM_KERNELS is unset: every series of the table.
+DEFAULT_SERIES = tuple(SERIES)
+
+
+def default_series(env):
+    """The series to boot for $MEMWATCHD_VM_KERNELS: unset or empty, the
+    default; 'all', every series; else a comma-separated list."""
+    if not env:
+        return list(DEFAULT_SERIES)
+    if env.strip() == "all":
+        return list(SERIES)
+    wanted = [s.strip() for s in env.split(",") if s.strip()]
+    unknown = [s for s in wanted if s not in SERIES]
+    if unknown:
+        raise kernel_packages.HarnessError(f"MEMWATCHD_VM_KERNELS names unknown series {', '.join(unknown)} "
+                                           f"(known: {', '.join(SERIES)})")
+    return wanted
+
 # How each architecture's guest boots: qemu, its machine, the serial console.
 # pauth-impdef: pointer authentication with QEMU's own cheap hash instead of
 # the architected QARMA, which tripled a 6.12 run under TCG (149 s, not 44-50 s).
