@@ -47,32 +47,8 @@ SCRAPE_EVERY=15
 for t in cc curl "$NE_BIN"; do command -v "$t" >/dev/null || die "$t not found"; done
 [ -z "$PERF" ] || command -v perf >/dev/null || PERF=
 
-if [ -f /sys/fs/cgroup/memory/cgroup.procs ]; then
-	CG_BASE=/sys/fs/cgroup/memory CG_KIND="v1 memory hierarchy"
-elif grep -qw memory /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
-	CG_BASE=/sys/fs/cgroup CG_KIND="cgroup2"
-else
-	die "no memory cgroup hierarchy to create cgroups in"
-fi
-CG_ROOT=$CG_BASE/memwatch-idle
-[ ! -e "$CG_ROOT" ] || die "$CG_ROOT exists (a run that did not clean up?): remove it first, deepest first"
-
 prepare_memwatchd
-cc -O2 -o "$BENCH_TMP/sleepers" "$BENCH_DIR/sleepers.c"
-SL_PID='' CG_MADE=''
-idle_cleanup() {
-	[ -z "$SL_PID" ] || stop_pid "$SL_PID"
-	SL_PID=
-	[ -n "$CG_MADE" ] && [ -d "$CG_ROOT" ] || return 0
-	local i
-	for ((i = 0; i < 50; i++)); do
-		find "$CG_ROOT" -mindepth 1 -depth -type d -exec rmdir {} \; 2>/dev/null || true
-		rmdir "$CG_ROOT" 2>/dev/null && break
-		sleep 0.2
-	done
-	[ ! -d "$CG_ROOT" ] || log "warning: could not remove $CG_ROOT"
-}
-CLEANUP_HOOKS+=(idle_cleanup)
+load_prepare memwatch-idle
 
 # The default configuration, on a free loopback port (--listen wins over its listen =).
 start_memwatchd "$REPO/conf/memwatchd.conf"
@@ -134,27 +110,8 @@ profile() { # NAME: where memwatchd's time goes, 30 s, user-space functions with
 profile rest
 
 # --- the load ----------------------------------------------------------------------------
-log "creating $NCG cgroups under $CG_ROOT and $NPROC sleeping processes"
-CG_MADE=1
-mkdir "$CG_ROOT"
-: >"$BENCH_TMP/leaves"
-for ((p = 0; p < PARENTS; p++)); do
-	mkdir "$CG_ROOT/p$p"
-	for ((c = 0; c < CHILDREN; c++)); do
-		mkdir "$CG_ROOT/p$p/c$c"
-		echo "$CG_ROOT/p$p/c$c" >>"$BENCH_TMP/leaves"
-	done
-done
-"$BENCH_TMP/sleepers" "$NPROC" "$BENCH_TMP/leaves" 10 >"$BENCH_TMP/sleepers.out" 2>"$BENCH_TMP/sleepers.err" &
-SL_PID=$!
-STARTED_PIDS+=("$SL_PID")
-for ((i = 0; i < 1800; i++)); do
-	grep -q '^ready' "$BENCH_TMP/sleepers.out" && break
-	kill -0 "$SL_PID" 2>/dev/null || { cat "$BENCH_TMP/sleepers.err" >&2; die "sleepers failed"; }
-	sleep 0.1
-done
-grep -q '^ready' "$BENCH_TMP/sleepers.out" || die "sleepers not ready after 180 s"
-TASKS_LOADED=$( (find /proc -maxdepth 1 -name '[0-9]*' 2>/dev/null || true) | wc -l)
+log "creating $NCG cgroups under $CG_ROOT"
+load_start "$NPROC" "$PARENTS" "$CHILDREN"
 sleep 10
 LOAD_LOADED_START=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((turn = 1; turn <= TURNS; turn++)); do
@@ -167,7 +124,7 @@ WALKS=$(curl -sf "$MW_URL" | awk '$1 == "memwatch_fault_process_walks_total" {pr
 CGROUPS=$(curl -sf "$MW_URL" | awk '$1 == "memwatch_cgroups_discovered" {print $2}')
 stop_pid "$MW_PID"
 stop_pid "$NE_PID"
-idle_cleanup
+load_stop
 log "load removed"
 
 # --- report ------------------------------------------------------------------------------

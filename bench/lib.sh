@@ -339,3 +339,67 @@ rebuild_summary() {
 # verdict VALUE OP LIMIT -> "met" / "missed"
 verdict() { awk -v v="$1" -v op="$2" -v l="$3" 'BEGIN { if (v == "nan" || v == "") { print "n/a"; exit }
 	ok = (op == "<=") ? (v <= l) : (v >= l); print ok ? "met" : "**missed**" }'; }
+
+# Many processes in many memory cgroups, for the scripts that measure the
+# daemon at scale (scale.sh, idle.sh). load_prepare NAME: CG_BASE, CG_KIND
+# and CG_ROOT (NAME under the v1 memory hierarchy, else under a cgroup2 root
+# with the memory controller), the sleepers built, the cleanup hooked.
+# load_start NPROC PARENTS CHILDREN: PARENTS cgroups with CHILDREN each below
+# CG_ROOT, NPROC sleepers (bench/sleepers.c) LOAD_PER_LEAF to a leaf, back
+# once they all sleep (SPAWN_S: how long that took; TASKS_LOADED: processes
+# on the machine). load_stop: the sleepers killed by PID and reaped, the
+# cgroups removed deepest first.
+LOAD_PER_LEAF=10
+SL_PID='' CG_MADE='' CG_ROOT='' SPAWN_S='' TASKS_LOADED=''
+load_prepare() {
+	if [ -f /sys/fs/cgroup/memory/cgroup.procs ]; then
+		CG_BASE=/sys/fs/cgroup/memory CG_KIND="v1 memory hierarchy"
+	elif grep -qw memory /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
+		CG_BASE=/sys/fs/cgroup CG_KIND="cgroup2"
+	else
+		die "no memory cgroup hierarchy to create cgroups in"
+	fi
+	CG_ROOT=$CG_BASE/$1
+	[ ! -e "$CG_ROOT" ] || die "$CG_ROOT exists (a run that did not clean up?): remove it first, deepest first"
+	cc -O2 -o "$BENCH_TMP/sleepers" "$BENCH_DIR/sleepers.c"
+	CLEANUP_HOOKS+=(load_stop)
+}
+load_start() {
+	local nproc=$1 parents=$2 children=$3 leaves=$BENCH_TMP/leaves p c i t0
+	CG_MADE=1
+	mkdir "$CG_ROOT"
+	: >"$leaves"
+	for ((p = 0; p < parents; p++)); do
+		mkdir "$CG_ROOT/p$p"
+		for ((c = 0; c < children; c++)); do
+			mkdir "$CG_ROOT/p$p/c$c"
+			echo "$CG_ROOT/p$p/c$c" >>"$leaves"
+		done
+	done
+	log "starting $nproc sleeping processes ($LOAD_PER_LEAF in each leaf cgroup)"
+	t0=$(date +%s.%N)
+	"$BENCH_TMP/sleepers" "$nproc" "$leaves" "$LOAD_PER_LEAF" >"$BENCH_TMP/sleepers.out" 2>"$BENCH_TMP/sleepers.err" &
+	SL_PID=$!
+	STARTED_PIDS+=("$SL_PID")
+	for ((i = 0; i < 1800; i++)); do
+		grep -q '^ready' "$BENCH_TMP/sleepers.out" && break
+		kill -0 "$SL_PID" 2>/dev/null || { cat "$BENCH_TMP/sleepers.err" >&2; die "sleepers failed"; }
+		sleep 0.1
+	done
+	grep -q '^ready' "$BENCH_TMP/sleepers.out" || die "sleepers not ready after 180 s"
+	SPAWN_S=$(calc "$(date +%s.%N) - $t0")
+	TASKS_LOADED=$( (find /proc -maxdepth 1 -name '[0-9]*' 2>/dev/null || true) | wc -l)
+	log "$nproc processes ready in $SPAWN_S s; $TASKS_LOADED processes on the machine"
+}
+load_stop() {
+	[ -z "$SL_PID" ] || stop_pid "$SL_PID"
+	SL_PID=''
+	[ -n "$CG_MADE" ] && [ -d "$CG_ROOT" ] || return 0
+	local i
+	for ((i = 0; i < 50; i++)); do
+		find "$CG_ROOT" -mindepth 1 -depth -type d -exec rmdir {} \; 2>/dev/null || true
+		rmdir "$CG_ROOT" 2>/dev/null && break
+		sleep 0.2
+	done
+	[ ! -d "$CG_ROOT" ] || log "warning: could not remove $CG_ROOT"
+}

@@ -46,7 +46,6 @@ done
 ARGS="--processes $NPROC --parents $PARENTS --children $CHILDREN --big-cgroups $BIG --cpu-seconds $CPU_SECONDS --windows $WINDOWS --duration $DURATION"
 NCG=$((PARENTS + PARENTS * CHILDREN))
 [ "$BIG" = 0 ] || [ "$BIG" -gt "$NCG" ] || die "--big-cgroups $BIG is not more than the $NCG of the first load"
-PER_LEAF=10
 
 [ "$(id -u)" = 0 ] || die "needs root (BPF, cgroups)"
 for t in cc curl wrk; do command -v $t >/dev/null || die "$t not found"; done
@@ -62,36 +61,8 @@ LIMIT=$PID_MAX
 [ $((TASKS_NOW + NPROC + 512)) -lt "$LIMIT" ] ||
 	die "$NPROC more processes do not fit: $TASKS_NOW tasks now, pid_max $PID_MAX, threads-max $THREADS_MAX, ulimit -u $ULIMIT_U"
 
-if [ -d /sys/fs/cgroup/memory ] && [ -f /sys/fs/cgroup/memory/cgroup.procs ]; then
-	CG_BASE=/sys/fs/cgroup/memory CG_KIND="v1 memory hierarchy"
-elif grep -qw memory /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
-	CG_BASE=/sys/fs/cgroup CG_KIND="cgroup2"
-else
-	die "no memory cgroup hierarchy to create cgroups in"
-fi
-CG_ROOT=$CG_BASE/memwatch-scale
-[ ! -e "$CG_ROOT" ] || die "$CG_ROOT exists (a run that did not clean up?): remove it first, deepest first"
-
 prepare_memwatchd
-cc -O2 -o "$BENCH_TMP/sleepers" "$BENCH_DIR/sleepers.c"
-
-SL_PID=
-CG_MADE=
-scale_cleanup() {
-	if [ -n "$SL_PID" ]; then
-		stop_pid "$SL_PID"
-		SL_PID=
-	fi
-	[ -n "$CG_MADE" ] && [ -d "$CG_ROOT" ] || return 0
-	local i
-	for ((i = 0; i < 50; i++)); do
-		find "$CG_ROOT" -mindepth 1 -depth -type d -exec rmdir {} \; 2>/dev/null || true
-		rmdir "$CG_ROOT" 2>/dev/null && break
-		sleep 0.2
-	done
-	[ ! -d "$CG_ROOT" ] || log "warning: could not remove $CG_ROOT"
-}
-CLEANUP_HOOKS+=(scale_cleanup)
+load_prepare memwatch-scale
 
 write_config "$BENCH_TMP/all.conf" all
 start_memwatchd "$BENCH_TMP/all.conf"
@@ -168,31 +139,7 @@ measure base
 
 # --- the load ------------------------------------------------------------------------------
 log "creating $NCG cgroups under $CG_ROOT"
-CG_MADE=1
-mkdir "$CG_ROOT"
-LEAVES=$BENCH_TMP/leaves
-: >"$LEAVES"
-for ((p = 0; p < PARENTS; p++)); do
-	mkdir "$CG_ROOT/p$p"
-	for ((c = 0; c < CHILDREN; c++)); do
-		mkdir "$CG_ROOT/p$p/c$c"
-		echo "$CG_ROOT/p$p/c$c" >>"$LEAVES"
-	done
-done
-log "starting $NPROC sleeping processes ($PER_LEAF in each leaf cgroup)"
-t0=$(date +%s.%N)
-"$BENCH_TMP/sleepers" "$NPROC" "$LEAVES" "$PER_LEAF" >"$BENCH_TMP/sleepers.out" 2>"$BENCH_TMP/sleepers.err" &
-SL_PID=$!
-STARTED_PIDS+=("$SL_PID")
-for ((i = 0; i < 1800; i++)); do
-	grep -q '^ready' "$BENCH_TMP/sleepers.out" && break
-	kill -0 "$SL_PID" 2>/dev/null || { cat "$BENCH_TMP/sleepers.err" >&2; die "sleepers failed"; }
-	sleep 0.1
-done
-grep -q '^ready' "$BENCH_TMP/sleepers.out" || die "sleepers not ready after 180 s"
-SPAWN_S=$(calc "$(date +%s.%N) - $t0")
-TASKS_LOADED=$( (find /proc -maxdepth 1 -name '[0-9]*' 2>/dev/null || true) | wc -l)
-log "$NPROC processes ready in $SPAWN_S s; $TASKS_LOADED processes on the machine"
+load_start "$NPROC" "$PARENTS" "$CHILDREN"
 sleep 5
 
 cpu_share scale
@@ -226,7 +173,7 @@ if [ "$BIG" != 0 ]; then
 	measure big
 fi
 stop_pid "$MW_PID"
-scale_cleanup
+load_stop
 log "load removed"
 
 # --- report -------------------------------------------------------------------------------
@@ -263,7 +210,7 @@ S=$BENCH_TMP/section.md
 	echo "## Scale: 10,000 processes and 1,000 memory cgroups"
 	echo
 	machine_md
-	echo "- command: \`bench/scale.sh $ARGS\`: $NPROC sleeping processes (\`bench/sleepers.c\`, $PER_LEAF in each leaf cgroup) and $NCG cgroups in the $CG_KIND ($PARENTS under \`$CG_ROOT\`, $CHILDREN below each)$([ "$BIG" = 0 ] || echo ", then empty cgroups up to $BIG in all"); pid_max $PID_MAX, threads-max $THREADS_MAX, \`ulimit -u\` $ULIMIT_U; $TASKS_LOADED processes on the machine under load; forking them took $(fmt 1 "$SPAWN_S") s"
+	echo "- command: \`bench/scale.sh $ARGS\`: $NPROC sleeping processes (\`bench/sleepers.c\`, $LOAD_PER_LEAF in each leaf cgroup) and $NCG cgroups in the $CG_KIND ($PARENTS under \`$CG_ROOT\`, $CHILDREN below each)$([ "$BIG" = 0 ] || echo ", then empty cgroups up to $BIG in all"); pid_max $PID_MAX, threads-max $THREADS_MAX, \`ulimit -u\` $ULIMIT_U; $TASKS_LOADED processes on the machine under load; forking them took $(fmt 1 "$SPAWN_S") s"
 	echo "- memwatchd: \`memwatchd --config EMPTY --listen 127.0.0.1:PORT\` (defaults: every collector, 1 s windows), one process measured at rest, then under each load, in one run"
 	echo
 	head="| | at rest | $NPROC processes + $NCG cgroups |"
