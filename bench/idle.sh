@@ -19,7 +19,9 @@
 #
 # CPU: utime + stime of every thread (/proc/PID/stat, clock ticks) over the
 # span, as % of one core, and the exact sum of /proc/PID/task/*/schedstat
-# beside it; wake-ups: voluntary context switches of each thread. Reported
+# beside it; wake-ups: voluntary context switches of each thread. Beside
+# them, the floor: bench/sampling_floor.c doing only the 100 ms sampling
+# (ppoll, one pread of /proc/meminfo), and only the wake-ups. Reported
 # as median and spread (min–max) over the turns, with the load averages.
 # Run it under `flock /tmp/memwatchd-heavy.lock`: other heavy tests inflate
 # the figures. Writes the section "idle" of docs/benchmarks.md (unless
@@ -49,6 +51,24 @@ for t in cc curl "$NE_BIN"; do command -v "$t" >/dev/null || die "$t not found";
 
 prepare_memwatchd
 load_prepare memwatch-idle
+
+# Does an ancestor of this shell hold the heavy lock (flock LOCK bench/idle.sh)?
+# /proc/locks names the holder's PID and the file's inode.
+heavy_lock_held() {
+	local ino holder p
+	ino=$(stat -c %i /tmp/memwatchd-heavy.lock 2>/dev/null) || return 1
+	holder=$(awk -v i="$ino" '$2 == "FLOCK" { n = split($6, a, ":"); if (a[n] == i) print $5 }' /proc/locks)
+	[ -n "$holder" ] || return 1
+	for ((p = $$; p > 1; p = $(awk '{print $4}' "/proc/$p/stat" 2>/dev/null || echo 1))); do
+		[ "$p" = "$holder" ] && return 0
+	done
+	return 1
+}
+if heavy_lock_held; then
+	IDLE_LOCK_NOTE=" under \`flock /tmp/memwatchd-heavy.lock\`"
+else
+	IDLE_LOCK_NOTE=", **not** under the heavy lock (\`/tmp/memwatchd-heavy.lock\`): others' tests may have run beside it, see the load averages"
+fi
 
 # The default configuration, on a free loopback port (--listen wins over its listen =).
 start_memwatchd "$REPO/conf/memwatchd.conf"
@@ -101,6 +121,18 @@ for ((turn = 1; turn <= TURNS; turn++)); do
 done
 LOAD_REST_END=$(cut -d' ' -f1-3 /proc/loadavg)
 
+# The floor under it: a process doing only the 100 ms sampling (wake up, read
+# /proc/meminfo), and one only waking up, side by side for one span.
+cc -O2 -o "$BENCH_TMP/sampling_floor" "$BENCH_DIR/sampling_floor.c"
+"$BENCH_TMP/sampling_floor" "$SECONDS_PER" >"$BENCH_TMP/floor.read" &
+FLOOR_PID=$!
+STARTED_PIDS+=("$FLOOR_PID")
+"$BENCH_TMP/sampling_floor" "$SECONDS_PER" --no-read >"$BENCH_TMP/floor.wake"
+wait "$FLOOR_PID" || true
+forget_pid "$FLOOR_PID"
+FLOOR_READ=$(cat "$BENCH_TMP/floor.read") FLOOR_WAKE=$(cat "$BENCH_TMP/floor.wake")
+log "floor: wake-ups with a /proc/meminfo read $FLOOR_READ %, wake-ups alone $FLOOR_WAKE %"
+
 profile() { # NAME: where memwatchd's time goes, 30 s, user-space functions with their callees
 	[ -n "$PERF" ] || return 0
 	perf record -q -e cpu-clock -F 1999 -g -p "$MW_PID" -o "$BENCH_TMP/perf.$1" -- sleep 30 >/dev/null 2>&1 || true
@@ -145,7 +177,7 @@ S=$BENCH_TMP/section.md
 	echo "## Idle CPU, repeated: at rest and with 10,000 processes + 1,000 cgroups"
 	echo
 	machine_md
-	echo "- command: \`flock /tmp/memwatchd-heavy.lock bench/idle.sh $ARGS\`"
+	echo "- command: \`bench/idle.sh $ARGS\`$IDLE_LOCK_NOTE"
 	echo "- memwatchd: \`memwatchd --config conf/memwatchd.conf --listen 127.0.0.1:PORT\` (the default configuration: every collector, 100 ms sampling, 1 s windows); node_exporter $NE_VERSION: \`prometheus-node-exporter $NE_ARGS\` (port varies); both ran throughout, only the one in its span was scraped"
 	echo "- load: $NPROC sleeping processes (\`bench/sleepers.c\`, 10 in each leaf cgroup) in $NCG cgroups of the $CG_KIND ($PARENTS under \`$CG_ROOT\`, $CHILDREN below each); $TASKS_LOADED processes on the machine; memwatchd read $CGROUPS cgroups and walked every process $WALKS times since its start"
 	echo "- load averages: at start $LOAD_START; end of the rest turns $LOAD_REST_END; under load $LOAD_LOADED_START at its start, $LOAD_LOADED_END at its end"
@@ -158,6 +190,8 @@ S=$BENCH_TMP/section.md
 	echo "| memwatchd at rest, scraped every $SCRAPE_EVERY s | $(cell rest_scraped) | $(thread_wakes rest_scraped) | |"
 	echo "| node_exporter at rest, scraped every $SCRAPE_EVERY s | $(cell ne_scraped) | $(thread_wakes ne_scraped) | |"
 	echo "| memwatchd / node_exporter, scraped (schedstat; median of the turns' ratios) | $(fmt 2 "$RATIO") | | | ≤ 1 — $(verdict "$RATIO" '<=' 1) |"
+	echo "| floor: a process that only wakes every 100 ms and reads \`/proc/meminfo\` (\`bench/sampling_floor.c\`, one span, its own CPU clock) | $(fmt 3 "$FLOOR_READ") | | 10/s | |"
+	echo "| floor: the same wake-ups without the read | $(fmt 3 "$FLOOR_WAKE") | | 10/s | |"
 	echo "| memwatchd, $NPROC processes + $NCG cgroups, nothing scraping | $(cell loaded) | $(thread_wakes loaded) | ≤ 0.25 % — $(verdict "$LOADED" '<=' 0.25) |"
 	echo
 	echo "Load average (1 min) at the end of each span, in turn order: at rest $(vals rest load | tr '\n' ' ')/ scraped $(vals rest_scraped load | tr '\n' ' ')/ node_exporter $(vals ne_scraped load | tr '\n' ' ')/ loaded $(vals loaded load | tr '\n' ' ')."
