@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/signalfd.h>
-#include <sys/timerfd.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 #include "clock.h"
@@ -244,18 +243,14 @@ static void notify_status(const struct core *core, const char *prefix)
 	sd_notifyf(false, "%sSTATUS=%s", prefix, status);
 }
 
-static int arm_timer(int tfd, uint64_t deadline_mono_usec)
+/* How long the main loop may sleep until DEADLINE. A poll() timeout wakes it
+ * with one system call, where a timerfd took three (arm, poll, read): ten
+ * wake-ups a second at the default sampling. */
+static struct timespec time_until(uint64_t deadline_mono_usec)
 {
-	struct itimerspec its = {
-		.it_value = {
-			.tv_sec = (time_t)(deadline_mono_usec / USEC_PER_SEC),
-			.tv_nsec = (long)(deadline_mono_usec % USEC_PER_SEC) * 1000,
-		},
-	};
+	uint64_t now = now_mono_usec(), left = deadline_mono_usec > now ? deadline_mono_usec - now : 0;
 
-	if (timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
-		return -errno;
-	return 0;
+	return (struct timespec){ .tv_sec = (time_t)(left / USEC_PER_SEC), .tv_nsec = (long)(left % USEC_PER_SEC) * 1000 };
 }
 
 static int start_http(struct core *core, struct http_server **srv, int listen_fd)
@@ -349,14 +344,9 @@ static void reload(struct core *core, const struct options *o, struct http_serve
 static int main_loop(struct core *core, const struct options *o, struct http_server **srv, int sfd,
 		     bool socket_activated)
 {
-	_cleanup_close_ int tfd = -1;
 	uint64_t watchdog_usec = 0, next_watchdog = UINT64_MAX, next_sample, window_end;
 	unsigned windows_since_trim = 0;
-	int r;
 
-	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (tfd < 0)
-		return log_error_errno(errno, "Failed to create timer: %m");
 	if (sd_watchdog_enabled(false, &watchdog_usec) > 0 && watchdog_usec > 0) {
 		next_watchdog = now_mono_usec() + watchdog_usec / 2;
 		log_debug("Watchdog enabled: pinging every %" PRIu64 " ms", watchdog_usec / 2000);
@@ -365,21 +355,20 @@ static int main_loop(struct core *core, const struct options *o, struct http_ser
 	window_end = core->window_start_mono_usec + core->config->daemon.window_msec * USEC_PER_MSEC;
 
 	for (;;) {
-		struct pollfd pfd[2] = { { .fd = sfd, .events = POLLIN }, { .fd = tfd, .events = POLLIN } };
+		struct pollfd pfd = { .fd = sfd, .events = POLLIN };
+		struct timespec timeout;
 		uint64_t deadline = next_sample < window_end ? next_sample : window_end, now;
 		const struct daemon_config *d;
 
 		if (next_watchdog < deadline)
 			deadline = next_watchdog;
-		r = arm_timer(tfd, deadline);
-		if (r < 0)
-			return log_error_errno(r, "Failed to arm timer: %m");
-		if (poll(pfd, 2, -1) < 0) {
+		timeout = time_until(deadline);
+		if (ppoll(&pfd, 1, &timeout, NULL) < 0) {
 			if (errno == EINTR)
 				continue;
 			return log_error_errno(errno, "poll() failed: %m");
 		}
-		if (pfd[0].revents & POLLIN) {
+		if (pfd.revents & POLLIN) {
 			struct signalfd_siginfo si;
 
 			if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
@@ -394,12 +383,6 @@ static int main_loop(struct core *core, const struct options *o, struct http_ser
 				}
 			}
 		}
-		if (pfd[1].revents & POLLIN) {
-			uint64_t expirations;
-
-			(void)!read(tfd, &expirations, sizeof(expirations));
-		}
-
 		now = now_mono_usec();
 		d = &core->config->daemon;
 		if (now >= next_watchdog) {

@@ -52,7 +52,7 @@ int procfile_read(struct procfile *pf, const char **data, size_t *len)
 			if (n == 0)
 				break;
 			got += (size_t)n;
-			if (got == pf->cap - 1)
+			if (got == pf->cap - 1 || pf->whole_reads)
 				break;
 		}
 		if (got < pf->cap - 1) {

@@ -2,6 +2,7 @@
 #ifndef MEMWATCH_FILEIO_H
 #define MEMWATCH_FILEIO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -13,6 +14,12 @@ struct procfile {
 	char *buf;
 	size_t cap;
 	size_t max; /* refuse files larger than this */
+	/* Each read hands out the whole text (a single_open seq_file such as
+	 * /proc/meminfo or /proc/pressure/memory, or a regular file): a read
+	 * short of the buffer is the end, with no second read to find it. Not
+	 * for multi-record seq_files such as /proc/vmstat, whose reads stop at
+	 * a page. */
+	bool whole_reads;
 };
 
 /* pread(), retried on EINTR; the count or -errno. */

@@ -154,6 +154,7 @@ static int meminfo_start(void *priv, const void *cfg, const struct collector_con
 		collector_status_set_reason(st, "cannot open %s: %s", c->path, strerror(-r));
 		return r == -ENOENT ? -EOPNOTSUPP : r;
 	}
+	s->file.whole_reads = true; /* meminfo_proc_show, one seq_file record */
 	window_reset(s);
 	return meminfo_sample(s, 0);
 }
@@ -220,6 +221,7 @@ static int meminfo_reload(void *priv, const void *cfg)
 		return r;
 	procfile_close(&s->file);
 	s->file = f;
+	s->file.whole_reads = true;
 	snprintf(s->path, sizeof(s->path), "%s", c->path);
 	return 0;
 }
