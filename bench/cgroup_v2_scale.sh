@@ -98,14 +98,15 @@ grow() {
 
 # One turn: prints "scale source windows cpu_ms_per_window mode discovered".
 turn() {
-	local n=$1 source=$2 refresh=$3 t0 t1 w mode found
+	local n=$1 source=$2 refresh=$3 t0 t1 w mode found key="source = $2"
+	[ "$source" != off ] || key="enabled = no"
 	cat >"$tmp/memwatchd.conf" <<EOF
 [daemon]
 window = ${window_sec}s
 max_series = 100000
 
 [collector.cgroup]
-source = $source
+$key
 max_cgroups = 20000
 refresh_interval = $refresh
 EOF
@@ -135,15 +136,18 @@ for n in $scales; do
 		turn "$n" bpf 5
 		turn "$n" bpf 1
 		turn "$n" cgroupfs 5
+		turn "$n" off 5
 	done
 done | tee "$tmp/rows.tsv"
-echo "# medians per scale (ms of daemon CPU per window) and the ratio to cgroupfs"
+echo "# medians per scale (ms of daemon CPU per window); the ratio to cgroupfs of the whole daemon, and of"
+echo "# the cgroup collector's share (each turn less the turn with the collector off)"
 median() { sort -g | awk '{ v[NR] = $1 } END { printf "%.2f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 for n in $scales; do
 	fs=$(awk -F'\t' -v n="$n" '$1 == n && $2 == "cgroupfs" { print $5 }' "$tmp/rows.tsv" | median)
+	off=$(awk -F'\t' -v n="$n" '$1 == n && $2 == "off" { print $5 }' "$tmp/rows.tsv" | median)
 	for refresh in 5 1; do
 		b=$(awk -F'\t' -v n="$n" -v r="$refresh" '$1 == n && $2 == "bpf" && $3 == r { print $5 }' "$tmp/rows.tsv" | median)
-		awk -v n="$n" -v r="$refresh" -v b="$b" -v fs="$fs" \
-			'BEGIN { printf "%s cgroups: bpf (refresh_interval %s) %.2f ms, cgroupfs %.2f ms: ratio %.3f\n", n, r, b, fs, fs > 0 ? b / fs : 0 }'
+		awk -v n="$n" -v r="$refresh" -v b="$b" -v fs="$fs" -v off="$off" \
+			'BEGIN { printf "%s cgroups: bpf (refresh_interval %s) %.2f ms, cgroupfs %.2f ms, collector off %.2f ms: ratio %.3f, of the collector'"'"'s share %.3f\n", n, r, b, fs, off, fs > 0 ? b / fs : 0, fs > off ? (b - off) / (fs - off) : 0 }'
 	done
 done

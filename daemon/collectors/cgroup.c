@@ -493,6 +493,7 @@ static int cgroup_start(void *priv, const void *cfg, const struct collector_cont
 	s->hierarchy = ctx->cgroups;
 	s->names = ctx->names;
 	s->roots = (struct roots){ .v1_fd = -1, .v2_fd = -1 };
+	s->flush_stat_fd = -1;
 	strbuf_init(&s->paths);
 	for (k = 0; k < N_TRACKERS; k++)
 		tracker_init(&s->trackers[k], TRACKER_MAX_COUNTERS, 0, 0);

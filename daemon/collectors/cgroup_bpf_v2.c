@@ -3,15 +3,19 @@
  * what memory.current, memory.max, memory.high and memory.events print for
  * every cgroup, read from its mem_cgroup in one pass; memory.stat's figures
  * where the kernel indexes its statistics by node item and an rstat flush is
- * at hand (6.1 to 6.10); memory.pressure's totals where cgroups have PSI.
+ * at hand (6.1 to 6.10: the cgroup_rstat_flush kfunc, else a read of the
+ * root's memory.stat, which flushes as every memory.stat reader does);
+ * memory.pressure's totals where cgroups have PSI.
  * Each group the kernel does not serve is read from cgroupfs, per cgroup
  * (cgroup_scan.c), and the collector's mode names it. */
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "cgroup_internal.h"
 #include "memcg.h"
 #include "memcg.skel.h"
@@ -46,6 +50,18 @@ static void flush_stop(struct cgroup_state *s)
 	memcg_flush_bpf__destroy(s->flush_skel);
 	s->flush_iter = NULL;
 	s->flush_skel = NULL;
+	if (s->flush_stat_fd >= 0)
+		close(s->flush_stat_fd);
+	s->flush_stat_fd = -1;
+}
+
+/* Reading memory.stat makes the kernel flush before it prints (on 6.1 when
+ * enough updates are pending, the same rule every reader of the file gets). */
+static int flush_by_reading(struct cgroup_state *s)
+{
+	if (pread(s->flush_stat_fd, s->buf, CGROUP_READ_BUF_SIZE, 0) < 0)
+		return -errno;
+	return 0;
 }
 
 void cgroup_bpf_v2_stop(struct cgroup_state *s)
@@ -57,8 +73,13 @@ void cgroup_bpf_v2_stop(struct cgroup_state *s)
 
 void cgroup_bpf_v2_flush(struct cgroup_state *s)
 {
+	int r;
+
+	if (!s->v2_stat)
+		return;
+	r = s->flush_iter ? cgroup_bpf_run_iter(s->flush_iter) : flush_by_reading(s);
 	/* Without it the statistics are not used: a failed flush reads them from cgroupfs. */
-	if (s->flush_iter && s->v2_stat && cgroup_bpf_run_iter(s->flush_iter) < 0) {
+	if (r < 0) {
 		log_warning("Collector cgroup: the rstat flush failed: memory.stat from cgroupfs from now on");
 		s->v2_stat = false;
 	}
@@ -71,18 +92,19 @@ int cgroup_bpf_v2_start(struct cgroup_state *s)
 	if (r < 0) {
 		log_debug_errno(r, "cgroup: no rstat flush from BPF (cgroup_rstat_flush kfunc): %m");
 		flush_stop(s);
+		s->flush_stat_fd = openat(s->roots.v2_fd, "memory.stat", O_RDONLY | O_CLOEXEC);
 	}
 	/* The program says at its last call what this kernel lets it read. */
 	r = cgroup_bpf_refresh(s);
 	if (r < 0)
 		return r;
 	s->v2_fields = s->memcg_skel->bss->v2_fields;
-	s->v2_stat = (s->v2_fields & MEMCG_V2_HAS_STAT) && s->flush_iter;
+	s->v2_stat = (s->v2_fields & MEMCG_V2_HAS_STAT) && (s->flush_iter || s->flush_stat_fd >= 0);
 	s->v2_psi = (s->v2_fields & MEMCG_V2_HAS_PSI) && s->roots.pressure;
 	if (!s->v2_stat)
 		flush_stop(s); /* nothing to flush for */
 	log_info("Collector cgroup: cgroup2 through the BPF iterator: usage, max, high, events%s%s; from cgroupfs:%s%s%s",
-		 s->v2_stat ? ", memory.stat" : "", s->v2_psi ? ", pressure" : "", s->v2_stat ? "" : " memory.stat",
+		 !s->v2_stat ? "" : s->flush_iter ? ", memory.stat (cgroup_rstat_flush)" : ", memory.stat (flushed by the root's)", s->v2_psi ? ", pressure" : "", s->v2_stat ? "" : " memory.stat",
 		 s->v2_psi || !s->roots.pressure ? "" : " pressure",
 		 s->v2_stat && (s->v2_psi || !s->roots.pressure) ? " nothing" : "");
 	return 0;

@@ -141,6 +141,7 @@ struct cgroup_state {
 	unsigned v2_fields;
 	struct memcg_flush_bpf *flush_skel;
 	struct bpf_link *flush_iter;
+	int flush_stat_fd; /* the root's memory.stat, read to flush when there is no flush_iter; -1: none */
 
 	/* cgroup.c: when to read again, and what the windows in between export:
 	 * the last read's order of export and sums of "other", and its walk. */
