@@ -141,13 +141,14 @@ for n in $scales; do
 done | tee "$tmp/rows.tsv"
 echo "# medians per scale (ms of daemon CPU per window); the ratio to cgroupfs of the whole daemon, and of"
 echo "# the cgroup collector's share (each turn less the turn with the collector off)"
-median() { sort -g | awk '{ v[NR] = $1 } END { printf "%.2f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+median() { sort -g | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.2f", m }'; }
 for n in $scales; do
 	fs=$(awk -F'\t' -v n="$n" '$1 == n && $2 == "cgroupfs" { print $5 }' "$tmp/rows.tsv" | median)
 	off=$(awk -F'\t' -v n="$n" '$1 == n && $2 == "off" { print $5 }' "$tmp/rows.tsv" | median)
 	for refresh in 5 1; do
 		b=$(awk -F'\t' -v n="$n" -v r="$refresh" '$1 == n && $2 == "bpf" && $3 == r { print $5 }' "$tmp/rows.tsv" | median)
 		awk -v n="$n" -v r="$refresh" -v b="$b" -v fs="$fs" -v off="$off" \
-			'BEGIN { printf "%s cgroups: bpf (refresh_interval %s) %.2f ms, cgroupfs %.2f ms, collector off %.2f ms: ratio %.3f, of the collector'"'"'s share %.3f\n", n, r, b, fs, off, fs > 0 ? b / fs : 0, fs > off ? (b - off) / (fs - off) : 0 }'
+			'BEGIN { whole = (fs > 0) ? b / fs : 0; share = (fs > off) ? (b - off) / (fs - off) : 0
+			printf "%s cgroups: bpf (refresh_interval %s) %.2f ms, cgroupfs %.2f ms, collector off %.2f ms: ratio %.3f, of the collector'"'"'s share %.3f\n", n, r, b, fs, off, whole, share }'
 	done
 done
