@@ -339,9 +339,10 @@ static void gate_restart(struct cgroup_state *s)
 	s->gate.reads_total = reads;
 }
 
-/* Only the iterator's reads of an unchanged tree (v1, or cgroup2 read by it) wait: cgroupfs has no
- * watch on its tree, and without the tree's tracepoints (or the host's
- * reclaim and OOM counters) nothing says when the last read went stale. */
+/* Only the iterator's reads of an unchanged tree (v1, or cgroup2 read by
+ * it) wait: cgroupfs has no watch on its tree, and without the tree's
+ * tracepoints (or the host's reclaim and OOM counters) nothing says when the
+ * last read went stale. */
 static bool may_wait(const struct cgroup_state *s, const struct vmstat *vm)
 {
 	return vm && s->layout_valid && (!s->roots.v2_memory || s->memcg_v2) && s->n_memcg > 0 &&

@@ -104,7 +104,10 @@ int cgroup_bpf_v2_start(struct cgroup_state *s)
 	if (!s->v2_stat)
 		flush_stop(s); /* nothing to flush for */
 	log_info("Collector cgroup: cgroup2 through the BPF iterator: usage, max, high, events%s%s; from cgroupfs:%s%s%s",
-		 !s->v2_stat ? "" : s->flush_iter ? ", memory.stat (cgroup_rstat_flush)" : ", memory.stat (flushed by the root's)", s->v2_psi ? ", pressure" : "", s->v2_stat ? "" : " memory.stat",
+		 !s->v2_stat	 ? ""
+		 : s->flush_iter ? ", memory.stat (cgroup_rstat_flush)"
+				 : ", memory.stat (flushed by reading the root's)",
+		 s->v2_psi ? ", pressure" : "", s->v2_stat ? "" : " memory.stat",
 		 s->v2_psi || !s->roots.pressure ? "" : " pressure",
 		 s->v2_stat && (s->v2_psi || !s->roots.pressure) ? " nothing" : "");
 	return 0;
