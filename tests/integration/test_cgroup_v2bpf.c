@@ -298,9 +298,6 @@ START_TEST(test_bpf_agrees_with_files)
 			      mw_label(info, "mode", mode, sizeof(mode)),
 		      "no memwatch_collector_info{collector=\"cgroup\"}");
 	fprintf(stderr, "cgroup collector mode: %s\n", mode);
-	if (mw_expected_value("cgroup_path.tsv", "host", "mode", want, sizeof(want)) == 0)
-		ck_assert_msg(strcmp(mode, want) == 0, "cgroup mode %s, want %s (tests/expectations/cgroup_path.tsv)", mode,
-			      want);
 	ck_assert_msg(strncmp(mode, "iter", 4) == 0, "the cgroup2 tree is not read by the iterator: mode %s", mode);
 	free(body);
 
@@ -362,6 +359,10 @@ START_TEST(test_bpf_agrees_with_files)
 	fprintf(stderr, "%zu cgroups compared (%zu not the test's) after %d attempt(s)\n", n, checked_other, attempt + 1);
 	ck_assert_msg(exported(body, cgs[2].label, 8) >= 1, "the OOM kill is not in %s's events", cgs[2].label);
 	ck_assert_msg(!isnan(exported(body, cgs[1].label, 2)), "no memory.high for %s", cgs[1].label);
+	/* Last, so that a kernel taking another path still shows whether its figures agree. */
+	if (mw_expected_value("cgroup_path.tsv", "host", "mode", want, sizeof(want)) == 0)
+		ck_assert_msg(strcmp(mode, want) == 0, "cgroup mode %s, want %s (tests/expectations/cgroup_path.tsv)", mode,
+			      want);
 	free(body);
 	mw_assert_clean_stop(d);
 }
