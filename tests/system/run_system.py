@@ -83,6 +83,11 @@ CACHE_MIB = 256          # mw-cache reads this much, against MemoryMax=64M
 KERNEL_ARGS = ("console={console} rdinit=/lib/systemd/systemd panic=-1 quiet loglevel=1 "
                "systemd.show_status=0 systemd.wants=mw-systemtest.service mitigations=off")
 
+# Terminal controls on the console: run_vm.ANSI's, and what systemd 257 writes
+# as it opens the tty for StandardOutput=tty (DECSTR "ESC[!p", OSC 104 "ESC]104 BEL"),
+# which would otherwise hide the first marker line.
+TERMINAL = re.compile(r"\x1b(\[[0-9;?!]*[A-Za-z]|\][^\x07\x1b]*(\x07|\x1b\\)|[A-Za-z])")
+
 TEST_UNIT = b"""[Unit]
 Description=memwatchd system test (tests/system/guest.sh)
 After=multi-user.target
@@ -189,7 +194,7 @@ def boot(qemu, vmlinuz, initrd, disk, console_log, timeout, smp, arch="amd64", w
                 out.write(raw)
                 out.flush()
                 text = raw.decode("utf-8", "replace").rstrip("\r\n").replace("\r", "")
-                lines.append(run_vm.ANSI.sub("", text))
+                lines.append(TERMINAL.sub("", text))
 
         t = threading.Thread(target=reader, daemon=True)
         t.start()
