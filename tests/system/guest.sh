@@ -196,6 +196,9 @@ mark "END guest"
 # As an image build installs: policy-rc.d keeps the maintainer scripts from
 # starting the service (dh_installsystemd enables it either way), and the
 # operator starts it.
+# apt's resolver first (simulated: the guest has no network and no lists, so
+# the Depends must be met by what is installed, t64 providers included).
+block apt apt-get install --simulate --no-download /root/memwatchd.deb
 printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
 chmod 755 /usr/sbin/policy-rc.d
 block dpkg dpkg -i /root/memwatchd.deb

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The Debian 12 root file system of the systemd guests (tests/system), built
+"""The Debian root file system of the systemd guests (tests/system), built
 by mmdebstrap from Debian's packages and kept as a gzip'd newc cpio archive
 that the kernel unpacks as its initramfs; systemd then runs as PID 1 from it
 (rdinit=/lib/systemd/systemd).
@@ -18,7 +18,13 @@ systemd-firstboot waits at a prompt on the console).
 The archive is cached beside the kernels of tests/vm (run_vm.cache_dir()),
 under a name derived from everything that goes into it (suite, variant,
 package list, the units masked below), so a changed package list builds a new
-one. One archive is kept. Stdlib only."""
+one. One archive is kept per release and architecture.
+
+Releases: bookworm (Debian 12, systemd 252, the default) and trixie (Debian
+13, systemd 257, no cgroup v1 at all). The package list is the .deb's Depends
+as they are named there: trixie's t64 libraries (libcurl4t64,
+libmicrohttpd12t64) Provide the old names with their versions, and apt picks
+the one provider. Stdlib only."""
 import gzip
 import hashlib
 import io
@@ -33,11 +39,14 @@ import time
 
 SUITE = "bookworm"
 VARIANT = "minbase"
-MIRRORS = [
-    "deb http://deb.debian.org/debian bookworm main",
-    "deb http://deb.debian.org/debian bookworm-updates main",
-    "deb http://deb.debian.org/debian-security bookworm-security main",
-]
+# The same mirror for each release: the host's own (deb.debian.org).
+RELEASES = {
+    release: [f"deb http://deb.debian.org/debian {release} main",
+              f"deb http://deb.debian.org/debian {release}-updates main",
+              f"deb http://deb.debian.org/debian-security {release}-security main"]
+    for release in ("bookworm", "trixie")
+}
+MIRRORS = RELEASES[SUITE]
 # What the issue asks for besides the .deb's own dependencies: systemd as PID 1,
 # udev for /dev, dbus for systemd-run and systemctl's bus, iproute2 and curl;
 # the user-space OOM killers whose kills the daemon counts.
@@ -90,8 +99,14 @@ def masked_units(arch, containers=False):
     return MASKED + MASKED_ARCH.get(arch, []) + (CONTAINER_MASKED if containers else [])
 
 
-def key(packages, arch="amd64", containers=False):
-    blob = {"suite": SUITE, "variant": VARIANT, "mirrors": MIRRORS,
+def prefix_of(arch="amd64", release=SUITE):
+    """Cache names: systemd-rootfs-[RELEASE-][ARCH-][containers-]KEY.cpio.gz;
+    the default release's names are as they were (its cache stays valid)."""
+    return "systemd-rootfs-" + ("" if release == SUITE else f"{release}-") + ("" if arch == "amd64" else f"{arch}-")
+
+
+def key(packages, arch="amd64", containers=False, release=SUITE):
+    blob = {"suite": release, "variant": VARIANT, "mirrors": RELEASES[release],
             "packages": sorted(set(packages)), "masked": masked_units(arch, containers), "layout": LAYOUT}
     if arch != "amd64":  # the amd64 key stays what it was: its cache stays valid
         blob.update(arch=arch, variant="extract", include=EXTRACT_INCLUDE,
@@ -210,22 +225,22 @@ def tar_to_cpio(tar_path, cpio_gz, arch="amd64", containers=False):
     return w.size
 
 
-def cached(cache, arch="amd64"):
-    """The cached archive of arch, whatever its package list, or None."""
-    prefix = "systemd-rootfs-" if arch == "amd64" else f"systemd-rootfs-{arch}-"
+def cached(cache, arch="amd64", release=SUITE):
+    """The cached archive of arch and release, whatever its package list, or None."""
+    prefix = prefix_of(arch, release)
     names = sorted(n for n in os.listdir(cache) if n.startswith(prefix) and n.endswith(".cpio.gz")
                    and n[len(prefix):].count("-") == 0)
     return os.path.join(cache, names[-1]) if names else None
 
 
-def ensure(cache, packages, log, arch="amd64", containers=False):
-    """Path of the cached archive holding these packages (and with containers,
-    CONTAINER_PACKAGES: amd64 only), built when missing. The caller holds the
-    cache's lock."""
-    prefix = "systemd-rootfs-" if arch == "amd64" else f"systemd-rootfs-{arch}-"
+def ensure(cache, packages, log, arch="amd64", containers=False, release=SUITE):
+    """Path of the cached archive of release holding these packages (and with
+    containers, CONTAINER_PACKAGES: amd64 only), built when missing. The caller
+    holds the cache's lock."""
+    prefix = prefix_of(arch, release)
     if containers:
         prefix, packages = prefix + "containers-", packages + CONTAINER_PACKAGES
-    path = os.path.join(cache, f"{prefix}{key(packages, arch, containers)}.cpio.gz")
+    path = os.path.join(cache, f"{prefix}{key(packages, arch, containers, release)}.cpio.gz")
     if os.path.exists(path):
         return path, False
     if not shutil.which("mmdebstrap"):
@@ -238,13 +253,13 @@ def ensure(cache, packages, log, arch="amd64", containers=False):
         how = ([f"--arch={arch}", "--variant=extract", f"--setup-hook={MERGED_USR_HOOK}",
                 f"--extract-hook={sys.executable} {os.path.abspath(__file__)} --fixup \"$1\""]
                + [f"--include={p}" for p in EXTRACT_INCLUDE])
-    log(f"rootfs: building {SUITE} {arch} {how[1] if arch != 'amd64' else VARIANT} + {include} with mmdebstrap")
+    log(f"rootfs: building {release} {arch} {how[1] if arch != 'amd64' else VARIANT} + {include} with mmdebstrap")
     start = time.monotonic()
     with tempfile.TemporaryDirectory(dir=cache, prefix=".rootfs-") as tmp:
         tar_path = os.path.join(tmp, "rootfs.tar")
         # The mirrors are given, so mmdebstrap does not read sources from stdin.
         r = subprocess.run(["mmdebstrap", "--quiet"] + how + [f"--include={include}",
-                            "--format=tar", SUITE, tar_path] + MIRRORS,
+                            "--format=tar", release, tar_path] + RELEASES[release],
                            stdin=subprocess.DEVNULL, capture_output=True, text=True)
         if r.returncode != 0 or not os.path.exists(tar_path):
             raise RootfsError(f"mmdebstrap failed ({r.returncode}):\n{r.stdout[-3000:]}{r.stderr[-3000:]}")

@@ -2,12 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0
 """memwatchd as its users run it: a Debian 12 guest with systemd as PID 1 and a
 pure cgroup v2 hierarchy, on Debian's stock 6.1 and 6.12 cloud kernels under
-qemu (software emulation). The .deb built from this tree by
+qemu (software emulation); with --release trixie a Debian 13 guest (systemd
+257, no cgroup v1 in it at all) on the 6.12 series. The .deb built from this tree by
 packaging/build-deb.sh is installed with dpkg and the shipped unit is started
 with systemctl; tests/system/guest.sh does what an operator does and prints
 what it saw on the serial console, and this script judges it.
 
   run_system.py --source-root DIR --memhog PATH [--deb PATH] [--kernel SERIES ...]
+  run_system.py --release trixie --source-root DIR --memhog PATH ...
   run_system.py --arch arm64 --checks smoke --source-root DIR [--deb PATH] ...
   run_system.py --checks itests --daemon PATH --itest NAME=PATH ... --source-root DIR
 
@@ -68,6 +70,11 @@ import system_judge_containers as ctr  # noqa: E402
 from system_judge import kv_line, props  # noqa: E402
 
 SKIP = 77
+# The kernel series each Debian release boots when no --kernel is given.
+# Debian 13's own kernel is a 6.12; the 6.12 the suite fetches
+# (packaging/cross/kernel_packages.py) is Debian 12's build of it
+# (6.12.*+deb12), the same upstream series.
+RELEASE_KERNELS = {"bookworm": kernel_packages.BOOKWORM_SERIES, "trixie": ("6.12",)}
 GUEST_MIB = 1536
 # The runtimes' archive unpacks to 606 MB in the initramfs, a tmpfs of half the RAM.
 GUEST_MIB_CONTAINERS = 2048
@@ -75,6 +82,11 @@ DISK_MIB = 512
 CACHE_MIB = 256          # mw-cache reads this much, against MemoryMax=64M
 KERNEL_ARGS = ("console={console} rdinit=/lib/systemd/systemd panic=-1 quiet loglevel=1 "
                "systemd.show_status=0 systemd.wants=mw-systemtest.service mitigations=off")
+
+# Terminal controls on the console: run_vm.ANSI's, and what systemd 257 writes
+# as it opens the tty for StandardOutput=tty (DECSTR "ESC[!p", OSC 104 "ESC]104 BEL"),
+# which would otherwise hide the first marker line.
+TERMINAL = re.compile(r"\x1b(\[[0-9;?!]*[A-Za-z]|\][^\x07\x1b]*(\x07|\x1b\\)|[A-Za-z])")
 
 TEST_UNIT = b"""[Unit]
 Description=memwatchd system test (tests/system/guest.sh)
@@ -182,7 +194,7 @@ def boot(qemu, vmlinuz, initrd, disk, console_log, timeout, smp, arch="amd64", w
                 out.write(raw)
                 out.flush()
                 text = raw.decode("utf-8", "replace").rstrip("\r\n").replace("\r", "")
-                lines.append(run_vm.ANSI.sub("", text))
+                lines.append(TERMINAL.sub("", text))
 
         t = threading.Thread(target=reader, daemon=True)
         t.start()
@@ -268,6 +280,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--source-root", required=True)
     ap.add_argument("--memhog", help="memhog built without sanitizers (the full checks need it)")
+    ap.add_argument("--release", choices=sorted(RELEASE_KERNELS), default=rootfs.SUITE,
+                    help="Debian release of the guest's root file system (default bookworm); "
+                    "the same .deb is installed in either")
     ap.add_argument("--arch", choices=sorted(run_vm.ARCHES), default="amd64",
                     help="Debian architecture of the guest and the .deb (default amd64)")
     ap.add_argument("--checks", choices=["full", "smoke", "itests", "containers"], default="full",
@@ -284,6 +299,8 @@ def main():
                     help="--checks itests: a host file the commands need, copied to the same path")
     ap.add_argument("--deb", help="a prebuilt memwatchd .deb (default: packaging/build-deb.sh builds one)")
     ap.add_argument("--kept-deb", help="a .deb another test kept: used when newer than the source tree")
+    ap.add_argument("--keep-deb", metavar="PATH",
+                    help="copy the .deb this run built to PATH (for another release's run: --kept-deb)")
     ap.add_argument("--kernel", action="append", choices=sorted(run_vm.vm_kernels.kernel_packages.BOOKWORM_SERIES),
                     help="kernel series to boot (default: all)")
     ap.add_argument("--log-dir", default=".", help="where console logs go")
@@ -312,6 +329,8 @@ def main():
         args.kernel = sorted(containers)
     if itests:
         suite_name = "system-v2"
+    if args.release != rootfs.SUITE:
+        suite_name += f"-{args.release}"
 
     if args.arch != "amd64" and kernel_packages.missing_cross_tools(args.arch):
         return kernel_packages.cross_missing_exit(args.arch, suite_name)
@@ -339,26 +358,28 @@ def main():
             cmds = system_itests.guest_commands(args) if itests else []
             # The v2 scenario installs no .deb: any cached root file system
             # will do (what it lacks comes from the host).
-            deb = None if itests and rootfs.cached(cache) else (
+            deb = None if itests and rootfs.cached(cache, release=args.release) else (
                 args.deb or kept_deb(args.kept_deb, os.path.abspath(args.source_root))
                 or build_deb(os.path.abspath(args.source_root), os.path.join(work, "deb"), args.arch))
+            if deb and args.keep_deb and deb.startswith(work):
+                shutil.copyfile(deb, args.keep_deb)
             packages = rootfs.BASE_PACKAGES + (rootfs.depends_packages(deb) if deb else [])
             kernels = []
             with open(os.path.join(cache, ".lock"), "w") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)
                 updated = [False]
-                for s in args.kernel or list(run_vm.vm_kernels.kernel_packages.BOOKWORM_SERIES):
+                for s in args.kernel or list(RELEASE_KERNELS[args.release]):
                     kernels.append((s,) + run_vm.fetch_kernel_updating(s, cache, updated, args.arch))
                 # The guests running the containers boot the archive with their runtimes.
                 bases = {}
                 for with_ctr in sorted({k[0] in containers for k in kernels}):
                     try:
-                        base, built = (rootfs.cached(cache), False) if not deb else rootfs.ensure(
-                            cache, packages, log, args.arch, containers=with_ctr)
+                        base, built = (rootfs.cached(cache, release=args.release), False) if not deb else \
+                            rootfs.ensure(cache, packages, log, args.arch, containers=with_ctr, release=args.release)
                     except rootfs.RootfsError as e:
                         raise HarnessError(str(e)) from e
                     if not built:
-                        log(f"rootfs: cached {base} ({', '.join(sorted(set(packages)))}"
+                        log(f"rootfs: cached {args.release} {base} ({', '.join(sorted(set(packages)))}"
                             f"{' + ' + ', '.join(rootfs.CONTAINER_PACKAGES) if with_ctr else ''})")
                     bases[with_ctr] = base
                 # The per-run part is appended, so the cached archive is never rewritten.
@@ -391,6 +412,8 @@ def main():
                         f.truncate(DISK_MIB << 20)  # sparse: reads cost no host disk
                 prefix = "console-" if args.arch == "amd64" else f"console-{args.arch}-"
                 prefix = "console-v2-" if itests else prefix
+                if args.release != rootfs.SUITE:  # beside the default release's logs
+                    prefix += f"{args.release}-"
                 console = os.path.join(args.log_dir, f"{prefix}{series}.log")
                 log(f"[{series}] booting {name} {version}")
                 with_ctr = series in containers

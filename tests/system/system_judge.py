@@ -110,6 +110,9 @@ def expected_status(want):
 
 def judge_install(s, v, b, singles, want, unit_sha):
     problems, notes = [], []
+    apt = b.get("apt") or []
+    if marker(singles, "rc apt") != "0" or not any(l.startswith("Inst memwatchd ") for l in apt):
+        problems.append(f"apt-get install --simulate exit {marker(singles, 'rc apt')}: " + " | ".join(apt[-5:]))
     if marker(singles, "rc dpkg") != "0":
         problems.append(f"dpkg -i exit {marker(singles, 'rc dpkg')}: " + " | ".join((b.get("dpkg") or [])[-5:]))
     uf = b.get("unit-file") or []
