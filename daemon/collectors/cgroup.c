@@ -339,13 +339,12 @@ static void gate_restart(struct cgroup_state *s)
 	s->gate.reads_total = reads;
 }
 
-/* Only the iterator's reads of an unchanged tree (v1, or cgroup2 read by
- * it) wait: cgroupfs has no watch on its tree, and without the tree's
- * tracepoints (or the host's reclaim and OOM counters) nothing says when the
- * last read went stale. */
+/* Only the iterator's reads of an unchanged v1 tree wait: cgroupfs has no
+ * watch on its tree, and without the tree's tracepoints (or the host's
+ * reclaim and OOM counters) nothing says when the last read went stale. */
 static bool may_wait(const struct cgroup_state *s, const struct vmstat *vm)
 {
-	return vm && s->layout_valid && (!s->roots.v2_memory || s->memcg_v2) && s->n_memcg > 0 &&
+	return vm && s->layout_valid && !s->roots.v2_memory && s->n_memcg > 0 &&
 	       cgroup_bpf_watched(s, CGROUP_WATCH_TREE) && (vm->present & VMSTAT_HAS_OOM_KILL);
 }
 
@@ -435,10 +434,8 @@ static int apply_config(struct cgroup_state *s, const struct cgroup_config *c, s
 	}
 	/* A reload that keeps the v1 tree and the source keeps its iterator,
 	 * which holds the cgroup it was attached to, not the old fd. */
-	same_iterator = s->memcg_iter && c->use_bpf && c->max_cgroups == s->cfg.max_cgroups && /* sizes the records */
-			(s->memcg_v2 ? r.v1_fd < 0 && r.v2_memory && r.pressure == s->roots.pressure &&
-					       strcmp(r.v2, s->roots.v2) == 0
-				     : r.v1_fd >= 0 && strcmp(r.v1, s->roots.v1) == 0);
+	same_iterator = s->memcg_iter && r.v1_fd >= 0 && strcmp(r.v1, s->roots.v1) == 0 && c->use_bpf &&
+			 c->max_cgroups == s->cfg.max_cgroups; /* the records array is sized by it */
 	cgroup_roots_close(&s->roots);
 	cgroup_globs_free(&s->include);
 	cgroup_globs_free(&s->exclude);
@@ -459,7 +456,7 @@ static int apply_config(struct cgroup_state *s, const struct cgroup_config *c, s
 	s->cfg = *c;
 	s->layout_valid = false; /* other roots or patterns: walk again */
 	gate_restart(s);
-	/* Otherwise the iterator is rooted at the new tree's directory. */
+	/* Otherwise the iterator is rooted at the new v1 tree's directory. */
 	if (same_iterator) {
 		k = 1;
 	} else {
@@ -473,10 +470,7 @@ static int apply_config(struct cgroup_state *s, const struct cgroup_config *c, s
 		collector_status_set_reason(st, "BPF cgroup iterator unavailable (%s): reading cgroupfs",
 					    strerror(-k));
 	}
-	if (k > 0)
-		cgroup_bpf_mode(s, st->mode, sizeof(st->mode));
-	else
-		snprintf(st->mode, sizeof(st->mode), "cgroupfs");
+	snprintf(st->mode, sizeof(st->mode), "%s", k > 0 ? "iter" : "cgroupfs");
 	log_info("Collector cgroup: %s%s%s%s%s", r.v1_fd >= 0 ? "v1 memory hierarchy at " : "", r.v1,
 		 r.v1_fd >= 0 && r.v2_fd >= 0 ? ", " : "",
 		 r.v2_fd < 0 ? "" : r.v2_memory ? "cgroup2 memory hierarchy at " : "cgroup2 pressure from ",
@@ -494,7 +488,6 @@ static int cgroup_start(void *priv, const void *cfg, const struct collector_cont
 	s->hierarchy = ctx->cgroups;
 	s->names = ctx->names;
 	s->roots = (struct roots){ .v1_fd = -1, .v2_fd = -1 };
-	s->flush_stat_fd = -1;
 	strbuf_init(&s->paths);
 	for (k = 0; k < N_TRACKERS; k++)
 		tracker_init(&s->trackers[k], TRACKER_MAX_COUNTERS, 0, 0);

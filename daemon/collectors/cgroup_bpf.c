@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The cgroup collector's in-kernel source: a BPF cgroup iterator rooted at
- * the v1 memory hierarchy reads usage, limit, failcnt and the OOM counters of
- * every cgroup in one read(); rooted at a cgroup2 tree with the memory
- * controller, what cgroup_bpf_v2.c says. The walk still decides which
- * cgroups there are and reads what the iterator does not (memory.stat, the
- * cgroup2 twin's memory.pressure on v1); a cgroup the iterator did not list
- * (created since) is read from cgroupfs. */
+/* The cgroup collector's in-kernel source for v1 memory cgroups: a BPF
+ * cgroup iterator rooted at the v1 memory hierarchy reads usage, limit,
+ * failcnt and the OOM counters of every cgroup in one read(). The walk still
+ * decides which cgroups there are and reads memory.stat and the cgroup2
+ * twin's memory.pressure; a cgroup the iterator did not list (created since)
+ * is read from cgroupfs. */
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -22,16 +21,13 @@
 #ifndef CGROUP_SUPER_MAGIC
 #define CGROUP_SUPER_MAGIC 0x27e0eb
 #endif
-#ifndef CGROUP2_SUPER_MAGIC
-#define CGROUP2_SUPER_MAGIC 0x63677270
-#endif
 
 /* A fixture tree is not a kernel hierarchy: there is nothing to iterate. */
-static bool is_fs(int fd, long magic)
+static bool is_cgroupfs(int fd)
 {
 	struct statfs sf;
 
-	return fd >= 0 && fstatfs(fd, &sf) == 0 && sf.f_type == magic;
+	return fstatfs(fd, &sf) == 0 && sf.f_type == CGROUP_SUPER_MAGIC;
 }
 
 /* The programs that say the last read may be out of date, in the order of
@@ -91,18 +87,12 @@ int cgroup_bpf_start(struct cgroup_state *s)
 	LIBBPF_OPTS(bpf_iter_attach_opts, opts);
 	union bpf_iter_link_info linfo;
 	long page = sysconf(_SC_PAGESIZE);
-	struct bpf_program *dump;
-	bool v1, v2;
 	int r;
 
-	/* A hybrid host's cgroup2 tree has no memory controller: v1 it is. */
-	v1 = is_fs(s->roots.v1_fd, CGROUP_SUPER_MAGIC);
-	v2 = !v1 && s->roots.v2_memory && is_fs(s->roots.v2_fd, CGROUP2_SUPER_MAGIC);
-	if (!s->cfg.use_bpf || (!v1 && !v2))
+	if (!s->cfg.use_bpf || s->roots.v1_fd < 0 || !is_cgroupfs(s->roots.v1_fd))
 		return 0;
-	s->page_size = page > 0 ? (uint64_t)page : 4096;
 	memset(&linfo, 0, sizeof(linfo));
-	linfo.cgroup.cgroup_fd = (__u32)(v1 ? s->roots.v1_fd : s->roots.v2_fd);
+	linfo.cgroup.cgroup_fd = (__u32)s->roots.v1_fd;
 	linfo.cgroup.order = BPF_CGROUP_ITER_DESCENDANTS_PRE;
 	opts.link_info = &linfo;
 	opts.link_info_len = sizeof(linfo);
@@ -115,9 +105,6 @@ int cgroup_bpf_start(struct cgroup_state *s)
 		goto out;
 	}
 	watch_prepare(s);
-	/* One walk program loaded: the other may not pass this kernel's verifier. */
-	dump = v1 ? s->memcg_skel->progs.dump_memcg : s->memcg_skel->progs.dump_memcg_v2;
-	bpf_program__set_autoload(v1 ? s->memcg_skel->progs.dump_memcg_v2 : s->memcg_skel->progs.dump_memcg, false);
 	r = bpf_map__set_max_entries(s->memcg_skel->maps.records, (__u32)s->memcg_slots);
 	if (r == 0)
 		r = memcg_bpf__load(s->memcg_skel);
@@ -130,19 +117,17 @@ int cgroup_bpf_start(struct cgroup_state *s)
 		r = -errno;
 		goto out;
 	}
-	s->memcg_iter = bpf_program__attach_iter(dump, &opts);
+	s->memcg_iter = bpf_program__attach_iter(s->memcg_skel->progs.dump_memcg, &opts);
 	r = s->memcg_iter ? 0 : -errno;
 	if (r == 0)
 		watch_attach(s);
-	s->memcg_v2 = v2;
-	if (r == 0 && v2)
-		r = cgroup_bpf_v2_start(s);
 out:
 	log_set_libbpf_quiet(false);
 	if (r < 0) {
 		cgroup_bpf_stop(s);
 		return r;
 	}
+	s->page_size = page > 0 ? (uint64_t)page : 4096;
 	return 1;
 }
 
@@ -155,13 +140,11 @@ void cgroup_bpf_stop(struct cgroup_state *s)
 		bpf_link__destroy(s->memcg_watch[i]);
 		s->memcg_watch[i] = NULL;
 	}
-	cgroup_bpf_v2_stop(s);
 	bpf_link__destroy(s->memcg_iter);
 	memcg_bpf__destroy(s->memcg_skel);
 	s->memcg_iter = NULL;
 	s->memcg_skel = NULL;
 	s->n_memcg = 0;
-	s->memcg_v2 = false;
 }
 
 void cgroup_bpf_free(struct cgroup_state *s)
@@ -179,12 +162,19 @@ static int cmp_id(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-int cgroup_bpf_run_iter(struct bpf_link *link)
+int cgroup_bpf_refresh(struct cgroup_state *s)
 {
+	struct memcg_bpf__bss *bss;
 	char byte;
+	size_t n;
 	int fd, r = 0;
 
-	fd = bpf_iter_create(bpf_link__fd(link));
+	s->n_memcg = 0;
+	if (!s->memcg_iter)
+		return 0;
+	bss = s->memcg_skel->bss;
+	bss->n_records = bss->overflowed = bss->complete = 0;
+	fd = bpf_iter_create(bpf_link__fd(s->memcg_iter));
 	if (fd < 0)
 		return -errno;
 	/* The program writes nothing to the file: one read() runs the whole walk. */
@@ -199,22 +189,6 @@ int cgroup_bpf_run_iter(struct bpf_link *link)
 			break;
 	}
 	close(fd);
-	return r;
-}
-
-int cgroup_bpf_refresh(struct cgroup_state *s)
-{
-	struct memcg_bpf__bss *bss;
-	size_t n;
-	int r;
-
-	s->n_memcg = 0;
-	if (!s->memcg_iter)
-		return 0;
-	cgroup_bpf_v2_flush(s);
-	bss = s->memcg_skel->bss;
-	bss->n_records = bss->overflowed = bss->complete = 0;
-	r = cgroup_bpf_run_iter(s->memcg_iter);
 	if (r < 0)
 		return r;
 	if (!bss->complete)
@@ -254,10 +228,6 @@ bool cgroup_bpf_lookup(const struct cgroup_state *s, uint64_t ino, struct cgroup
 	/* The hierarchy's root sums its usage from statistics, not its page counter. */
 	if (!rec || rec->level == 0)
 		return false;
-	if (s->memcg_v2) {
-		cgroup_bpf_v2_fill(s, rec, m);
-		return true;
-	}
 	c = (struct cgroup_v1_counters){
 		.usage = rec->usage_pages * s->page_size,
 		.limit = rec->max_pages * s->page_size,

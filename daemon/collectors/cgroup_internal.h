@@ -135,13 +135,6 @@ struct cgroup_state {
 	bool layout_valid, layout_truncated;
 	uint64_t layout_signature;
 	struct bpf_link *memcg_watch[CGROUP_WATCHES]; /* NULL: not attached */
-	/* cgroup_bpf_v2.c: the iterator walks the cgroup2 tree; its rstat flush
-	 * (NULL: none), and which field groups it serves (the rest: cgroupfs). */
-	bool memcg_v2, v2_stat, v2_psi;
-	unsigned v2_fields;
-	struct memcg_flush_bpf *flush_skel;
-	struct bpf_link *flush_iter;
-	int flush_stat_fd; /* the root's memory.stat, read to flush when there is no flush_iter; -1: none */
 
 	/* cgroup.c: when to read again, and what the windows in between export:
 	 * the last read's order of export and sums of "other", and its walk. */
@@ -185,26 +178,9 @@ bool cgroup_bpf_watched(const struct cgroup_state *s, unsigned watch);
 uint64_t cgroup_bpf_watch_count(const struct cgroup_state *s, unsigned watch);
 /* Reads this window's records; 0 also when there is no iterator. */
 int cgroup_bpf_refresh(struct cgroup_state *s);
-/* Fills m for the cgroup with this inode from this window's records (v1:
- * memory.stat and pressure aside; v2: what cgroup_bpf_v2_fill says); false
- * when they do not have it. */
+/* Fills m (memory.stat and pressure aside) for the v1 cgroup with this
+ * inode from this window's records; false when they do not have it. */
 bool cgroup_bpf_lookup(const struct cgroup_state *s, uint64_t ino, struct cgroup_mem *m);
-/* Runs an iterator link's program over its walk in one read(). */
-int cgroup_bpf_run_iter(struct bpf_link *link);
-/* The collector's mode label: "iter", and for cgroup2 the field groups
- * read from cgroupfs after all (",stat=cgroupfs", ",psi=cgroupfs"). */
-void cgroup_bpf_mode(const struct cgroup_state *s, char *buf, size_t len);
-
-/* cgroup_bpf_v2.c: the cgroup2 side. start (the iterator attached) loads
- * the flush, runs one walk to learn what this kernel serves, and says so. */
-int cgroup_bpf_v2_start(struct cgroup_state *s);
-void cgroup_bpf_v2_stop(struct cgroup_state *s);
-/* The rstat flush before a walk whose statistics are used. */
-void cgroup_bpf_v2_flush(struct cgroup_state *s);
-/* m from a v2 record: usage, max, high, events; memory.stat's fields and
- * pressure when served (has_inactive_file, has_pressure set). */
-struct memcg_record;
-void cgroup_bpf_v2_fill(const struct cgroup_state *s, const struct memcg_record *rec, struct cgroup_mem *m);
 
 /* cgroup_peak.c: the window peak of every exported cgroup, each collect
  * after the order of export is known; its fd counts in open_files. */

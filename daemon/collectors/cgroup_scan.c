@@ -153,11 +153,10 @@ static bool stat_due_moved(const struct cgroup_state *s, const struct cached *c,
 	return (s->window + cgroup_key_mix(c->key)) % (s->cfg.stat_interval * STAT_UNCHANGED_FACTOR) == 0;
 }
 
-/* The counter files came from the cgroup iterator: only memory.stat, when
- * due, is read here (the same reader serves v2's memory.stat: no total_
- * keys, its own are hierarchical), through the kept-open file, the
- * directory, or (rel: its path below the root) opened for this read when no
- * file may stay open. */
+/* The four counter files came from the cgroup iterator: only memory.stat,
+ * when due, is read here, through the kept-open file, the directory, or
+ * (rel: its path below the v1 root) opened for this read when no file may
+ * stay open. */
 static int read_memory_stat_only(struct cgroup_state *s, struct cgroup_dir *d, const char *rel,
 				 struct cached *c, struct cgroup_files *f, struct cgroup_mem *m)
 {
@@ -165,8 +164,6 @@ static int read_memory_stat_only(struct cgroup_state *s, struct cgroup_dir *d, c
 	bool own_dfd = false;
 	int dfd = -1, r;
 
-	if (m->has_inactive_file)
-		return 0; /* memory.stat's figures came from the iterator (cgroup2, cgroup_bpf_v2.c) */
 	if (!stat_due_moved(s, c, m)) {
 		m->inactive_file = c->inactive_file;
 		m->has_inactive_file = c->has_inactive_file;
@@ -179,8 +176,7 @@ static int read_memory_stat_only(struct cgroup_state *s, struct cgroup_dir *d, c
 		if (dfd < 0)
 			return dfd;
 	} else if (!f || f->fd[4] < 0) {
-		dfd = openat(s->memcg_v2 ? s->roots.v2_fd : s->roots.v1_fd, rel[1] ? rel + 1 : ".",
-			     O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		dfd = openat(s->roots.v1_fd, rel[1] ? rel + 1 : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 		if (dfd < 0)
 			return -errno;
 		own_dfd = true;
@@ -255,10 +251,7 @@ static int on_v2(struct cgroup_dir *d, void *userdata)
 		return 0;
 	c = file_cache_get(s, d->ino);
 	f = file_cache_files(s, c);
-	if (cgroup_bpf_lookup(s, d->ino, &m))
-		r = read_memory_stat_only(s, d, d->path, c, f, &m);
-	else
-		r = read_memory(s, d, c, f, false, &m);
+	r = read_memory(s, d, c, f, false, &m);
 	if (r == -ENOENT) {
 		int dfd = cgroup_dir_fd(d);
 
@@ -266,7 +259,7 @@ static int on_v2(struct cgroup_dir *d, void *userdata)
 		    !cgroup_dir_has_memory_controller(dfd, s->buf))
 			return 1; /* memory not enabled here, so not below either */
 	}
-	if (r == 0 && s->roots.pressure && !m.has_pressure) /* else the iterator read it */
+	if (r == 0 && s->roots.pressure)
 		r = read_pressure(s, f && f->fd[CGROUP_FILE_PRESSURE] >= 0 ? -1 : cgroup_dir_fd(d), f, &m);
 	if (r < 0)
 		return skip_cgroup(s, c, d->ino, r);
@@ -282,7 +275,7 @@ static int on_v2(struct cgroup_dir *d, void *userdata)
  * last full walk ran, and that walk read every cgroup it found. */
 static bool tree_unchanged(const struct cgroup_state *s)
 {
-	return s->memcg_iter && s->n_memcg > 0 && (!s->roots.v2_memory || s->memcg_v2) && s->layout_valid &&
+	return s->memcg_iter && s->n_memcg > 0 && !s->roots.v2_memory && s->layout_valid &&
 	       s->memcg_signature == s->layout_signature && s->window % FULL_WALK_EVERY != 0;
 }
 
@@ -304,9 +297,9 @@ static int reread_entry(struct cgroup_state *s, struct entry *e)
 	} else {
 		if (!cgroup_files_complete(f))
 			return -EAGAIN;
-		r = read_memory(s, NULL, c, f, (e->key & KEY_V1) != 0, &m);
+		r = read_memory(s, NULL, c, f, true, &m);
 	}
-	if (r == 0 && e->mem.has_pressure && !m.has_pressure) {
+	if (r == 0 && e->mem.has_pressure) {
 		if (!f || f->fd[CGROUP_FILE_PRESSURE] < 0)
 			return -EAGAIN;
 		r = read_pressure(s, -1, f, &m);
