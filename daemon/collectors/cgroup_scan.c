@@ -371,7 +371,9 @@ int cgroup_scan(struct cgroup_state *s, bool *truncated)
 		/* In key order, the trackers take the rows as they come (no sort of
 		 * 10,000 rows of 200 bytes each window), and the windows that read
 		 * the entries again keep it. */
-		qsort(s->entries, s->n_entries, sizeof(*s->entries), cmp_entry_key);
+		/* A walk that found nothing may have no array: qsort(NULL) is undefined. */
+		if (s->n_entries > 1)
+			qsort(s->entries, s->n_entries, sizeof(*s->entries), cmp_entry_key);
 		file_cache_sweep(s);
 		/* A walk cut at max_cgroups visits the same cgroups of the same tree again. */
 		s->layout_valid = s->skipped == 0 && s->memcg_signature != 0;
