@@ -8,8 +8,9 @@ tests/vm/init.sh inside the guest, and judges them from the serial console.
 
 Kernels: the newest Debian cloud kernel of each series of
 packaging/cross/kernel_packages.py's table (5.10 from Debian 11, 6.1 and 6.12
-from Debian 12, 6.18 and 6.19 from Debian 13's backports), all of them unless
---kernel or $MEMWATCHD_VM_KERNELS names some; fetched with
+from Debian 12, 6.18 and 6.19 from Debian 13's backports), all but 6.18 and
+6.19 (vm_kernels.DEFAULT_SERIES) unless --kernel or $MEMWATCHD_VM_KERNELS
+names some ('all': every one); fetched with
 `apt-get download` and cached by package version (vmlinuz and config only) in $MEMWATCHD_VM_CACHE,
 else /var/cache/memwatchd-vm as root, else $XDG_CACHE_HOME/memwatchd-vm
 (packaging/cross/kernel_packages.py). The guests boot --jobs at a time (one
