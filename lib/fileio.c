@@ -26,6 +26,14 @@ int procfile_open(struct procfile *pf, const char *path, size_t max)
 	return 0;
 }
 
+int procfile_open_whole(struct procfile *pf, const char *path, size_t max)
+{
+	int r = procfile_open(pf, path, max);
+
+	pf->whole_reads = true;
+	return r;
+}
+
 int procfile_read(struct procfile *pf, const char **data, size_t *len)
 {
 	size_t cap = pf->cap ? pf->cap : 4096;

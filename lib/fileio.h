@@ -26,6 +26,8 @@ struct procfile {
 ssize_t pread_retrying(int fd, void *buf, size_t n, off_t offset);
 
 int procfile_open(struct procfile *pf, const char *path, size_t max);
+/* procfile_open() for a file each read hands out whole (whole_reads). */
+int procfile_open_whole(struct procfile *pf, const char *path, size_t max);
 /* On success *data points into pf's buffer, NUL-terminated, valid until the next read. */
 int procfile_read(struct procfile *pf, const char **data, size_t *len);
 void procfile_close(struct procfile *pf);

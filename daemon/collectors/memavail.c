@@ -293,8 +293,7 @@ static int counters_start(struct memavail_state *s, double tolerance, char *why,
 
 	r = procfile_open(&s->zoneinfo_file, "/proc/zoneinfo", PROCFILE_MAX);
 	if (r == 0)
-		r = procfile_open(&s->meminfo_file, "/proc/meminfo", PROCFILE_MAX);
-	s->meminfo_file.whole_reads = true;
+		r = procfile_open_whole(&s->meminfo_file, "/proc/meminfo", PROCFILE_MAX);
 	if (r == 0)
 		r = read_zoneinfo(s, &s->zone);
 	if (r < 0) {
@@ -458,8 +457,7 @@ static int memavail_start(void *priv, const void *cfg, const struct collector_co
 	}
 	snprintf(st->mode, sizeof(st->mode), "%s", source_name(s->source));
 	/* Without it, events that carry no figure go without one. */
-	(void)procfile_open(&s->event_meminfo, "/proc/meminfo", PROCFILE_MAX);
-	s->event_meminfo.whole_reads = true;
+	(void)procfile_open_whole(&s->event_meminfo, "/proc/meminfo", PROCFILE_MAX);
 	r = event_channel_subscribe(s->ctx.events, EVENT_KINDS_ALL, on_event, s);
 	if (r < 0)
 		return r;

@@ -149,12 +149,12 @@ static int meminfo_start(void *priv, const void *cfg, const struct collector_con
 	snprintf(st->mode, sizeof(st->mode), "procfs");
 	snprintf(s->path, sizeof(s->path), "%s", c->path);
 	s->horizon_usec = c->horizon_msec * USEC_PER_MSEC;
-	r = procfile_open(&s->file, c->path, 1 << 20);
+	/* meminfo_proc_show: one seq_file record. */
+	r = procfile_open_whole(&s->file, c->path, 1 << 20);
 	if (r < 0) {
 		collector_status_set_reason(st, "cannot open %s: %s", c->path, strerror(-r));
 		return r == -ENOENT ? -EOPNOTSUPP : r;
 	}
-	s->file.whole_reads = true; /* meminfo_proc_show, one seq_file record */
 	window_reset(s);
 	return meminfo_sample(s, 0);
 }
@@ -216,12 +216,11 @@ static int meminfo_reload(void *priv, const void *cfg)
 	s->horizon_usec = c->horizon_msec * USEC_PER_MSEC;
 	if (strcmp(c->path, s->path) == 0)
 		return 0;
-	r = procfile_open(&f, c->path, 1 << 20);
+	r = procfile_open_whole(&f, c->path, 1 << 20);
 	if (r < 0)
 		return r;
 	procfile_close(&s->file);
 	s->file = f;
-	s->file.whole_reads = true;
 	snprintf(s->path, sizeof(s->path), "%s", c->path);
 	return 0;
 }

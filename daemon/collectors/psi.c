@@ -44,8 +44,7 @@ static int psi_open(struct psi_state *s, const char *path, struct collector_stat
 	int r;
 
 	snprintf(st->mode, sizeof(st->mode), "procfs");
-	r = procfile_open(&s->file, path, 64 * 1024);
-	s->file.whole_reads = true; /* psi_show, one seq_file record */
+	r = procfile_open_whole(&s->file, path, 64 * 1024); /* psi_show: one seq_file record */
 	if (r == -ENOENT) {
 		if (strcmp(path, "/proc/pressure/memory") == 0)
 			collector_status_set_reason(st, "%s does not exist (kernel built without CONFIG_PSI)", path);
