@@ -244,7 +244,7 @@ static void top_deltas(const struct snapshot *cur, const struct snapshot *prev, 
 		qsort(out->r, out->n, sizeof(*out->r), cmp_delta);
 }
 
-static void top_table(struct strbuf *sb, const char *title, const char *what, struct rows *rows,
+static void top_table(struct strbuf *sb, const char *title, const char *what, const char *span, struct rows *rows,
 		      void (*fmt)(struct strbuf *, double))
 {
 	size_t i, shown = 0;
@@ -253,7 +253,9 @@ static void top_table(struct strbuf *sb, const char *title, const char *what, st
 	put_html(sb, title);
 	strbuf_puts(sb, "</caption><tr><th>");
 	put_html(sb, what);
-	strbuf_puts(sb, "</th><th>last window</th></tr>\n");
+	strbuf_puts(sb, "</th><th>");
+	put_html(sb, span);
+	strbuf_puts(sb, "</th></tr>\n");
 	for (i = 0; i < rows->n && shown < TOP_ROWS; i++) {
 		if (rows->r[i].delta <= 0 || strncmp(rows->r[i].key, "other", 5) == 0)
 			continue;
@@ -384,6 +386,21 @@ const char status_style[] =
 	".bar span{display:block;height:8px;background:#1f77b4}.bar.high span{background:#d62728}"
 	"table.workloads{display:table}";
 
+/* The newest window whose faults collector walked the processes (its walk
+ * count grew over the window before): per-process faults change only there,
+ * and a window between two walks would show an empty table. 0: none shown. */
+static size_t last_process_walk(struct snapshot *const *snaps, size_t n)
+{
+	for (size_t i = n; i-- > 1;) {
+		double now = snapshot_value(snaps[i], METRIC_NAME(MW_FAULT_PROCESS_WALKS_TOTAL), NULL);
+		double before = snapshot_value(snaps[i - 1], METRIC_NAME(MW_FAULT_PROCESS_WALKS_TOTAL), NULL);
+
+		if (now > before)
+			return i;
+	}
+	return 0;
+}
+
 /* The references snapshot_ring_recent() handed out; the rest are NULL. */
 static void snapshots_unref(struct snapshot *(*snaps)[HISTORY_MAX])
 {
@@ -469,14 +486,20 @@ int status_page_render(struct strbuf *sb, struct snapshot_ring *ring, struct eve
 		const char *const proc_minor[] = { METRIC_NAME(MW_PROCESS_MINOR_FAULTS_TOTAL) };
 		struct rows a = { 0 }, b = { 0 }, c = { 0 }, d = { 0 };
 
+		size_t walked = last_process_walk(snaps, n);
+		char span[64] = "last window";
+
+		if (walked && walked + 1 < n)
+			snprintf(span, sizeof(span), "last walk (window #%" PRIu64 ")",
+				 snapshot_window(snaps[walked])->seq);
 		top_deltas(last, prev, proc_reclaim, 2, &a);
-		top_table(sb, "Processes stalled in reclaim", "process (pid)", &a, put_seconds);
+		top_table(sb, "Processes stalled in reclaim", "process (pid)", "last window", &a, put_seconds);
 		top_deltas(last, prev, cg_reclaim, 1, &b);
-		top_table(sb, "Cgroups stalled in reclaim", "cgroup", &b, put_seconds);
-		top_deltas(last, prev, proc_major, 1, &c);
-		top_table(sb, "Major faults", "process (pid)", &c, put_count);
-		top_deltas(last, prev, proc_minor, 1, &d);
-		top_table(sb, "Minor faults", "process (pid)", &d, put_count);
+		top_table(sb, "Cgroups stalled in reclaim", "cgroup", "last window", &b, put_seconds);
+		top_deltas(walked ? snaps[walked] : last, walked ? snaps[walked - 1] : prev, proc_major, 1, &c);
+		top_table(sb, "Major faults", "process (pid)", span, &c, put_count);
+		top_deltas(walked ? snaps[walked] : last, walked ? snaps[walked - 1] : prev, proc_minor, 1, &d);
+		top_table(sb, "Minor faults", "process (pid)", span, &d, put_count);
 	}
 
 	strbuf_puts(sb, "<table><caption>Recent kills</caption><tr><th>time (UTC)</th><th>by</th><th>pid</th>"
