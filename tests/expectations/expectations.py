@@ -112,6 +112,19 @@ KILL_FIELDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kill_fie
 CGROUP_PEAK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cgroup_peak.tsv")
 
 
+CONTAINER_RUNTIMES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "container_runtimes.tsv")
+
+
+def expected_oomkilled(distribution, runtime, path=CONTAINER_RUNTIMES):
+    """(required, reason) for a runtime's OOMKilled flag in a guest of this
+    Debian release (container_runtimes.tsv)."""
+    for r in load(path, ("release", "runtime", "oomkilled", "reason")):
+        if r["release"] == distribution and r["runtime"] == runtime:
+            return r["oomkilled"] == "required", r["reason"]
+    raise NoExpectation("no row in %s for release %r, runtime %r: add '%s\t%s\trequired\t-' (or reported, "
+                        "with the reason)" % (path, distribution, runtime, distribution, runtime))
+
+
 def expected_values(environment, release, path):
     """{key: value} for this environment and kernel from a 4-column table
     (environment, kernel, key, value): kill_fields.tsv, cgroup_peak.tsv."""

@@ -185,6 +185,7 @@ echo "uname $(uname -r)"
 echo "mount $(grep ' - cgroup2 ' /proc/self/mountinfo)"
 echo "controllers $(cat $CG/cgroup.controllers)"
 echo "systemd $(systemctl --version | head -n 1)"
+echo "os $(. /etc/os-release && echo "$VERSION_CODENAME")"
 echo "uptime $(cut -d' ' -f1 /proc/uptime)"
 # Debian's kernels add level 3 (perf_event_open needs CAP_SYS_ADMIN; the
 # kprobe PMU memavail's kretprobe uses goes through it).

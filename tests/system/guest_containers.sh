@@ -175,6 +175,29 @@ ctr_oom() {
 	mark "END gone $name"
 }
 
+# Watches the containers' scopes every 50 ms into file $1, one line per
+# change: "appear SCOPE T", "vanish SCOPE LAST_SEEN T" (gone between the two
+# times): when a cgroup really went, which the runtimes' FinishedAt is not
+# (systemd can remove Docker's scope tens of milliseconds before it).
+ctr_watch() {
+	local seen="" cur d t last=""
+	while :; do
+		t=$EPOCHREALTIME
+		cur=""
+		for d in $CG/system.slice/docker-*.scope $CG/machine.slice/libpod-*.scope; do
+			[ -d "$d" ] && cur="$cur ${d#$CG}"
+		done
+		for d in $seen; do
+			case "$cur " in *" $d "*) ;; *) echo "vanish $d $last $t" ;; esac
+		done
+		for d in $cur; do
+			case "$seen " in *" $d "*) ;; *) echo "appear $d $t" ;; esac
+		done
+		seen=$cur last=$t
+		sleep 0.05
+	done >"$1"
+}
+
 # dockerd's configuration; $1 an exec-opt (the cgroup driver), if any.
 ctr_docker_json() {
 	printf '{"storage-driver": "vfs", "bridge": "none", "iptables": false, "ip-forward": false%s}\n' \
@@ -195,6 +218,10 @@ containers_scenario() {
 	# The shipped unit reads the runtimes' root-only files (their names) with
 	# CAP_DAC_READ_SEARCH: no drop-in.
 	systemctl daemon-reload
+	# The full checks before started the unit more than StartLimitBurst=5
+	# times in StartLimitIntervalSec=300 when they ran quickly (Debian 13's
+	# guest): systemd then refuses a start until the count is reset.
+	systemctl reset-failed memwatchd
 	block ctr-start systemctl start memwatchd
 	wait_active memwatchd
 
@@ -202,11 +229,14 @@ containers_scenario() {
 	mark "BEGIN ctr-podman"
 	podman --version
 	podman info --format 'cgroupManager {{.Host.CgroupManager}} cgroupVersion {{.Host.CgroupsVersion}} runtime {{.Host.OCIRuntime.Name}} storage {{.Store.GraphDriverName}}'
+	podman info --format '{{.Host.Conmon.Version}}'
 	podman import --quiet /tmp/mw-image.tar $CTR_IMAGE
 	mark "END ctr-podman"
 	block "pod create" podman pod create --infra=false --name mw-pod
 	ctr_hold podman mw-pm-hold --pod mw-pod
 	ctr_poll_start /tmp/poll-ttl 0.5
+	ctr_watch /tmp/cg-watch &
+	watcher=$!
 	ctr_oom podman mw-pm-hog
 
 	block ctr-docker-start sh -c 'systemctl unmask containerd.service docker.service docker.socket &&
@@ -235,6 +265,9 @@ containers_scenario() {
 		sleep 0.5
 	done
 	ctr_poll_stop ttl /tmp/poll-ttl
+	kill "$watcher"
+	wait "$watcher" 2>/dev/null
+	block "cgroup watch" cat /tmp/cg-watch
 	ctr_hold docker mw-dk-hold
 	block ctr-dmesg sh -c "dmesg | grep -E 'oom-kill:|Killed process'"
 	block ctr-journal sh -c "journalctl -u memwatchd -b --no-pager -o cat | grep -iE 'docker|podman|container' | tail -n 20"

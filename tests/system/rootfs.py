@@ -65,10 +65,15 @@ MASKED = ["serial-getty@ttyS0.service", "getty@tty1.service", "apt-daily.timer",
 # an archive of their own (systemd-rootfs-containers-<key>): 350 MB more files,
 # which only the guest running the containers unpacks.
 CONTAINER_PACKAGES = ["podman", "crun", "conmon", "docker.io", "containerd", "runc", "busybox-static"]
+# Debian 13 splits the docker command out of docker.io.
+CONTAINER_PACKAGES_RELEASE = {"trixie": ["docker-cli"]}
 # Started only for their part of the scenario (dockerd and containerd would
 # run, and Podman restart its containers, through every other check).
+# netavark's DHCP proxy (Debian 13's Podman) starts at boot and exits when
+# idle: a cgroup coming and going under the cgroup files check.
 CONTAINER_MASKED = ["docker.service", "docker.socket", "containerd.service", "podman.socket",
-                    "podman-restart.service", "podman-auto-update.timer"]
+                    "podman-restart.service", "podman-auto-update.timer",
+                    "netavark-dhcp-proxy.socket", "netavark-dhcp-proxy.service"]
 # The serial console of other architectures' guests.
 MASKED_ARCH = {"arm64": ["serial-getty@ttyAMA0.service"]}
 # Bumped when the archive's layout changes in a way the key does not see.
@@ -239,7 +244,8 @@ def ensure(cache, packages, log, arch="amd64", containers=False, release=SUITE):
     holds the cache's lock."""
     prefix = prefix_of(arch, release)
     if containers:
-        prefix, packages = prefix + "containers-", packages + CONTAINER_PACKAGES
+        prefix = prefix + "containers-"
+        packages = packages + CONTAINER_PACKAGES + CONTAINER_PACKAGES_RELEASE.get(release, [])
     path = os.path.join(cache, f"{prefix}{key(packages, arch, containers, release)}.cpio.gz")
     if os.path.exists(path):
         return path, False

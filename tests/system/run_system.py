@@ -20,8 +20,10 @@ pure cgroup v2 hierarchy, a row per test; no .deb.
 On one kernel (--containers-kernel, default 6.1: Debian 12's own, which its
 Podman and Docker are built for) the guest then also runs containers
 (guest_containers.sh, judged by system_judge_containers.py): on both kernels
-they would add their minutes to each guest. --checks containers runs only the
-install and the containers, to work on them.
+they would add their minutes to each guest. The system-trixie test runs them
+on its 6.12 too: Debian 13's Podman 5 is the one whose OOMKilled flag is set
+(tests/expectations/container_runtimes.tsv). --checks containers runs only
+the install and the containers, to work on them.
 
 --arch arm64 boots Debian's arm64 kernels with qemu-system-aarch64 -M virt on
 an arm64 root file system that is only unpacked (rootfs.py), with the
@@ -239,7 +241,7 @@ def judge(s, lines, rc, timed_out, unit_sha, rows, smoke=False, figures=None, co
     sj.judge_install(s, v, b, singles, want, unit_sha)
     sj.judge_collectors(s, v, b, want)
     if containers_only:
-        ctr.judge_containers(s, v, b, singles)
+        ctr.judge_containers(s, v, b, singles, kv_line(guest, "os") or "?")
         return v
     if smoke:
         for line in b.get("journal-memavail") or []:
@@ -270,7 +272,7 @@ def judge(s, lines, rc, timed_out, unit_sha, rows, smoke=False, figures=None, co
     ops.judge_socket(s, v, b)
     ops.judge_memory(s, v, b, figures if figures is not None else {}, ("memory-start", "memory-workloads"))
     if containers:
-        ctr.judge_containers(s, v, b, singles)
+        ctr.judge_containers(s, v, b, singles, kv_line(guest, "os") or "?")
     return v
 
 
