@@ -2,11 +2,15 @@
 /* Guest workload for the VM tests: touches anonymous memory to create global
  * memory pressure inside a small qemu guest. Never run it on the host.
  *
- *   memhog [-H] [-f] [-n COMM] [-F FRAG_MIB] MIB
+ *   memhog [-H] [-R] [-f] [-n COMM] [-F FRAG_MIB] MIB
  *
  *   -H  madvise(MADV_HUGEPAGE) the mapping: each fault then wants an order-9
  *       page and, with THP defrag "madvise", compacts and reclaims directly,
  *       which is the dependable way to make a task enter direct reclaim.
+ *   -R  first raise vm.min_free_kbytes to 16 MiB above MemFree, from this
+ *       process: its own next allocations are then below the min watermark
+ *       and reclaim directly, whatever kswapd does (THP faults no longer
+ *       reclaim on 6.18+). The caller restores the sysctl.
  *   -f  run the hog in a child and report how it ended, one line:
  *       "memhog: child PID signal N" or "memhog: child PID exit N".
  *       The parent stays tiny, so the OOM killer picks the child.
@@ -45,16 +49,49 @@ static double now_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Nothing printed between the raise and the first touch: a console write
+ * allocates and wakes kswapd, which (EEVDF, 6.6+) runs first and lifts free
+ * memory back above the watermarks before the hog allocates. */
+static int raise_reserve(unsigned long *before_kib, unsigned long *raised_kib, unsigned long *free_kib_out)
+{
+	unsigned long free_kib = 0, before = 0, want;
+	char line[128];
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemFree: %lu kB", &free_kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	f = fopen("/proc/sys/vm/min_free_kbytes", "r+e");
+	if (!f || !free_kib || fscanf(f, "%lu", &before) != 1) {
+		fprintf(stderr, "memhog: reading MemFree and vm.min_free_kbytes: %s\n", strerror(errno));
+		if (f)
+			fclose(f);
+		return 1;
+	}
+	want = free_kib + 16 * 1024;
+	rewind(f);
+	if (fprintf(f, "%lu\n", want) < 0 || fclose(f) != 0) {
+		fprintf(stderr, "memhog: writing vm.min_free_kbytes %lu: %s\n", want, strerror(errno));
+		return 1;
+	}
+	*before_kib = before;
+	*raised_kib = want;
+	*free_kib_out = free_kib;
+	return 0;
+}
+
 /* Maps and touches the memory in chunks: the default overcommit heuristic
  * refuses one mapping larger than RAM, and a leaking program grows by pieces
  * anyway. Nothing is unmapped before the end. */
 #define CHUNK_MIB 32UL
 
-static int hog(unsigned long mib, bool huge, const char *comm)
+static int hog(unsigned long mib, bool huge, bool reserve, const char *comm)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), chunk_len, map_len;
 	double start = now_seconds();
-	unsigned long done;
+	unsigned long done, min_before = 0, min_raised = 0, free_kib = 0;
 
 	if (comm && prctl(PR_SET_NAME, comm, 0, 0, 0) < 0) {
 		fprintf(stderr, "memhog: prctl(PR_SET_NAME, %s): %s\n", comm, strerror(errno));
@@ -63,6 +100,8 @@ static int hog(unsigned long mib, bool huge, const char *comm)
 	printf("memhog: pid %ld%s%s touching %lu MiB%s\n", (long)getpid(), comm ? " comm " : "",
 	       comm ? comm : "", mib, huge ? " (MADV_HUGEPAGE)" : "");
 	fflush(stdout);
+	if (reserve && raise_reserve(&min_before, &min_raised, &free_kib) != 0)
+		return 1;
 	for (done = 0; done < mib; done += chunk_len / MIB) {
 		unsigned char *map, *p;
 
@@ -84,6 +123,9 @@ static int hog(unsigned long mib, bool huge, const char *comm)
 	}
 	printf("memhog: pid %ld touched %lu MiB in %.2f s\n", (long)getpid(), mib,
 	       now_seconds() - start);
+	if (reserve)
+		printf("memhog: vm.min_free_kbytes %lu -> %lu before touching (MemFree %lu kB)\n", min_before,
+		       min_raised, free_kib);
 	fflush(stdout);
 	return 0;
 }
@@ -128,7 +170,7 @@ static int hog_in_child(unsigned long mib, bool huge, const char *comm)
 		return 1;
 	}
 	if (pid == 0)
-		_exit(hog(mib, huge, comm));
+		_exit(hog(mib, huge, false, comm));
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR) {
 			fprintf(stderr, "memhog: waitpid: %s\n", strerror(errno));
@@ -144,16 +186,19 @@ static int hog_in_child(unsigned long mib, bool huge, const char *comm)
 
 int main(int argc, char *argv[])
 {
-	bool huge = false, in_child = false;
+	bool huge = false, in_child = false, reserve = false;
 	const char *comm = NULL;
 	unsigned long mib, frag = 0;
 	char *end;
 	int c;
 
-	while ((c = getopt(argc, argv, "HfF:n:")) >= 0) {
+	while ((c = getopt(argc, argv, "HRfF:n:")) >= 0) {
 		switch (c) {
 		case 'H':
 			huge = true;
+			break;
+		case 'R':
+			reserve = true;
 			break;
 		case 'f':
 			in_child = true;
@@ -174,12 +219,12 @@ int main(int argc, char *argv[])
 			comm = optarg;
 			break;
 		default:
-			fprintf(stderr, "usage: memhog [-H] [-f] [-n COMM] [-F FRAG_MIB] MIB\n");
+			fprintf(stderr, "usage: memhog [-H] [-R] [-f] [-n COMM] [-F FRAG_MIB] MIB\n");
 			return 2;
 		}
 	}
 	if (optind + 1 != argc) {
-		fprintf(stderr, "usage: memhog [-H] [-f] [-n COMM] [-F FRAG_MIB] MIB\n");
+		fprintf(stderr, "usage: memhog [-H] [-R] [-f] [-n COMM] [-F FRAG_MIB] MIB\n");
 		return 2;
 	}
 	errno = 0;
@@ -188,7 +233,9 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "memhog: '%s' is not a size in MiB (1 to 1048576)\n", argv[optind]);
 		return 2;
 	}
+	if (reserve && in_child)
+		return 2;
 	if (frag && fragment(frag) != 0)
 		return 1;
-	return in_child ? hog_in_child(mib, huge, comm) : hog(mib, huge, comm);
+	return in_child ? hog_in_child(mib, huge, comm) : hog(mib, huge, reserve, comm);
 }
