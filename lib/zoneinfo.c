@@ -26,9 +26,14 @@ struct zone_parse {
 	long node;
 	unsigned index; /* the zone's type: its position within the node */
 	unsigned present;
-	uint64_t free, low, high, boost, managed;
+	bool has_min, has_boost, highmem;
+	uint64_t free, min, low, high, boost, managed;
 	uint64_t protection[ZONEINFO_MAX_ZONE_TYPES];
 	unsigned n_protection;
+	/* The whole file's, for the boost of kernels that do not print it. */
+	bool boost_seen;
+	uint64_t lowmem_managed;
+	uint64_t min_free_pages; /* 0: no boost inferred */
 };
 
 static void skip_blanks(const char **p, const char *end)
@@ -76,6 +81,23 @@ static int parse_protection(const char *p, const char *end, struct zone_parse *z
 	return p == end ? 0 : -EINVAL;
 }
 
+/* Where zoneinfo has no boost line (5.10), min, low and high have the boost
+ * in them: it is what the zone's min has above the share of
+ * vm.min_free_kbytes that __setup_per_zone_wmarks() gives it. */
+static uint64_t inferred_boost(const struct zone_parse *z)
+{
+	uint64_t nominal;
+
+	if (z->highmem) {
+		nominal = MIN(MAX(z->managed / 1024, UINT64_C(32)), UINT64_C(128));
+	} else {
+		if (!z->lowmem_managed)
+			return 0;
+		nominal = (uint64_t)((unsigned __int128)z->min_free_pages * z->managed / z->lowmem_managed);
+	}
+	return z->min > nominal ? z->min - nominal : 0;
+}
+
 static int zone_finish(struct zone_parse *z, struct zoneinfo *out)
 {
 	uint64_t reserve = 0, high;
@@ -92,9 +114,15 @@ static int zone_finish(struct zone_parse *z, struct zoneinfo *out)
 	out->free_pages += z->free;
 	out->wmark_low_pages += z->low;
 	out->managed_pages += z->managed;
+	if (z->highmem)
+		out->highmem_managed_pages += z->managed;
 	/* Reserves against allocations that could have used a higher zone. */
 	for (j = z->index; j < z->n_protection; j++)
 		reserve = MAX(reserve, z->protection[j]);
+	if (z->has_boost)
+		z->boost_seen = true;
+	else if (z->min_free_pages && z->has_min)
+		z->boost = inferred_boost(z);
 	/* The reserve was computed right after the boost was reset to 0. */
 	high = z->high > z->boost ? z->high - z->boost : 0;
 	if (reserve > UINT64_MAX - high)
@@ -133,7 +161,9 @@ static int zone_start(const char *p, const char *end, struct zone_parse *z, stru
 	z->node = (long)node;
 	z->open = true;
 	z->present = 0;
-	z->free = z->low = z->high = z->boost = z->managed = 0;
+	z->has_min = z->has_boost = false;
+	z->highmem = parse_token_eq(p, (size_t)(parse_word_end(p, end) - p), "HighMem");
+	z->free = z->min = z->low = z->high = z->boost = z->managed = 0;
 	z->n_protection = 0;
 	return 0;
 }
@@ -165,11 +195,17 @@ static int parse_line(const char *p, const char *end, struct zone_parse *z, stru
 		if (!parse_token_eq(p, n, "free"))
 			return 0;
 		target = &z->free, flag = HAS_FREE;
+	} else if (parse_token_eq(p, n, "min")) {
+		if (z->has_min)
+			return 0;
+		z->has_min = true;
+		target = &z->min;
 	} else if (parse_token_eq(p, n, "low")) {
 		target = &z->low, flag = HAS_LOW;
 	} else if (parse_token_eq(p, n, "high")) {
 		target = &z->high, flag = HAS_HIGH;
 	} else if (parse_token_eq(p, n, "boost")) {
+		z->has_boost = true;
 		target = &z->boost;
 	} else if (parse_token_eq(p, n, "managed")) {
 		target = &z->managed, flag = HAS_MANAGED;
@@ -189,12 +225,16 @@ static int parse_line(const char *p, const char *end, struct zone_parse *z, stru
 	return 0;
 }
 
-int zoneinfo_parse(const char *buf, size_t len, struct zoneinfo *out)
+static int parse_pass(const char *buf, size_t len, struct zone_parse *lowmem, struct zoneinfo *out)
 {
 	struct zone_parse z = { .node = -1 };
 	const char *p = buf, *end = buf + len;
 	int r;
 
+	if (lowmem) {
+		z.min_free_pages = lowmem->min_free_pages;
+		z.lowmem_managed = lowmem->lowmem_managed;
+	}
 	memset(out, 0, sizeof(*out));
 	/* The kernel ends every line; without the last newline the read was cut short. */
 	if (len == 0 || buf[len - 1] != '\n')
@@ -213,5 +253,27 @@ int zoneinfo_parse(const char *buf, size_t len, struct zoneinfo *out)
 	r = zone_finish(&z, out);
 	if (r < 0)
 		return r;
-	return out->zones ? 0 : -EINVAL;
+	if (!out->zones)
+		return -EINVAL;
+	if (!lowmem)
+		return z.boost_seen ? 1 : 0;
+	return 0;
+}
+
+int zoneinfo_parse_boosted(const char *buf, size_t len, uint64_t min_free_pages, struct zoneinfo *out)
+{
+	struct zone_parse whole = { .min_free_pages = min_free_pages };
+	int r;
+
+	/* The first pass gives the lowmem zones' managed pages the second needs. */
+	r = parse_pass(buf, len, NULL, out);
+	if (r != 0 || !min_free_pages)
+		return r < 0 ? r : 0;
+	whole.lowmem_managed = out->managed_pages - out->highmem_managed_pages;
+	return parse_pass(buf, len, &whole, out);
+}
+
+int zoneinfo_parse(const char *buf, size_t len, struct zoneinfo *out)
+{
+	return zoneinfo_parse_boosted(buf, len, 0, out);
 }

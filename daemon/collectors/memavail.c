@@ -27,6 +27,7 @@
 #include "events.h"
 #include "fileio.h"
 #include "meminfo.h"
+#include "parse.h"
 #include "memavail.h"
 #include "memavail.skel.h"
 #include "zoneinfo.h"
@@ -142,6 +143,24 @@ static int try_program(struct memavail_state *s, bool fexit)
 }
 
 
+/* vm.min_free_kbytes in pages, 0 when unreadable: the boost of zones on
+ * kernels whose zoneinfo does not print it (lib/zoneinfo.h). */
+static uint64_t min_free_pages(void)
+{
+	_cleanup_free_ char *text = NULL;
+	const char *p, *end;
+	uint64_t kib;
+	size_t len;
+
+	if (read_full_file("/proc/sys/vm/min_free_kbytes", 64, &text, &len) < 0)
+		return 0;
+	p = text;
+	end = text + len;
+	if (parse_u64_prefix(&p, end, &kib) < 0)
+		return 0;
+	return kib / ((uint64_t)sysconf(_SC_PAGESIZE) / 1024);
+}
+
 static int read_zoneinfo(struct memavail_state *s, struct zoneinfo *z)
 {
 	const char *data;
@@ -151,7 +170,7 @@ static int read_zoneinfo(struct memavail_state *s, struct zoneinfo *z)
 	r = procfile_read(&s->zoneinfo_file, &data, &len);
 	if (r < 0)
 		return r;
-	return zoneinfo_parse(data, len, z);
+	return zoneinfo_parse_boosted(data, len, min_free_pages(), z);
 }
 
 /* What the pressure programs read: whether to compute, and the reserve. */

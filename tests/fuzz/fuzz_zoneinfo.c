@@ -32,5 +32,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* The reserve of each zone is capped at its managed pages, so the sums are too. */
 	FUZZ_CHECK(z.totalreserve_pages <= z.managed_pages);
 	FUZZ_CHECK(size > 0 && data[size - 1] == '\n');
+	{
+		/* With the boost inferred from vm.min_free_kbytes (here the first
+		 * bytes, any value): the same file parses, its zones and free pages
+		 * unchanged, and the reserve can only shrink, never past managed. */
+		struct zoneinfo b;
+		uint64_t min_free = 0;
+
+		memcpy(&min_free, data, size < sizeof(min_free) ? size : sizeof(min_free));
+		FUZZ_CHECK(zoneinfo_parse_boosted((const char *)data, size, min_free, &b) == 0);
+		FUZZ_CHECK(b.zones == z.zones && b.free_pages == z.free_pages && b.managed_pages == z.managed_pages);
+		FUZZ_CHECK(b.totalreserve_pages <= z.totalreserve_pages);
+	}
 	return 0;
 }

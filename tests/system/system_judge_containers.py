@@ -135,8 +135,8 @@ def vanished(lines, cid):
 def judge_ttl(s, v, b, killed):
     """Present with its names in every scrape from its rm to TTL after the
     guest last saw its scope (the cgroup went after that), gone from the
-    window ending two windows after TTL past the moment the guest first saw
-    it gone (the 50 ms watch, or the check after rm without it)."""
+    window ending two windows after TTL past the moment the watch first saw
+    it gone (guest_containers.sh ctr_watch, every 50 ms)."""
     scrapes = polls(b.get("poll ttl"))
     problems, notes = [], []
     if not scrapes:

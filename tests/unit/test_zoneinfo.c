@@ -74,6 +74,64 @@ START_TEST(test_linux_4_19)
 }
 END_TEST
 
+static int parse_boosted_fixture(const char *name, uint64_t min_free_pages, struct zoneinfo *z)
+{
+	size_t len;
+	char *buf = fixture_read("zoneinfo", name, &len);
+	int r = zoneinfo_parse_boosted(buf, len, min_free_pages, z);
+
+	free(buf);
+	return r;
+}
+
+/* Recorded in the vm suite's arm64 5.10 guest (one DMA zone with all 121393
+ * pages, vm.min_free_kbytes 22528: 5632 pages of 4 KiB), where zoneinfo has
+ * no boost line; the -boosted copy has the 3584-page boost of a failed run
+ * (2026-12-05: a 47 MiB reserve for 33 MiB) added to min, low and high. */
+START_TEST(test_linux_5_10_boost_inferred)
+{
+	struct zoneinfo z;
+
+	ck_assert_int_eq(parse_boosted_fixture("linux-5.10-arm64.txt", 5632, &z), 0);
+	ck_assert_uint_eq(z.totalreserve_pages, 8448);
+	ck_assert_uint_eq(z.wmark_low_pages, 7040);
+	/* Without min_free_kbytes, a boost is invisible: the reserve grows by it. */
+	ck_assert_int_eq(parse_fixture("linux-5.10-arm64-boosted.txt", &z), 0);
+	ck_assert_uint_eq(z.totalreserve_pages, 8448 + 3584);
+	/* With it, the boost is min's excess over the zone's share (here all of it). */
+	ck_assert_int_eq(parse_boosted_fixture("linux-5.10-arm64-boosted.txt", 5632, &z), 0);
+	ck_assert_uint_eq(z.totalreserve_pages, 8448);
+	ck_assert_uint_eq(z.wmark_low_pages, 7040 + 3584);
+	ck_assert_uint_eq(z.free_pages, 106057);
+	/* A min below the share (min_free_kbytes read as it changed) is no boost. */
+	ck_assert_int_eq(parse_boosted_fixture("linux-5.10-arm64.txt", 9000, &z), 0);
+	ck_assert_uint_eq(z.totalreserve_pages, 8448);
+}
+END_TEST
+
+/* The share is per lowmem zone, by managed pages: 1000 pages over 1000 + 3000
+ * give Normal 750 (boost 250 above that) and DMA32 250 (none); HighMem's own
+ * min (managed / 1024 within 32..128: 64) leaves its boost at 36. A file
+ * that prints its boost lines keeps them whatever min_free_pages says. */
+START_TEST(test_boost_share_per_zone)
+{
+	static const char text[] = "Node 0, zone DMA32\n  pages free 10\n  min 250\n  low 300\n  high 350\n"
+				   "  managed 1000\n  protection: (0, 0, 0)\n"
+				   "Node 0, zone Normal\n  pages free 10\n  min 1000\n  low 1200\n  high 1400\n"
+				   "  managed 3000\n  protection: (0, 0, 0)\n"
+				   "Node 0, zone HighMem\n  pages free 10\n  min 100\n  low 110\n  high 120\n"
+				   "  managed 65536\n  protection: (0, 0, 0)\n";
+	static const char with_boost[] = "Node 0, zone Normal\n  pages free 10\n  boost 0\n  min 1000\n  low 1200\n"
+					 "  high 1400\n  managed 3000\n  protection: (0)\n";
+	struct zoneinfo z;
+
+	ck_assert_int_eq(zoneinfo_parse_boosted(text, strlen(text), 1000, &z), 0);
+	ck_assert_uint_eq(z.totalreserve_pages, 350 + (1400 - 250) + (120 - 36));
+	ck_assert_int_eq(zoneinfo_parse_boosted(with_boost, strlen(with_boost), 1, &z), 0);
+	ck_assert_uint_eq(z.totalreserve_pages, 1400);
+}
+END_TEST
+
 START_TEST(test_broken_files)
 {
 	static const char *const broken[] = {
@@ -158,6 +216,8 @@ static Suite *zoneinfo_suite(void)
 	tcase_add_test(tc, test_crlf);
 	tcase_add_test(tc, test_numa_boosted);
 	tcase_add_test(tc, test_linux_4_19);
+	tcase_add_test(tc, test_linux_5_10_boost_inferred);
+	tcase_add_test(tc, test_boost_share_per_zone);
 	tcase_add_test(tc, test_broken_files);
 	tcase_add_test(tc, test_cut_anywhere);
 	tcase_add_test(tc, test_header_variants);

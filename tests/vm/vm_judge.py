@@ -494,38 +494,45 @@ def judge_memavail(series, v, b, singles, guest):
           "; ".join(problems + [kp_text]) if problems else f"mode {mode}, {state}; {text}; {kp_text}")
 
 
-def zoneinfo_reserve_pages(text_lines):
+def zoneinfo_reserve_pages(text_lines, min_free_pages=None):
     """calculate_totalreserve_pages() from a printed /proc/zoneinfo: per zone the
     largest lowmem reserve against the zones above it plus the high watermark
-    (without boost), at most the managed pages."""
-    total, zone, prev_node, index = 0, None, None, -1
-
-    def close(z):
-        if z is None:
-            return 0
-        reserve = max(z["protection"][z["index"]:] or [0]) + z["high"] - z["boost"]
-        return min(reserve, z["managed"])
-
+    (without boost), at most the managed pages. Where the file prints no
+    boost (5.10), a zone's boost is its min above its share of
+    vm.min_free_kbytes (min_free_pages), as __setup_per_zone_wmarks() sets it."""
+    zones, zone, prev_node, index = [], None, None, -1
     for line in text_lines or []:
         m = re.match(r"^Node (\d+), zone\s+(\S+)", line)
         if m:
-            total += close(zone)
             node = int(m.group(1))
             index = index + 1 if node == prev_node else 0
             prev_node = node
-            zone = {"index": index, "high": 0, "boost": 0, "managed": 0, "protection": []}
+            zone = {"index": index, "name": m.group(2), "min": 0, "high": 0, "boost": None, "managed": 0,
+                    "protection": [], "seen": set()}
+            zones.append(zone)
             continue
         if zone is None:
             continue
         words = line.split()
-        if len(words) == 2 and words[0] in ("high", "boost", "managed") and words[1].isdigit():
-            zone.setdefault("seen", set())
+        if len(words) == 2 and words[0] in ("min", "high", "boost", "managed") and words[1].isdigit():
             if words[0] not in zone["seen"]:
                 zone[words[0]] = int(words[1])
                 zone["seen"].add(words[0])
         elif words and words[0] == "protection:":
             zone["protection"] = [int(x) for x in re.findall(r"\d+", line)]
-    return total + close(zone)
+    lowmem = sum(z["managed"] for z in zones if z["name"] != "HighMem")
+    total = 0
+    for z in zones:
+        boost = z["boost"]
+        if boost is None:
+            boost = 0
+            if min_free_pages and lowmem:
+                share = (min(max(z["managed"] // 1024, 32), 128) if z["name"] == "HighMem"
+                         else min_free_pages * z["managed"] // lowmem)
+                boost = max(z["min"] - share, 0)
+        reserve = max(z["protection"][z["index"]:] or [0]) + max(z["high"] - boost, 0)
+        total += min(reserve, z["managed"])
+    return total
 
 
 def judge_counters(series, v, b, singles, guest):
@@ -574,9 +581,13 @@ def judge_counters(series, v, b, singles, guest):
             problems.append(f"direct_reclaim available_source {sources}, not all counters")
     page = 4096
     steps = {}
+    # "min_free_kbytes A -> B": B while raised, A once restored.
+    kib = re.findall(r"\d+", single(singles, "min_free_kbytes") or "")
+    min_free = {"counters-raised": int(kib[1]) // 4 if len(kib) == 2 else None,
+                "counters-restored": int(kib[0]) // 4 if len(kib) == 2 else None}
     for name in ("counters-raised", "counters-restored"):
         m = parse_metrics(b.get(f"metrics {name}"))
-        expect = zoneinfo_reserve_pages(b.get(f"zoneinfo {name}")) * page
+        expect = zoneinfo_reserve_pages(b.get(f"zoneinfo {name}"), min_free[name]) * page
         got = value(m or [], "memwatch_memavail_total_reserve_bytes")
         refreshes = value(m or [], "memwatch_memavail_reserve_refreshes_total")
         steps[name] = (got, refreshes)
