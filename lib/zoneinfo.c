@@ -225,16 +225,15 @@ static int parse_line(const char *p, const char *end, struct zone_parse *z, stru
 	return 0;
 }
 
-static int parse_pass(const char *buf, size_t len, struct zone_parse *lowmem, struct zoneinfo *out)
+/* One pass over the file; with min_free_pages, lowmem_managed is the first
+ * pass's sum over the zones that take a share of it. */
+static int parse_pass(const char *buf, size_t len, uint64_t min_free_pages, uint64_t lowmem_managed,
+		      struct zoneinfo *out)
 {
-	struct zone_parse z = { .node = -1 };
+	struct zone_parse z = { .node = -1, .min_free_pages = min_free_pages, .lowmem_managed = lowmem_managed };
 	const char *p = buf, *end = buf + len;
 	int r;
 
-	if (lowmem) {
-		z.min_free_pages = lowmem->min_free_pages;
-		z.lowmem_managed = lowmem->lowmem_managed;
-	}
 	memset(out, 0, sizeof(*out));
 	/* The kernel ends every line; without the last newline the read was cut short. */
 	if (len == 0 || buf[len - 1] != '\n')
@@ -253,24 +252,17 @@ static int parse_pass(const char *buf, size_t len, struct zone_parse *lowmem, st
 	r = zone_finish(&z, out);
 	if (r < 0)
 		return r;
-	if (!out->zones)
-		return -EINVAL;
-	if (!lowmem)
-		return z.boost_seen ? 1 : 0;
-	return 0;
+	out->prints_boost = z.boost_seen;
+	return out->zones ? 0 : -EINVAL;
 }
 
 int zoneinfo_parse_boosted(const char *buf, size_t len, uint64_t min_free_pages, struct zoneinfo *out)
 {
-	struct zone_parse whole = { .min_free_pages = min_free_pages };
-	int r;
+	int r = parse_pass(buf, len, 0, 0, out);
 
-	/* The first pass gives the lowmem zones' managed pages the second needs. */
-	r = parse_pass(buf, len, NULL, out);
-	if (r != 0 || !min_free_pages)
-		return r < 0 ? r : 0;
-	whole.lowmem_managed = out->managed_pages - out->highmem_managed_pages;
-	return parse_pass(buf, len, &whole, out);
+	if (r < 0 || out->prints_boost || !min_free_pages)
+		return r;
+	return parse_pass(buf, len, min_free_pages, out->managed_pages - out->highmem_managed_pages, out);
 }
 
 int zoneinfo_parse(const char *buf, size_t len, struct zoneinfo *out)

@@ -2,6 +2,7 @@
 #ifndef MEMWATCH_ZONEINFO_H
 #define MEMWATCH_ZONEINFO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,6 +16,7 @@ struct zoneinfo {
 	uint64_t highmem_managed_pages;
 	unsigned nodes;
 	unsigned zones;
+	bool prints_boost; /* a "boost" line (5.10 has none) */
 };
 
 /* Parses the text of /proc/zoneinfo (buf need not be NUL-terminated).

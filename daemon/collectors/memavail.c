@@ -75,6 +75,7 @@ struct memavail_state {
 	bool wmark_pending;   /* changed: re-read once the count has settled for a window */
 	uint64_t reserve_refreshes;
 	struct zoneinfo zone;
+	bool zoneinfo_boostless; /* this kernel's zoneinfo prints no boost (5.10) */
 	struct procfile zoneinfo_file, meminfo_file;
 };
 
@@ -170,6 +171,11 @@ static int read_zoneinfo(struct memavail_state *s, struct zoneinfo *z)
 	r = procfile_read(&s->zoneinfo_file, &data, &len);
 	if (r < 0)
 		return r;
+	/* vm.min_free_kbytes is read only where zoneinfo has no boost line. */
+	r = zoneinfo_parse_boosted(data, len, s->zoneinfo_boostless ? min_free_pages() : 0, z);
+	if (r < 0 || z->prints_boost || s->zoneinfo_boostless)
+		return r;
+	s->zoneinfo_boostless = true;
 	return zoneinfo_parse_boosted(data, len, min_free_pages(), z);
 }
 

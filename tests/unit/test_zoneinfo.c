@@ -22,6 +22,7 @@ static void assert_real_6_18(const struct zoneinfo *z)
 	ck_assert_uint_eq(z->wmark_low_pages, 13 + 2887 + 20163 + 32 + 0);
 	ck_assert_uint_eq(z->totalreserve_pages, 3840 + 24730 + 25557);
 	ck_assert_uint_eq(z->managed_pages, 3840 + 772808 + 5394257);
+	ck_assert(z->prints_boost);
 }
 
 START_TEST(test_real_6_18)
@@ -95,6 +96,7 @@ START_TEST(test_linux_5_10_boost_inferred)
 	ck_assert_int_eq(parse_boosted_fixture("linux-5.10-arm64.txt", 5632, &z), 0);
 	ck_assert_uint_eq(z.totalreserve_pages, 8448);
 	ck_assert_uint_eq(z.wmark_low_pages, 7040);
+	ck_assert(!z.prints_boost);
 	/* Without min_free_kbytes, a boost is invisible: the reserve grows by it. */
 	ck_assert_int_eq(parse_fixture("linux-5.10-arm64-boosted.txt", &z), 0);
 	ck_assert_uint_eq(z.totalreserve_pages, 8448 + 3584);
