@@ -198,7 +198,9 @@ START_TEST(test_memavail_counters)
 	char *conf = temp_config(NULL, "counters"), *body, *out = NULL, state[512], mode[512], reason[512], pid[32], src[64];
 	struct mw_daemon *d = start_or_fail(conf);
 	struct workload w = { .kind = WL_DD };
-	double computed, by_hand, meminfo, reserve, ratio, best_hand = INFINITY, best_meminfo = INFINITY;
+	double computed, by_hand, meminfo, reserve, ratio, best_hand = INFINITY, best_meminfo = INFINITY,
+	       best_ratio_gap = INFINITY;
+	char ratio_detail[256] = "";
 	bool in_use;
 	int i;
 	pid_t child;
@@ -243,16 +245,21 @@ START_TEST(test_memavail_counters)
 		computed = metric_or_fail(body, "memwatch_memory_available_computed_bytes", NULL);
 		ratio = metric_or_fail(body, "memwatch_memavail_counters_error_ratio", NULL);
 		/* The daemon read MemAvailable at the window's end, the test just
-		 * after the window was published: on an idle machine it moves by
-		 * less than 0.5 % of itself in between. */
-		ck_assert_msg(fabs(ratio - fabs(computed - meminfo) / meminfo) <= 0.005,
-			      "memwatch_memavail_counters_error_ratio %.5f, but |computed - MemAvailable| / MemAvailable "
-			      "is %.5f (computed %.0f, MemAvailable %.0f)",
-			      ratio, fabs(computed - meminfo) / meminfo, computed, meminfo);
+		 * after the window was published; in between, a busy guest can move
+		 * it by more than 0.5 % (5 MB seen on 6.12 under TCG): judged on the
+		 * closest of the ten windows. */
+		if (fabs(ratio - fabs(computed - meminfo) / meminfo) < best_ratio_gap) {
+			best_ratio_gap = fabs(ratio - fabs(computed - meminfo) / meminfo);
+			snprintf(ratio_detail, sizeof(ratio_detail),
+				 "memwatch_memavail_counters_error_ratio %.5f, but |computed - MemAvailable| / MemAvailable "
+				 "is %.5f (computed %.0f, MemAvailable %.0f)",
+				 ratio, fabs(computed - meminfo) / meminfo, computed, meminfo);
+		}
 		best_hand = fmin(best_hand, fabs(computed - by_hand) / by_hand);
 		best_meminfo = fmin(best_meminfo, fabs(computed - meminfo) / meminfo);
 	}
 	free(body);
+	ck_assert_msg(best_ratio_gap <= 0.005, "in the closest of ten windows, %s", ratio_detail);
 	fprintf(stderr, "memavail counters: %s; closest to the zoneinfo/vmstat arithmetic %.3f%%, to MemAvailable %.3f%%\n",
 		mode, best_hand * 100, best_meminfo * 100);
 	ck_assert_msg(best_hand <= 0.01, "computed in BPF is %.2f%% off the same arithmetic on /proc/zoneinfo and /proc/vmstat",
