@@ -27,7 +27,11 @@ URL=http://127.0.0.1:9577
 CONF=/etc/memwatchd/memwatchd.conf
 CG=/sys/fs/cgroup
 
-mark() { echo "=== $* ==="; }
+# Each block's start in seconds since boot: where a guest's minutes go.
+mark() {
+	case $* in "BEGIN "*) read -r up _ < /proc/uptime && echo "=== at $up ===" ;; esac
+	echo "=== $* ==="
+}
 now() { echo "$EPOCHREALTIME"; }
 
 # Runs a command, its output in a block and its exit status after it.

@@ -75,8 +75,8 @@ SKIP = 77
 # The kernel series each Debian release boots when no --kernel is given.
 # Debian 13's own kernel is a 6.12; the 6.12 the suite fetches
 # (packaging/cross/kernel_packages.py) is Debian 12's build of it
-# (6.12.*+deb12), the same upstream series.
-RELEASE_KERNELS = {"bookworm": kernel_packages.BOOKWORM_SERIES, "trixie": ("6.12",)}
+# (6.12.*+deb12), the same upstream series. 6.18 comes from trixie-backports.
+RELEASE_KERNELS = {"bookworm": kernel_packages.BOOKWORM_SERIES, "trixie": ("6.12", "6.18")}
 GUEST_MIB = 1536
 # The runtimes' archive unpacks to 606 MB in the initramfs, a tmpfs of half the RAM.
 GUEST_MIB_CONTAINERS = 2048
@@ -139,12 +139,20 @@ def newest_source_mtime(source_root):
 
 
 def kept_deb(path, source_root):
-    """The .deb deb-arm64 kept (test_deb.py --keep), if it is newer than every
+    """The .deb deb or deb-arm64 kept (test_deb.py --keep), if it is newer than every
     source file; None otherwise (then this test builds its own)."""
     if path and os.path.exists(path) and os.stat(path).st_mtime >= newest_source_mtime(source_root):
         log(f"deb: {path}, kept by the deb test and newer than the source tree")
         return path
     return None
+
+
+def archive_has_runtimes(args, series, containers):
+    """Whether this guest boots the archive with the container runtimes: the
+    guests running the containers, and with --one-archive all guests of a run
+    that has one (their runtimes' units are masked), so that a fresh machine
+    builds one archive for the release, not two."""
+    return series in containers or (args.one_archive and bool(containers))
 
 
 def run_archive(args, deb, path):
@@ -293,6 +301,9 @@ def main():
                     "itests: the host's integration tests (--itest) on cgroup v2 (system_itests.py)")
     ap.add_argument("--itest", action="append", metavar="NAME=PATH",
                     help="--checks itests: a test executable of the host's build to run in the guest")
+    ap.add_argument("--itest-on", action="append", metavar="SERIES=NAME,...",
+                    help="--checks itests: run these commands on this kernel's guest only (default: every "
+                    "command on every kernel); each command must then be placed somewhere")
     ap.add_argument("--daemon", help="--checks itests: the daemon the tests start (their MEMWATCHD_PATH)")
     ap.add_argument("--command", action="append", metavar="NAME=COMMAND",
                     help="--checks itests: one more command to run as root in the guest, a row of its own "
@@ -303,7 +314,7 @@ def main():
     ap.add_argument("--kept-deb", help="a .deb another test kept: used when newer than the source tree")
     ap.add_argument("--keep-deb", metavar="PATH",
                     help="copy the .deb this run built to PATH (for another release's run: --kept-deb)")
-    ap.add_argument("--kernel", action="append", choices=sorted(run_vm.vm_kernels.kernel_packages.BOOKWORM_SERIES),
+    ap.add_argument("--kernel", action="append", choices=sorted(run_vm.SERIES),
                     help="kernel series to boot (default: all)")
     ap.add_argument("--log-dir", default=".", help="where console logs go")
     ap.add_argument("--jobs", type=int, default=2, help="guests booted at once")
@@ -313,6 +324,8 @@ def main():
                     help="--checks full: the kernels whose guest also runs the containers "
                     "(guest_containers.sh; default 6.1, Debian 12's own kernel, the one its Podman and "
                     "Docker are built for: on both kernels they would add their minutes to each guest)")
+    ap.add_argument("--one-archive", action="store_true",
+                    help="the guests not running the containers boot their archive too (one root file system to build)")
     ap.add_argument("--containers-timeout", type=float, default=480,
                     help="seconds the containers add to that guest's --timeout")
     ap.add_argument("--figures", help="write the guests' memory figures here (JSON; bench/system_memory.sh)")
@@ -358,6 +371,8 @@ def main():
         with tempfile.TemporaryDirectory(prefix="memwatchd-system-") as work:
             cache = run_vm.cache_dir()
             cmds = system_itests.guest_commands(args) if itests else []
+            if itests:
+                system_itests.place(cmds, args.itest_on, args.kernel or list(RELEASE_KERNELS[args.release]))
             # The v2 scenario installs no .deb: any cached root file system
             # will do (what it lacks comes from the host).
             deb = None if itests and rootfs.cached(cache, release=args.release) else (
@@ -374,7 +389,7 @@ def main():
                     kernels.append((s,) + run_vm.fetch_kernel_updating(s, cache, updated, args.arch))
                 # The guests running the containers boot the archive with their runtimes.
                 bases = {}
-                for with_ctr in sorted({k[0] in containers for k in kernels}):
+                for with_ctr in sorted({archive_has_runtimes(args, k[0], containers) for k in kernels}):
                     try:
                         base, built = (rootfs.cached(cache, release=args.release), False) if not deb else \
                             rootfs.ensure(cache, packages, log, args.arch, containers=with_ctr, release=args.release)
@@ -419,10 +434,13 @@ def main():
                 console = os.path.join(args.log_dir, f"{prefix}{series}.log")
                 log(f"[{series}] booting {name} {version}")
                 with_ctr = series in containers
-                out = boot(qemu, os.path.join(slot, "vmlinuz"), initrds[with_ctr], disk, console,
+                big = archive_has_runtimes(args, series, containers)
+                out = boot(qemu, os.path.join(slot, "vmlinuz"), initrds[big], disk, console,
                            args.timeout + (args.containers_timeout if with_ctr else 0),
-                           args.smp, args.arch, writable=itests, append=" mw.containers=1" if with_ctr else "",
-                           mib=GUEST_MIB_CONTAINERS if with_ctr else GUEST_MIB)
+                           args.smp, args.arch, writable=itests,
+                           append=(" mw.containers=1" if with_ctr else "")
+                           + (system_itests.kernel_append(cmds, series) if itests else ""),
+                           mib=GUEST_MIB_CONTAINERS if big else GUEST_MIB)
                 log(f"[{series}] qemu exited {out[2]} after {out[1]:.1f} s"
                     f"{' (TIMEOUT)' if out[3] else ''}; console: {console}")
                 return out

@@ -61,6 +61,34 @@ def guest_commands(args):
     return cmds
 
 
+def place(cmds, specs, kernels):
+    """Spread the commands over the guests (--itest-on SERIES=NAME,...): each
+    command gets the set of kernels it runs on, all of them without any spec.
+    The guests run in parallel, so the slowest guest's list is the run's time."""
+    placed = {}
+    for spec in specs or []:
+        series, _, names = spec.partition("=")
+        if series not in kernels:
+            raise HarnessError(f"--itest-on {spec}: {series} is not among the kernels booted ({', '.join(kernels)})")
+        for name in filter(None, names.split(",")):
+            if not any(c[0] == name for c in cmds):
+                raise HarnessError(f"--itest-on {spec}: no command named {name}")
+            placed.setdefault(name, set()).add(series)
+    for i, (name, argv, files) in enumerate(cmds):
+        if specs and name not in placed:
+            raise HarnessError(f"command {name} is on no kernel: add it to an --itest-on")
+        cmds[i] = (name, argv, files, frozenset(placed.get(name, kernels)))
+
+
+def on_kernel(cmds, series):
+    return [c for c in cmds if series in c[3]]
+
+
+def kernel_append(cmds, series):
+    """The guest's kernel command line names the commands it runs (guest_itests.sh)."""
+    return " mw.itests=" + ",".join(c[0] for c in on_kernel(cmds, series))
+
+
 def add_command(cmds, name, argv, files=()):
     """The hook for other scenarios (the soak's v2 run): one more command, run
     as root in the guest in list order, its exit status a row of its own.
@@ -114,7 +142,7 @@ def data_files(source_root, cmds):
             for n in names + [d for d in dirs if os.path.islink(os.path.join(top, d))]:
                 if not n.endswith(".pyc"):
                     files[os.path.join(top, n)] = 0o644
-    for _, _, extra in cmds:
+    for _, _, extra, *_ in cmds:
         files.update({f: 0o755 if os.access(f, os.X_OK) else 0o644 for f in extra})
     return files
 
@@ -136,7 +164,7 @@ def run_archive(args, cmds, base, path, unit):
     cpio = Cpio()
     have = rootfs_names(base)
     # A command named by PATH (python3, sh) is the guest's or python's own.
-    binaries = [argv[0] for _, argv, _ in cmds if os.path.isabs(argv[0])] + [os.path.abspath(args.daemon)]
+    binaries = [argv[0] for _, argv, *_ in cmds if os.path.isabs(argv[0])] + [os.path.abspath(args.daemon)]
     wanted = {b: 0o755 for b in binaries}
     data = data_files(os.path.abspath(args.source_root), cmds)
     wanted.update(data)
@@ -165,7 +193,7 @@ def run_archive(args, cmds, base, path, unit):
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "guest_itests.sh"), "rb") as f:
         cpio.file("usr/local/sbin/mw-systemtest", f.read(), 0o755)
     cpio.file("etc/systemd/system/mw-systemtest.service", unit)
-    lines = "".join(f"{name}\t{COMMAND_TIMEOUT}\t{shlex.join(argv)}\n" for name, argv, _ in cmds)
+    lines = "".join(f"{name}\t{COMMAND_TIMEOUT}\t{shlex.join(argv)}\n" for name, argv, *_ in cmds)
     cpio.file("etc/mw-itests.list", lines.encode())
     ci = os.environ.get("CI", "")
     cpio.file("etc/mw-itests.conf", f"TMP_DEV=/dev/nvme0n1\nHOST_TMP=/{HOST_TMP_STASH}/tmp\nCI_VALUE={shlex.quote(ci)}\n".encode())
@@ -208,7 +236,7 @@ def judge(s, lines, rc, timed_out, cmds):
                         + " | ".join(b.get("tmp-mount") or []))
     v.add("0 guest v2", not problems, "; ".join(problems) or
           f"pure cgroup v2 ({kv_line(guest, 'controllers')}), /tmp on ext4")
-    for name, _, _ in cmds:
+    for name, *_ in on_kernel(cmds, s):
         out = b.get(f"itest {name}")
         code = run_vm.single(singles, f"rc itest {name} ")
         secs = run_vm.single(singles, f"secs itest {name} ")
