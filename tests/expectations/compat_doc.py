@@ -3,7 +3,8 @@
 """docs/kernel-compat.md, generated from the expectation table: for each
 stock Debian kernel and architecture the vm suite boots (the busybox-guest
 rows of collectors.tsv and kill_fields.tsv), each collector's state, mode
-and reason, with the table's own comments on those rows as notes.
+and reason, with the table's own comments on those rows as notes; then one
+table of the modes under the shipped systemd unit (the systemd-guest rows).
 
   compat_doc.py              print the document
   compat_doc.py --write DOC  write it
@@ -18,6 +19,7 @@ import sys
 import expectations
 
 ENVIRONMENT = "busybox-guest"
+UNIT_ENVIRONMENT = "systemd-guest"
 ARCH_NAMES = {"amd64": "x86-64", "arm64": "arm64"}
 # Which Debian release a kernel pattern's build comes from, by its suffix.
 RELEASES = [(r"^5\.10\.", "Debian 11 (bullseye)"), (r"\+deb12-|^6\.1\.0-", "Debian 12 (bookworm)"),
@@ -92,7 +94,34 @@ def generate(collectors_path=expectations.TABLE, kill_path=expectations.KILL_FIE
         if notes:
             out += ["", "Notes from the table:", ""] + notes
         out.append("")
-    return "\n".join(out)
+    return "\n".join(out + unit_section(collectors_path, kill_path))
+
+
+def unit_section(collectors_path, kill_path):
+    """One table for the systemd guests (tests/system): the shipped unit's
+    dynamic user with CAP_BPF and CAP_PERFMON only, where some attach modes
+    differ from root's."""
+    collectors = [r for r in commented_rows(collectors_path, expectations.FIELDS)
+                  if r["environment"] == UNIT_ENVIRONMENT]
+    kills = [r for r in commented_rows(kill_path, ("environment", "kernel", "feature", "source"))
+             if r["environment"] == UNIT_ENVIRONMENT]
+    names = list(dict.fromkeys(r["collector"] for r in collectors))
+    kernels = sorted({r["kernel"] for r in collectors}, key=kernel_key)
+    out = ["## Under the shipped systemd unit", "",
+           "The system suite (tests/system: Debian 12 and 13 root file systems, systemd as PID 1)",
+           "runs the .deb's unit, a dynamic user with CAP_BPF and CAP_PERFMON only; its rows",
+           f"({UNIT_ENVIRONMENT} in collectors.tsv) give each collector's mode there, *(degraded)*",
+           "where it serves from a fallback.", "",
+           "| kernel | arch | " + " | ".join(names) + " | OOM kill's scope |",
+           "|---|---|" + "---|" * len(names) + "---|"]
+    for kernel in kernels:
+        version, arch = kernel_key(kernel)
+        modes = {r["collector"]: r["mode"] + (" (degraded)" if r["state"] == "degraded" else "")
+                 for r in collectors if r["kernel"] == kernel}
+        scope = next((r["source"] for r in kills if r["kernel"] == kernel and r["feature"] == "scope"), "")
+        out.append(f"| `{kernel}` | {ARCH_NAMES.get(arch, arch)} | "
+                   + " | ".join(modes.get(n, "") for n in names) + f" | {scope} |")
+    return out + [""]
 
 
 def main():
