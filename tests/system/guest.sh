@@ -16,7 +16,7 @@
 #   SMOKE         1: only the install, the collector scrape and one reload
 #                 (run_system.py --checks smoke, the arm64 guests)
 #   CONTAINER_TTL [collector.oom] series_ttl for the containers (guest_containers.sh,
-#                 on the kernel booted with mw.containers=1)
+#                 on the kernel booted with mw.containers=RUNTIME,...)
 #   CONTAINERS_ONLY 1: only the install, the collector scrape and the containers
 #                 (run_system.py --checks containers)
 set -u
@@ -252,6 +252,7 @@ fi
 
 # The containers alone (run_system.py --checks containers): to work on them.
 if [ "${CONTAINERS_ONLY:-0}" = 1 ]; then
+	CTR_RUNTIMES=$(sed -n 's/.*mw\.containers=\([a-z,]*\).*/\1/p' /proc/cmdline | tr , ' ')
 	systemctl stop memwatchd
 	. /usr/local/sbin/mw-containers
 	containers_scenario
@@ -510,7 +511,8 @@ echo "build_info $(grep -c '^memwatch_build_info' /tmp/metrics)"
 mark "END socket-after"
 systemctl stop memwatchd.socket memwatchd
 
-if grep -qw 'mw.containers=1' /proc/cmdline; then
+CTR_RUNTIMES=$(sed -n 's/.*mw\.containers=\([a-z,]*\).*/\1/p' /proc/cmdline | tr , ' ')
+if [ -n "$CTR_RUNTIMES" ]; then
 	. /usr/local/sbin/mw-containers
 	containers_scenario
 fi

@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # Containers from real runtimes, sourced by tests/system/guest.sh at its end
-# on the kernel the harness chose (mw.containers=1 on the kernel's command
-# line: run_system.py --containers-kernel). Podman (crun) and Docker (runc,
+# on the kernels the harness chose, with the runtimes it named for each
+# (mw.containers=podman,docker on the kernel's command line: run_system.py
+# --containers-kernel). Podman (crun) and Docker (runc,
 # started only for its part) run under the systemd cgroup driver
 # (libpod-<id>.scope, docker-<id>.scope) from an image built here from a
 # tarball: busybox-static and memhog with its libc; no registry is reachable.
@@ -204,6 +205,13 @@ ctr_docker_json() {
 		"${1:+, \"exec-opts\": [\"$1\"]}"
 }
 
+# Whether this guest runs runtime $1 (CTR_RUNTIMES: guest.sh, from the
+# kernel's mw.containers=).
+ctr_runs() {
+	case " $CTR_RUNTIMES " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
 containers_scenario() {
 	mkdir -p /etc/containers /etc/docker /etc/systemd/system/docker.service.d
 	printf '[storage]\ndriver = "vfs"\nrunroot = "/run/containers/storage"\ngraphroot = "/var/lib/containers/storage"\n' \
@@ -226,35 +234,42 @@ containers_scenario() {
 	wait_active memwatchd
 
 	block ctr-image ctr_image_tar
-	mark "BEGIN ctr-podman"
-	podman --version
-	podman info --format 'cgroupManager {{.Host.CgroupManager}} cgroupVersion {{.Host.CgroupsVersion}} runtime {{.Host.OCIRuntime.Name}} storage {{.Store.GraphDriverName}}'
-	podman info --format '{{.Host.Conmon.Version}}'
-	podman import --quiet /tmp/mw-image.tar $CTR_IMAGE
-	mark "END ctr-podman"
-	block "pod create" podman pod create --infra=false --name mw-pod
-	ctr_hold podman mw-pm-hold --pod mw-pod
+	mark "BEGIN ctr-runtimes"
+	echo $CTR_RUNTIMES
+	mark "END ctr-runtimes"
+	if ctr_runs podman; then
+		mark "BEGIN ctr-podman"
+		podman --version
+		podman info --format 'cgroupManager {{.Host.CgroupManager}} cgroupVersion {{.Host.CgroupsVersion}} runtime {{.Host.OCIRuntime.Name}} storage {{.Store.GraphDriverName}}'
+		podman info --format '{{.Host.Conmon.Version}}'
+		podman import --quiet /tmp/mw-image.tar $CTR_IMAGE
+		mark "END ctr-podman"
+		block "pod create" podman pod create --infra=false --name mw-pod
+		ctr_hold podman mw-pm-hold --pod mw-pod
+	fi
 	ctr_poll_start /tmp/poll-ttl 0.5
 	ctr_watch /tmp/cg-watch &
 	watcher=$!
-	ctr_oom podman mw-pm-hog
+	ctr_runs podman && ctr_oom podman mw-pm-hog
 
-	block ctr-docker-start sh -c 'systemctl unmask containerd.service docker.service docker.socket &&
-		systemctl daemon-reload && systemctl start docker.service'
-	# dockerd's own choice of cgroup driver first; systemd forced if it is not.
-	mark "BEGIN ctr-docker"
-	echo "default cgroupDriver $(docker info --format '{{.CgroupDriver}}')"
-	if [ "$(docker info --format '{{.CgroupDriver}}')" != systemd ]; then
-		ctr_docker_json native.cgroupdriver=systemd >/etc/docker/daemon.json
-		systemctl restart docker.service
-		echo "forced native.cgroupdriver=systemd"
+	if ctr_runs docker; then
+		block ctr-docker-start sh -c 'systemctl unmask containerd.service docker.service docker.socket &&
+			systemctl daemon-reload && systemctl start docker.service'
+		# dockerd's own choice of cgroup driver first; systemd forced if it is not.
+		mark "BEGIN ctr-docker"
+		echo "default cgroupDriver $(docker info --format '{{.CgroupDriver}}')"
+		if [ "$(docker info --format '{{.CgroupDriver}}')" != systemd ]; then
+			ctr_docker_json native.cgroupdriver=systemd >/etc/docker/daemon.json
+			systemctl restart docker.service
+			echo "forced native.cgroupdriver=systemd"
+		fi
+		docker version --format 'client {{.Client.Version}} server {{.Server.Version}}'
+		docker info --format 'cgroupDriver {{.CgroupDriver}} cgroupVersion {{.CgroupVersion}} runtime {{.DefaultRuntime}} storage {{.Driver}}'
+		docker import --change 'CMD ["/bin/sh"]' /tmp/mw-image.tar $CTR_IMAGE
+		mark "END ctr-docker"
+		ctr_oom docker mw-dk-hog
 	fi
-	docker version --format 'client {{.Client.Version}} server {{.Server.Version}}'
-	docker info --format 'cgroupDriver {{.CgroupDriver}} cgroupVersion {{.CgroupVersion}} runtime {{.DefaultRuntime}} storage {{.Driver}}'
-	docker import --change 'CMD ["/bin/sh"]' /tmp/mw-image.tar $CTR_IMAGE
-	mark "END ctr-docker"
-	ctr_oom docker mw-dk-hog
-	# Both removed containers' OOM series until they went, or TTL + 10 s.
+	# The removed containers' OOM series until they went, or TTL + 10 s.
 	for i in $(seq 1 $(((CONTAINER_TTL + 10) * 5))); do
 		ctr_poll_last /tmp/poll-ttl | grep -qE 'oom_kills_total\{.*container_id="[0-9a-f]' || break
 		sleep 0.2
@@ -268,10 +283,13 @@ containers_scenario() {
 	kill "$watcher"
 	wait "$watcher" 2>/dev/null
 	block "cgroup watch" cat /tmp/cg-watch
-	ctr_hold docker mw-dk-hold
+	ctr_runs docker && ctr_hold docker mw-dk-hold
 	block ctr-dmesg sh -c "dmesg | grep -E 'oom-kill:|Killed process'"
 	block ctr-journal sh -c "journalctl -u memwatchd -b --no-pager -o cat | grep -iE 'docker|podman|container' | tail -n 20"
-	docker rm -f mw-dk-hold >/dev/null
-	podman rm -f mw-pm-hold >/dev/null
-	systemctl stop docker.service docker.socket containerd.service memwatchd
+	if ctr_runs docker; then
+		docker rm -f mw-dk-hold >/dev/null
+		systemctl stop docker.service docker.socket containerd.service
+	fi
+	ctr_runs podman && podman rm -f mw-pm-hold >/dev/null
+	systemctl stop memwatchd
 }

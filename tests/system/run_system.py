@@ -17,13 +17,14 @@ what it saw on the serial console, and this script judges it.
 integration test executables and daemon, run as they are in the guest on its
 pure cgroup v2 hierarchy, a row per test; no .deb.
 
-On one kernel (--containers-kernel, default 6.1: Debian 12's own, which its
-Podman and Docker are built for) the guest then also runs containers
-(guest_containers.sh, judged by system_judge_containers.py): on both kernels
-they would add their minutes to each guest. The system-trixie test runs them
-on its 6.12 too: Debian 13's Podman 5 is the one whose OOMKilled flag is set
-(tests/expectations/container_runtimes.tsv). --checks containers runs only
-the install and the containers, to work on them.
+On the kernels --containers-kernel names (default 6.1: Debian 12's own,
+which its Podman and Docker are built for) the guest then also runs
+containers (guest_containers.sh, judged by system_judge_containers.py), all
+runtimes or those after = (SERIES=podman, SERIES=docker): the runtimes split
+over the two guests so that both end about together, where both runtimes on
+one guest kept the other idle for three minutes. Debian 13's Podman 5 is the
+one whose OOMKilled flag is set (tests/expectations/container_runtimes.tsv).
+--checks containers runs only the install and the containers, to work on them.
 
 --arch arm64 boots Debian's arm64 kernels with qemu-system-aarch64 -M virt on
 an arm64 root file system that is only unpacked (rootfs.py), with the
@@ -147,12 +148,21 @@ def kept_deb(path, source_root):
     return None
 
 
-def archive_has_runtimes(args, series, containers):
-    """Whether this guest boots the archive with the container runtimes: the
-    guests running the containers, and with --one-archive all guests of a run
-    that has one (their runtimes' units are masked), so that a fresh machine
-    builds one archive for the release, not two."""
-    return series in containers or (args.one_archive and bool(containers))
+def container_runtimes(ap, specs):
+    """{series: runtimes} from --containers-kernel SERIES[=RUNTIME,...] (all
+    runtimes without =; none: no containers)."""
+    out = {}
+    for spec in specs:
+        series, _, names = spec.partition("=")
+        if series == "none":
+            continue
+        if series not in run_vm.SERIES:
+            ap.error(f"--containers-kernel {spec}: unknown kernel series {series}")
+        runtimes = tuple(filter(None, names.split(","))) or ctr.RUNTIMES
+        if any(r not in ctr.RUNTIMES for r in runtimes):
+            ap.error(f"--containers-kernel {spec}: runtimes are {', '.join(ctr.RUNTIMES)}")
+        out[series] = tuple(sorted(set(out.get(series, ()) + runtimes), key=ctr.RUNTIMES.index))
+    return out
 
 
 def run_archive(args, deb, path):
@@ -221,7 +231,7 @@ def boot(qemu, vmlinuz, initrd, disk, console_log, timeout, smp, arch="amd64", w
 
 # ---------------------------------------------------------------- judging
 
-def judge(s, lines, rc, timed_out, unit_sha, rows, smoke=False, figures=None, containers=False,
+def judge(s, lines, rc, timed_out, unit_sha, rows, smoke=False, figures=None, runtimes=(),
           containers_only=False):
     v = sj.Verdict()
     b, singles = blocks(lines)
@@ -249,7 +259,7 @@ def judge(s, lines, rc, timed_out, unit_sha, rows, smoke=False, figures=None, co
     sj.judge_install(s, v, b, singles, want, unit_sha)
     sj.judge_collectors(s, v, b, want)
     if containers_only:
-        ctr.judge_containers(s, v, b, singles, kv_line(guest, "os") or "?")
+        ctr.judge_containers(s, v, b, singles, kv_line(guest, "os") or "?", runtimes)
         return v
     if smoke:
         for line in b.get("journal-memavail") or []:
@@ -279,8 +289,8 @@ def judge(s, lines, rc, timed_out, unit_sha, rows, smoke=False, figures=None, co
     ops.judge_stop(s, v, b, singles)
     ops.judge_socket(s, v, b)
     ops.judge_memory(s, v, b, figures if figures is not None else {}, ("memory-start", "memory-workloads"))
-    if containers:
-        ctr.judge_containers(s, v, b, singles, kv_line(guest, "os") or "?")
+    if runtimes:
+        ctr.judge_containers(s, v, b, singles, kv_line(guest, "os") or "?", runtimes)
     return v
 
 
@@ -320,12 +330,11 @@ def main():
     ap.add_argument("--jobs", type=int, default=2, help="guests booted at once")
     ap.add_argument("--smp", type=int, default=1, help="vCPUs per guest")
     ap.add_argument("--timeout", type=float, default=420, help="seconds per boot")
-    ap.add_argument("--containers-kernel", action="append", choices=sorted(run_vm.SERIES) + ["none"],
-                    help="--checks full: the kernels whose guest also runs the containers "
+    ap.add_argument("--containers-kernel", action="append", metavar="SERIES[=RUNTIME,...]",
+                    help="--checks full: a kernel whose guest also runs containers, of every runtime or "
+                    "those named (podman, docker); none for no containers "
                     "(guest_containers.sh; default 6.1, Debian 12's own kernel, the one its Podman and "
-                    "Docker are built for: on both kernels they would add their minutes to each guest)")
-    ap.add_argument("--one-archive", action="store_true",
-                    help="the guests not running the containers boot their archive too (one root file system to build)")
+                    "Docker are built for)")
     ap.add_argument("--containers-timeout", type=float, default=480,
                     help="seconds the containers add to that guest's --timeout")
     ap.add_argument("--figures", help="write the guests' memory figures here (JSON; bench/system_memory.sh)")
@@ -338,8 +347,8 @@ def main():
     if itests and (not (args.itest or args.command) or not args.daemon or args.arch != "amd64"):
         ap.error("--checks itests needs --itest or --command, and --daemon (amd64: the host's own binaries)")
     suite_name = "system" if args.arch == "amd64" else f"system-{args.arch}"
-    containers = set() if args.checks not in ("full", "containers") or args.arch != "amd64" else \
-        set(args.containers_kernel or ["6.1"]) - {"none"}
+    containers = {} if args.checks not in ("full", "containers") or args.arch != "amd64" else \
+        container_runtimes(ap, args.containers_kernel or ["6.1"])
     if args.checks == "containers" and not args.kernel:
         args.kernel = sorted(containers)
     if itests:
@@ -389,7 +398,7 @@ def main():
                     kernels.append((s,) + run_vm.fetch_kernel_updating(s, cache, updated, args.arch))
                 # The guests running the containers boot the archive with their runtimes.
                 bases = {}
-                for with_ctr in sorted({archive_has_runtimes(args, k[0], containers) for k in kernels}):
+                for with_ctr in sorted({k[0] in containers for k in kernels}):
                     try:
                         base, built = (rootfs.cached(cache, release=args.release), False) if not deb else \
                             rootfs.ensure(cache, packages, log, args.arch, containers=with_ctr, release=args.release)
@@ -434,13 +443,12 @@ def main():
                 console = os.path.join(args.log_dir, f"{prefix}{series}.log")
                 log(f"[{series}] booting {name} {version}")
                 with_ctr = series in containers
-                big = archive_has_runtimes(args, series, containers)
-                out = boot(qemu, os.path.join(slot, "vmlinuz"), initrds[big], disk, console,
+                out = boot(qemu, os.path.join(slot, "vmlinuz"), initrds[with_ctr], disk, console,
                            args.timeout + (args.containers_timeout if with_ctr else 0),
                            args.smp, args.arch, writable=itests,
-                           append=(" mw.containers=1" if with_ctr else "")
+                           append=(" mw.containers=" + ",".join(containers[series]) if with_ctr else "")
                            + (system_itests.kernel_append(cmds, series) if itests else ""),
-                           mib=GUEST_MIB_CONTAINERS if big else GUEST_MIB)
+                           mib=GUEST_MIB_CONTAINERS if with_ctr else GUEST_MIB)
                 log(f"[{series}] qemu exited {out[2]} after {out[1]:.1f} s"
                     f"{' (TIMEOUT)' if out[3] else ''}; console: {console}")
                 return out
@@ -459,7 +467,7 @@ def main():
         if itests:
             v = system_itests.judge(series, lines, rc, timed_out, cmds)
         else:
-            v = judge(series, lines, rc, timed_out, unit_sha, rows, smoke, figures[series], series in containers,
+            v = judge(series, lines, rc, timed_out, unit_sha, rows, smoke, figures[series], containers.get(series, ()),
                       args.checks == "containers")
         results.append((series, version, secs, v))
         if not v.ok:

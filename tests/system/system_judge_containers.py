@@ -15,6 +15,7 @@ import expectations  # noqa: E402
 CONTAINER_TTL = 30       # seconds, [collector.oom] series_ttl in the guest's memwatchd.conf
 WINDOW = 1.0             # [daemon] window of the shipped memwatchd.conf, seconds
 LIMIT = 64 << 20         # --memory 64m
+RUNTIMES = ("podman", "docker")
 OOM_CONTAINERS = (("podman", "mw-pm-hog", "/machine.slice/libpod-{id}.scope"),
                   ("docker", "mw-dk-hog", "/system.slice/docker-{id}.scope"))
 # The Podman one runs in a pod (podman pod create, podman run --pod).
@@ -61,19 +62,25 @@ def series(smp, family, short_id):
     return [(lab, v) for n, lab, v in smp if n == family and lab.get("container_id") == short_id]
 
 
-def judge_setup(s, v, b, singles):
+def judge_setup(s, v, b, singles, runtimes):
     pod = " ".join(b.get("ctr-podman") or [])
     dk = " ".join(b.get("ctr-docker") or [])
     problems = []
-    if "cgroupManager systemd" not in pod or "cgroupVersion v2" not in pod:
+    if "podman" in runtimes and ("cgroupManager systemd" not in pod or "cgroupVersion v2" not in pod):
         problems.append(f"podman info: {pod[-200:]!r}")
-    if "cgroupDriver systemd" not in dk or "cgroupVersion 2" not in dk:
+    if "docker" in runtimes and ("cgroupDriver systemd" not in dk or "cgroupVersion 2" not in dk):
         problems.append(f"docker info: {dk[-200:]!r} (dockerd start: {' | '.join((b.get('ctr-docker-start') or [])[-3:])})")
-    for step in ("ctr-start", "ctr-image", "pod create", "ctr-docker-start"):
+    here = [f"runtimes here: {' '.join(b.get('ctr-runtimes') or ['?'])}"]
+    if (b.get("ctr-runtimes") or [""])[0].split() != list(runtimes):
+        problems.append(f"the guest ran {b.get('ctr-runtimes')}, not {list(runtimes)}")
+    steps = ["ctr-start", "ctr-image"] + (["pod create"] if "podman" in runtimes else []) + \
+        (["ctr-docker-start"] if "docker" in runtimes else [])
+    for step in steps:
         if marker(singles, f"rc {step} ") != "0":
             problems.append(f"{step}: exit {marker(singles, f'rc {step} ')}: {' | '.join((b.get(step) or [])[-3:])}")
-    log(f"[{s}] containers: {pod}; {dk}")
-    v.add("5 ctr setup", not problems, "; ".join(problems) or f"{pod}; {dk}")
+    seen = "; ".join(here + [x for x in (pod, dk) if x])
+    log(f"[{s}] containers: {seen}")
+    v.add("5 ctr setup", not problems, "; ".join(problems) or seen)
 
 
 def judge_oom(s, v, b, singles, runtime, name, cg_form, distribution):
@@ -226,13 +233,17 @@ def judge_held(s, v, b, singles, runtime, name, cg_re):
     v.add(f"5 ctr held {runtime}", not problems, "; ".join(problems) or f"{name}: " + "; ".join(notes))
 
 
-def judge_containers(s, v, b, singles, distribution):
-    judge_setup(s, v, b, singles)
+def judge_containers(s, v, b, singles, distribution, runtimes=RUNTIMES):
+    """The checks of the runtimes this guest ran (run_system.py --containers-kernel)."""
+    judge_setup(s, v, b, singles, runtimes)
     killed = {}
     for runtime, name, cg_form in OOM_CONTAINERS:
+        if runtime not in runtimes:
+            continue
         got = judge_oom(s, v, b, singles, runtime, name, cg_form, distribution)
         if got:
             killed[name] = got
     judge_ttl(s, v, b, killed)
     for runtime, name, cg_re in HELD_CONTAINERS:
-        judge_held(s, v, b, singles, runtime, name, cg_re)
+        if runtime in runtimes:
+            judge_held(s, v, b, singles, runtime, name, cg_re)
