@@ -351,6 +351,9 @@ def main():
         container_runtimes(ap, args.containers_kernel or ["6.1"])
     if args.checks == "containers" and not args.kernel:
         args.kernel = sorted(containers)
+    unbooted = sorted(set(containers) - set(args.kernel or RELEASE_KERNELS[args.release]))
+    if unbooted:
+        ap.error(f"--containers-kernel {', '.join(unbooted)}: not among the kernels booted")
     if itests:
         suite_name = "system-v2"
     if args.release != rootfs.SUITE:
