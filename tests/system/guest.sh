@@ -26,6 +26,8 @@ export SYSTEMD_COLORS=0 SYSTEMD_PAGER=cat SYSTEMD_LESS= LC_ALL=C.UTF-8
 URL=http://127.0.0.1:9577
 CONF=/etc/memwatchd/memwatchd.conf
 CG=/sys/fs/cgroup
+# The container runtimes this guest runs (the kernel's mw.containers=podman,docker).
+CTR_RUNTIMES=$(sed -n 's/.*mw\.containers=\([a-z,]*\).*/\1/p' /proc/cmdline | tr , ' ')
 
 # Each block's start in seconds since boot: where a guest's minutes go.
 mark() {
@@ -252,7 +254,6 @@ fi
 
 # The containers alone (run_system.py --checks containers): to work on them.
 if [ "${CONTAINERS_ONLY:-0}" = 1 ]; then
-	CTR_RUNTIMES=$(sed -n 's/.*mw\.containers=\([a-z,]*\).*/\1/p' /proc/cmdline | tr , ' ')
 	systemctl stop memwatchd
 	. /usr/local/sbin/mw-containers
 	containers_scenario
@@ -511,7 +512,6 @@ echo "build_info $(grep -c '^memwatch_build_info' /tmp/metrics)"
 mark "END socket-after"
 systemctl stop memwatchd.socket memwatchd
 
-CTR_RUNTIMES=$(sed -n 's/.*mw\.containers=\([a-z,]*\).*/\1/p' /proc/cmdline | tr , ' ')
 if [ -n "$CTR_RUNTIMES" ]; then
 	. /usr/local/sbin/mw-containers
 	containers_scenario
