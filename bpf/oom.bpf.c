@@ -50,6 +50,11 @@ const volatile __u32 n_killers = 0;
 const volatile char killers[KILLERS_MAX][EVENT_COMM_LEN] = {};
 const volatile __u64 kill_burst_ns = 1000000000ULL;
 const volatile __u64 kill_victim_ns = 30000000000ULL;
+/* Two instances of this collector attached at once (a restart starts the new
+ * one before the old one stops) both run on each tracepoint hit, within
+ * microseconds on one CPU: the first to claim the kill in the kill_seen map
+ * the two share counts and reports it, the other one sees it claimed. */
+const volatile __u64 same_hit_ns = 10000000ULL;
 
 __u64 oom_kills_by_scope[OOM_SCOPES] = {};
 __u64 userspace_kills[KILLERS_MAX] = {};
@@ -67,12 +72,14 @@ struct oom_stash {
 BPF_LRU_HASH(__u32, struct oom_stash, 256) oom_stash SEC(".maps");
 
 struct kill_key {
-	__u64 id;      /* victim tgid, or victim memory cgroup id */
-	__u32 what;    /* KEY_VICTIM or KEY_CGROUP_BURST */
-	__u32 killer;
+	__u64 id;      /* victim tgid, victim memory cgroup id, OOM victim's thread id, or signal << 32 | victim thread id */
+	__u32 what;    /* KEY_* */
+	__u32 killer;  /* the killer's index; for KEY_SIGNAL its pid */
 };
 #define KEY_VICTIM 0
 #define KEY_CGROUP_BURST 1
+#define KEY_OOM_VICTIM 2
+#define KEY_SIGNAL 3
 
 BPF_LRU_HASH(struct kill_key, __u64, 8192) kill_seen SEC(".maps");
 
@@ -253,6 +260,22 @@ static __always_inline void victim_rss(struct memwatch_event *e, struct mm_struc
 	e->flags |= KILL_HAS_RSS;
 }
 
+/* True when key was seen within window: a signal of a kill already counted,
+ * or a kill or signal the other instance's program claimed on the same hit.
+ * The burst key slides with each signal; a victim's stays at its first. */
+static __always_inline bool seen_within(struct kill_key *key, __u64 now, __u64 window, bool slide)
+{
+	__u64 *last = bpf_map_lookup_elem(&kill_seen, key);
+
+	if (last && now - *last < window) {
+		if (slide)
+			*last = now;
+		return true;
+	}
+	bpf_map_update_elem(&kill_seen, key, &now, BPF_ANY);
+	return false;
+}
+
 static __always_inline void count_scope(__u32 scope)
 {
 	barrier_var(scope);
@@ -262,9 +285,14 @@ static __always_inline void count_scope(__u32 scope)
 
 static __always_inline int report_victim(void *ctx, struct task_struct *victim, __u32 pid)
 {
+	struct kill_key claim = { .what = KEY_OOM_VICTIM };
 	struct memwatch_event e = {};
 
 	e.ts_ns = bpf_ktime_get_ns();
+	/* The thread the kernel marked: what the classic record's pid field holds too. */
+	claim.id = victim ? (__u32)BPF_CORE_READ(victim, pid) : pid;
+	if (seen_within(&claim, e.ts_ns, same_hit_ns, false))
+		return 0;
 	e.kind = EVENT_OOM_KILL;
 	e.pid = pid;
 	if (!scope_from_stash(&e, e.ts_ns))
@@ -323,26 +351,11 @@ static __always_inline __u32 killer_index(const char *comm)
 	return KILLERS_MAX;
 }
 
-/* True when key was seen within window: a signal of a kill already counted.
- * The burst key slides with each signal; a victim's stays at its first. */
-static __always_inline bool seen_within(struct kill_key *key, __u64 now, __u64 window, bool slide)
-{
-	__u64 *last = bpf_map_lookup_elem(&kill_seen, key);
-
-	if (last && now - *last < window) {
-		if (slide)
-			*last = now;
-		return true;
-	}
-	bpf_map_update_elem(&kill_seen, key, &now, BPF_ANY);
-	return false;
-}
-
 static __always_inline int on_signal(void *ctx, int sig, struct task_struct *task, __u32 victim_tgid, __u32 victim_tid,
 				     int result)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), now, memcg_id;
-	struct kill_key victim_key = {}, burst_key = {};
+	struct kill_key victim_key = {}, burst_key = {}, signal_key = {};
 	struct memwatch_event e = {};
 	char comm[EVENT_COMM_LEN] = {};
 	__u32 idx;
@@ -361,9 +374,14 @@ static __always_inline int on_signal(void *ctx, int sig, struct task_struct *tas
 		victim_tgid = BPF_CORE_READ(task, tgid), victim_tid = BPF_CORE_READ(task, pid);
 	if (victim_tgid == (__u32)(pid_tgid >> 32))
 		return 0; /* a killer signalling itself */
+	now = bpf_ktime_get_ns();
+	signal_key.id = (__u64)sig << 32 | victim_tid;
+	signal_key.what = KEY_SIGNAL;
+	signal_key.killer = pid_tgid >> 32;
+	if (seen_within(&signal_key, now, same_hit_ns, false))
+		return 0;
 	counter_add(&userspace_signals[idx], 1);
 
-	now = bpf_ktime_get_ns();
 	memcg_id = task ? task_memcg_id(task) : 0;
 	victim_key.id = victim_tgid;
 	victim_key.what = KEY_VICTIM;

@@ -104,13 +104,16 @@ int bpf_hooks_probe(const struct bpf_hook *hooks, size_t n, struct collector_sta
 	return 0;
 }
 
-void bpf_attachment_destroy(struct bpf_attachment *a)
+void bpf_attachment_detach(struct bpf_attachment *a)
 {
-	size_t i;
-
-	for (i = 0; i < a->n_links; i++)
+	for (size_t i = 0; i < a->n_links; i++)
 		bpf_link__destroy(a->links[i]);
 	a->n_links = 0;
+}
+
+void bpf_attachment_destroy(struct bpf_attachment *a)
+{
+	bpf_attachment_detach(a);
 	if (a->skel && a->ops)
 		a->ops->destroy(a->skel);
 	a->skel = NULL;

@@ -87,6 +87,8 @@ int bpf_attach_hooks(struct bpf_attachment *a, const struct bpf_skel_ops *ops,
 		     const struct bpf_hook *hooks, size_t n, int flavour,
 		     int (*configure)(void *skel, void *userdata), void *userdata,
 		     struct collector_status *st);
+/* Its programs stop running; the maps and the skeleton's counters stay readable. */
+void bpf_attachment_detach(struct bpf_attachment *a);
 void bpf_attachment_destroy(struct bpf_attachment *a);
 
 /* Whether the one program at prog_offset in the skeleton (offsetof(struct

@@ -142,6 +142,13 @@ struct collector_ops {
 	 * old one built from events (which a counter carry cannot rebuild), such
 	 * as the OOM kills by cgroup. */
 	void (*takeover)(void *new_priv, void *old_priv);
+	/* Optional, with takeover: at such a restart, right after the new
+	 * instance's first values were read, the old one stops counting (its
+	 * programs detach) before its last values are read. For a collector
+	 * whose two instances never count the same event (bpf/oom.bpf.c claims
+	 * each kill in a map they share), nothing is then counted twice, and
+	 * nothing between the two reads is lost. */
+	void (*quiesce)(void *priv);
 	/* Optional, for a collector that reads an expensive source only every
 	 * few windows: its next collect reads it whatever the gate says. Called
 	 * before the old instance's last collect at a restart, whose values the

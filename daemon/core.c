@@ -589,8 +589,11 @@ static void collector_restart(struct core *core, struct collector_instance *ci, 
 			if (ci->ops->takeover && ci->status.running)
 				ci->ops->takeover(priv, ci->priv);
 			/* The new one's first values before the old one's last: an event
-			 * between the two reads may count twice, none goes unseen. */
+			 * between the two reads may count twice (none, for a collector that
+			 * quiesces the old one), none goes unseen. */
 			first = scratch_collect(ci->ops, priv, max_series);
+			if (ci->ops->quiesce && ci->status.running)
+				ci->ops->quiesce(ci->priv);
 			next = carry_from(ci, ci->priv, max_series, now);
 
 			collector_stop(ci);

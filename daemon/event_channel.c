@@ -511,6 +511,15 @@ void event_channel_unsubscribe(struct event_channel *ch, event_handler_fn fn, vo
 }
 
 /* Every pressure instant the kernel saw, by kind: sent, gated or dropped. */
+void event_channel_between_events(struct event_channel *ch, void (*fn)(void *userdata), void *userdata)
+{
+	if (ch)
+		pthread_mutex_lock(&ch->subscribers_lock);
+	fn(userdata);
+	if (ch)
+		pthread_mutex_unlock(&ch->subscribers_lock);
+}
+
 void event_channel_collect(struct event_channel *ch, struct snapshot *snap)
 {
 	uint64_t dropped = 0, gated[EVENT_KINDS] = { 0 }, instants[EVENT_KINDS] = { 0 }, received[EVENT_KINDS];

@@ -93,6 +93,9 @@ typedef void (*event_handler_fn)(void *userdata, const struct memwatch_event *ra
 int event_channel_subscribe(struct event_channel *ch, unsigned kinds, event_handler_fn fn, void *userdata);
 /* Returns once no call of fn for userdata is running or can start. */
 void event_channel_unsubscribe(struct event_channel *ch, event_handler_fn fn, void *userdata);
+/* Runs fn between two events: every subscriber has had each event before,
+ * none has one after (a restart's handover of what handlers built). */
+void event_channel_between_events(struct event_channel *ch, void (*fn)(void *userdata), void *userdata);
 
 /* Called on the consumer thread for every record once the subscribers have
  * filled it in (the journal): one sink, NULL to remove. Must not call back

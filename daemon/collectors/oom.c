@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,11 @@ struct oom_state {
 	struct oom_table *table; /* its own allocation: its mutex never moves */
 };
 
+/* The instance whose handler notes and logs the kills: the running one, and
+ * at a restart the old one until the new one takes over (the new one has
+ * subscribed long before: loading its programs takes a while). */
+static struct oom_state *_Atomic noting;
+
 static const struct bpf_hook oom_hooks[] = {
 	{ "oom", "mark_victim", BPF_HOOK_PROGS(oom_bpf, mark_victim) },
 	{ "signal", "signal_generate", BPF_HOOK_PROGS(oom_bpf, signal_generate), .optional = true },
@@ -133,6 +139,9 @@ static int prepare(void *skel, void *userdata)
 	r = event_channel_prepare(s->ctx.events, obj->maps.events, &obj->rodata->events_use_ringbuf);
 	if (r == 0)
 		r = bpf_shared_map_reuse(s->ctx.shared_maps, obj->maps.memavail);
+	/* Shared by the two instances of a restart: each kill claimed by one. */
+	if (r == 0)
+		r = bpf_shared_map_reuse(s->ctx.shared_maps, obj->maps.kill_seen);
 	return r;
 }
 
@@ -207,6 +216,8 @@ static void on_kill(void *userdata, const struct memwatch_event *raw, struct eve
 	struct cgroup_labels names;
 	const char *by;
 
+	if (atomic_load(&noting) != s)
+		return; /* the other instance of a restart notes it, and logs it */
 	if (!rec->comm[0] && rec->pid) {
 		/* Old kernels pass only the pid: the victim is usually still there. */
 		char p[64], *text = NULL;
@@ -327,6 +338,11 @@ static int oom_start(void *priv, const void *cfg, const struct collector_context
 		return -ENOMEM;
 	pthread_mutex_init(&s->table->lock, NULL);
 	s->table->names = ctx->names;
+	{
+		struct oom_state *none = NULL;
+
+		atomic_compare_exchange_strong(&noting, &none, s); /* none running: this one notes */
+	}
 	r = event_channel_subscribe(s->ctx.events, EVENT_KIND_BIT(EVENT_OOM_KILL) | EVENT_KIND_BIT(EVENT_USERSPACE_KILL),
 				    on_kill, s);
 	if (r < 0)
@@ -355,15 +371,18 @@ static int oom_start(void *priv, const void *cfg, const struct collector_context
 	return 0;
 }
 
-/* A restart: the kills by cgroup so far, and the last ones' times, stay. */
-static void oom_takeover(void *new_priv, void *old_priv)
-{
-	struct oom_table *to = ((struct oom_state *)new_priv)->table, *from = ((struct oom_state *)old_priv)->table;
+struct handover {
+	struct oom_state *to, *from;
+};
 
-	if (!to || !from)
-		return;
-	/* The old one still counts until it stops, so its table has every kill
-	 * the new one saw so far: take it whole. */
+static void hand_over_table(void *userdata)
+{
+	struct handover *h = userdata;
+	struct oom_table *to = h->to->table, *from = h->from->table;
+
+	/* Both instances' handlers had every kill event so far, so the old
+	 * table has each one the new one noted: take it whole. From here on
+	 * only the new one notes. */
 	pthread_mutex_lock(&from->lock);
 	pthread_mutex_lock(&to->lock);
 	memcpy(to->cgroups, from->cgroups, from->n_cgroups * sizeof(from->cgroups[0]));
@@ -372,6 +391,30 @@ static void oom_takeover(void *new_priv, void *old_priv)
 	to->last_userspace_real_usec = from->last_userspace_real_usec;
 	pthread_mutex_unlock(&to->lock);
 	pthread_mutex_unlock(&from->lock);
+	atomic_store(&noting, h->to);
+}
+
+/* A restart: the kills by cgroup so far, and the last ones' times, stay;
+ * between two events, so that none is noted twice or lost. */
+static void oom_takeover(void *new_priv, void *old_priv)
+{
+	struct handover h = { new_priv, old_priv };
+
+	if (!h.to->table || !h.from->table)
+		return;
+	event_channel_between_events(h.to->ctx.events, hand_over_table, &h);
+}
+
+/* The old instance's programs detach: each kill from here on is the new
+ * one's alone (it claimed none while both ran: the old one's programs,
+ * attached first, run first on every hit). */
+static void oom_quiesce(void *priv)
+{
+	struct oom_state *s = priv;
+
+	bpf_link__destroy(s->scope_link);
+	s->scope_link = NULL;
+	bpf_attachment_detach(&s->bpf);
 }
 
 /* series_ttl in place; the attach key in place when the running program
@@ -489,7 +532,9 @@ static int oom_collect(void *priv, struct snapshot *snap)
 
 static void oom_stop(void *priv)
 {
-	struct oom_state *s = priv;
+	struct oom_state *s = priv, *me = s;
+
+	atomic_compare_exchange_strong(&noting, &me, NULL);
 
 	if (s->bpf.skel)
 		event_channel_remove_source(s->ctx.events, &((struct oom_bpf *)s->bpf.skel)->bss->event_counters);
@@ -518,5 +563,6 @@ const struct collector_ops oom_collector = {
 	.reload = oom_reload,
 	.stop = oom_stop,
 	.takeover = oom_takeover,
+	.quiesce = oom_quiesce,
 	.counts_from_start = true,
 };

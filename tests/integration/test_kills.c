@@ -610,6 +610,244 @@ START_TEST(test_userspace_killers_bad)
 }
 END_TEST
 
+/* ---- every kill once over collector restarts ---- */
+
+#define RESTARTS 40
+#define MIN_KILLS_OVER_RESTARTS 20
+
+static volatile sig_atomic_t oom_loop_stop;
+
+static void on_oom_loop_term(int sig)
+{
+	(void)sig;
+	oom_loop_stop = 1;
+}
+
+/* A child that, until SIGTERM, forks one victim after another into cg,
+ * each touching more than cg's limit until the kernel kills it. Exits 0
+ * when every victim died of SIGKILL. */
+static pid_t spawn_oom_loop(const struct mw_memcg *cg)
+{
+	pid_t parent = getpid(), pid;
+
+	ck_assert(n_children < MAX_CHILDREN);
+	fflush(NULL);
+	pid = fork();
+	ck_assert_msg(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent || signal(SIGTERM, on_oom_loop_term) == SIG_ERR)
+			_exit(126);
+		while (!oom_loop_stop) {
+			pid_t loop = getpid(), v = fork();
+			int st;
+
+			if (v < 0)
+				_exit(125);
+			if (v == 0) {
+				char file[320], text[32];
+				volatile char *p;
+
+				if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != loop)
+					_exit(124);
+				snprintf(file, sizeof(file), "%s/cgroup.procs", cg->path);
+				snprintf(text, sizeof(text), "%d", (int)getpid());
+				if (mw_write_text(file, text) < 0 || prctl(PR_SET_NAME, VICTIM_COMM) < 0)
+					_exit(123);
+				p = mmap(NULL, OOM_TOUCH_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+				if (p == MAP_FAILED)
+					_exit(122);
+				for (size_t off = 0; off < OOM_TOUCH_BYTES; off += 4096)
+					p[off] = 1;
+				_exit(0);
+			}
+			while (waitpid(v, &st, 0) < 0)
+				if (errno != EINTR)
+					_exit(121);
+			if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL)
+				_exit(120);
+		}
+		_exit(0);
+	}
+	children[n_children++] = pid;
+	return pid;
+}
+
+static double metric_sum(const char *body, const char *name, const char *must_have)
+{
+	size_t len = strlen(name);
+	double sum = 0;
+
+	for (const char *p = body; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		const char *eol = strchr(p, '\n'), *sp;
+
+		if (strncmp(p, name, len) != 0 || (p[len] != '{' && p[len] != ' '))
+			continue;
+		sp = eol ? eol : p + strlen(p);
+		while (sp > p && sp[-1] != ' ')
+			sp--;
+		if (must_have) {
+			const char *hit = strstr(p, must_have);
+
+			if (!hit || (eol && hit > eol))
+				continue;
+		}
+		sum += strtod(sp, NULL);
+	}
+	return sum;
+}
+
+static long long vmstat_oom_kills(void)
+{
+	char *text = mw_read_file("/proc/vmstat", NULL), *p;
+	long long v = -1;
+
+	ck_assert(text);
+	p = strstr(text, "\noom_kill ");
+	if (p)
+		v = strtoll(p + strlen("\noom_kill "), NULL, 10);
+	free(text);
+	return v;
+}
+
+static size_t count_lines_with(const char *text, const char *a, const char *b)
+{
+	size_t n = 0;
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		const char *eol = strchr(p, '\n'), *ha = strstr(p, a), *hb = b ? strstr(p, b) : p;
+
+		if (ha && hb && (!eol || (ha < eol && hb < eol)))
+			n++;
+	}
+	return n;
+}
+
+/* The oom_kill events of /api/v1/events whose cgroup is label, and how many
+ * of them repeat a pid already seen. */
+static const char py_cgroup_kills[] =
+	"import json, sys\n"
+	"d = json.load(open(sys.argv[1], 'rb'))\n"
+	"m = [e['pid'] for e in d['events'] if e['kind'] == 'oom_kill' and e.get('cgroup') == sys.argv[2]]\n"
+	"print(len(m), len(m) - len(set(m)))\n";
+
+static void cgroup_kill_events(struct mw_daemon *d, const char *label, long long *n, long long *repeated)
+{
+	struct mw_http_response resp;
+	char json[300], script[300], cmd[1024], out[128] = "";
+	FILE *f;
+
+	ck_assert(mw_http_get(d->port, "/api/v1/events", &resp) == 0 && resp.status == 200);
+	snprintf(json, sizeof(json), "%s/kills.%d.json", mw_tmp_root(), (int)getpid());
+	snprintf(script, sizeof(script), "%s/kills.%d.py", mw_tmp_root(), (int)getpid());
+	ck_assert(mw_write_file(json, resp.body) == 0 && mw_write_file(script, py_cgroup_kills) == 0);
+	mw_http_response_free(&resp);
+	snprintf(cmd, sizeof(cmd), "python3 %s %s '%s' 2>&1", script, json, label);
+	f = popen(cmd, "r");
+	ck_assert(f);
+	if (!fgets(out, sizeof(out), f))
+		out[0] = '\0';
+	ck_assert_msg(pclose(f) == 0 && sscanf(out, "%lld %lld", n, repeated) == 2, "python3 on /api/v1/events: %s", out);
+	unlink(json);
+	unlink(script);
+}
+
+/* While OOM kills follow each other in a memory cgroup, the oom collector is
+ * restarted 40 times (attach raw_tp, then auto, ...: a new instance starts
+ * beside the old one each time). Every kill is counted, noted per cgroup,
+ * reported as an event and logged exactly once: against the kernel's own
+ * counts, the host's (/proc/vmstat oom_kill) and the cgroup's. */
+START_TEST(test_kills_over_restarts)
+{
+	static const char base[] = "[daemon]\nwindow = 200ms\nlog_level = info\nevent_history = 4096\n";
+	char *conf, text[256], matcher[320], in_cgroup[320];
+	long long host0, host1, cg_kills, events, repeated;
+	double total0, total1, own;
+	struct mw_daemon *d;
+	struct mw_memcg cg;
+	char *body, *log;
+	pid_t loop;
+	int st;
+
+	make_cg(&cg, NULL, "restarts", "64M");
+	snprintf(text, sizeof(text), "%s[collector.oom]\nattach = auto\n", base);
+	conf = mw_write_temp_file("memwatchd.conf", text);
+	ck_assert(conf);
+	d = mw_start(conf, NULL, false);
+	ck_assert_msg(d != NULL, "memwatchd did not start serving /metrics");
+	body = mw_scrape(d->port);
+	ck_assert(body);
+	total0 = metric_sum(body, "memwatch_oom_kills_total", NULL);
+	free(body);
+	host0 = vmstat_oom_kills();
+	ck_assert_msg(host0 >= 0, "no oom_kill in /proc/vmstat");
+
+	loop = spawn_oom_loop(&cg);
+	for (int i = 0; i < RESTARTS; i++) {
+		int64_t deadline = mw_mono_ms() + WORKLOAD_TIMEOUT_MS;
+
+		snprintf(text, sizeof(text), "%s[collector.oom]\nattach = %s\n", base, i % 2 ? "auto" : "raw_tp");
+		ck_assert(mw_write_file(conf, text) == 0);
+		ck_assert(kill(d->pid, SIGHUP) == 0);
+		for (;;) {
+			log = mw_log(d);
+			ck_assert(log);
+			st = (int)count_lines_with(log, "Configuration reloaded from", NULL);
+			free(log);
+			if (st == i + 1)
+				break;
+			ck_assert_msg(mw_mono_ms() < deadline, "reload %d not logged within %d ms", i + 1, WORKLOAD_TIMEOUT_MS);
+			mw_sleep_ms(20);
+		}
+	}
+	ck_assert(kill(loop, SIGTERM) == 0);
+	st = reap(loop);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the OOM loop ended with status 0x%x", st);
+
+	cg_kills = mw_memcg_oom_kills(cg.path);
+	host1 = vmstat_oom_kills();
+	ck_assert_msg(cg_kills >= MIN_KILLS_OVER_RESTARTS, "only %lld OOM kills in %s over %d restarts", cg_kills,
+		      cg.path, RESTARTS);
+	snprintf(matcher, sizeof(matcher), "cgroup=\"%s\"", cg.label);
+	/* Until the last kills are in a window (or the bound). */
+	for (int64_t deadline = mw_mono_ms() + POLL_TIMEOUT_MS;;) {
+		body = mw_scrape(d->port);
+		ck_assert(body);
+		total1 = metric_sum(body, "memwatch_oom_kills_total", NULL);
+		own = metric_sum(body, "memwatch_cgroup_oom_kills_total", matcher);
+		free(body);
+		if ((total1 - total0 >= (double)(host1 - host0) && own >= (double)cg_kills) || mw_mono_ms() >= deadline)
+			break;
+		mw_sleep_ms(100);
+	}
+	mw_sleep_ms(600); /* three windows more: a count still growing past the kernel's shows */
+	body = mw_scrape(d->port);
+	ck_assert(body);
+	total1 = metric_sum(body, "memwatch_oom_kills_total", NULL);
+	own = metric_sum(body, "memwatch_cgroup_oom_kills_total", matcher);
+	free(body);
+	cgroup_kill_events(d, cg.label, &events, &repeated);
+	log = mw_log(d);
+	ck_assert(log);
+	snprintf(in_cgroup, sizeof(in_cgroup), "in cgroup %s", cg.label); /* no cgroup of ours extends it */
+	fprintf(stderr, "kills: %d restarts; the kernel: %lld in %s, %lld on the host; memwatchd: +%.0f in all, "
+		"%.0f in the cgroup's series, %lld events (%lld repeated), %zu log lines\n",
+		RESTARTS, cg_kills, cg.label, host1 - host0, total1 - total0, own, events, repeated,
+		count_lines_with(log, "OOM kill (", in_cgroup));
+	ck_assert_msg(total1 - total0 == (double)(host1 - host0),
+		      "memwatch_oom_kills_total grew by %.0f, /proc/vmstat oom_kill by %lld", total1 - total0, host1 - host0);
+	ck_assert_msg(own == (double)cg_kills, "memwatch_cgroup_oom_kills_total{%s} is %.0f, the cgroup counted %lld",
+		      matcher, own, cg_kills);
+	ck_assert_msg(events == cg_kills && repeated == 0, "%lld oom_kill events for %s (%lld repeated), %lld kills",
+		      events, cg.label, repeated, cg_kills);
+	ck_assert_msg(count_lines_with(log, "OOM kill (", in_cgroup) == (size_t)cg_kills,
+		      "%zu 'OOM kill' log lines for %s, %lld kills", count_lines_with(log, "OOM kill (", in_cgroup),
+		      cg.label, cg_kills);
+	free(log);
+	mw_assert_clean_stop(d);
+	free(conf);
+}
+END_TEST
+
 static Suite *kills_suite(void)
 {
 	Suite *s = suite_create("memwatchd-kills");
@@ -619,6 +857,7 @@ static Suite *kills_suite(void)
 	tcase_add_checked_fixture(tc, NULL, cleanup);
 	tcase_add_test(tc, test_oom_own_limit);
 	tcase_add_test(tc, test_oom_parent_limit);
+	tcase_add_test(tc, test_kills_over_restarts);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("userspace");
