@@ -140,11 +140,22 @@ def metric(text, name, labels=""):
     return None
 
 
-def metric_sum(text, name):
-    """The sum over every series of name (memwatch_oom_kills_total: each scope)."""
+def metric_sum(text, name, labels=""):
+    """The sum over every series of name (memwatch_oom_kills_total: each
+    scope) that has labels in it."""
     vals = [float(line.rpartition(" ")[2]) for line in text.splitlines()
-            if line.startswith(name + "{") or line.startswith(name + " ")]
+            if (line.startswith(name + "{") or line.startswith(name + " ")) and labels in line]
     return sum(vals) if vals else None
+
+
+def vmstat_oom_kills():
+    """The kernel's count of OOM kills on the whole host (/proc/vmstat oom_kill)."""
+    with open("/proc/vmstat") as f:
+        for line in f:
+            key, _, value = line.partition(" ")
+            if key == "oom_kill":
+                return int(value)
+    return None
 
 
 class Soak:
@@ -555,7 +566,10 @@ class Soak:
     def _run(self):
         self.start_daemon()
         st, body = self.get("/metrics")
+        oom_cgroup = 'cgroup="/%s/oom"' % os.path.basename(self.root)
         oom0 = metric_sum(body.decode(), "memwatch_oom_kills_total")
+        oom_own0 = metric_sum(body.decode(), "memwatch_cgroup_oom_kills_total", oom_cgroup) or 0
+        host_oom0 = vmstat_oom_kills()
         results = multiprocessing.Queue()
         loads = [x for x in LOADS if x not in self.args.without]
         procs = [multiprocessing.Process(target=self.worker, args=(self.client, (i,), results), daemon=True)
@@ -619,12 +633,21 @@ class Soak:
         st, body = self.get("/metrics")
         text = body.decode()
         oom1 = metric_sum(text, "memwatch_oom_kills_total")
+        oom_own1 = metric_sum(text, "memwatch_cgroup_oom_kills_total", oom_cgroup) or 0
+        host_oom1 = vmstat_oom_kills()
         failed_reloads = metric(text, "memwatch_config_reloads_total", 'result="failure"')
+        # Every kill once, over 30 collector restarts: the host's total against
+        # the kernel's own count of the whole host (a kill elsewhere on a shared
+        # machine is in both), and our cgroup's series against its memcg's count.
         if oom0 is None or oom1 is None:
             self.fail("no memwatch_oom_kills_total")
-        elif oom1 - oom0 != self.oom_kernel:
-            self.fail("memwatch_oom_kills_total grew by %d; the kernel counted %d OOM kills in our cgroups"
-                      % (oom1 - oom0, self.oom_kernel))
+        elif host_oom0 is not None and oom1 - oom0 != host_oom1 - host_oom0:
+            self.fail("memwatch_oom_kills_total grew by %d; the kernel counted %d OOM kills on the host "
+                      "(/proc/vmstat oom_kill), %d of them in our cgroups"
+                      % (oom1 - oom0, host_oom1 - host_oom0, self.oom_kernel))
+        if "oom" in loads and oom_own1 - oom_own0 != self.oom_kernel:
+            self.fail("memwatch_cgroup_oom_kills_total{%s} grew by %d; its memory cgroups counted %d OOM kills"
+                      % (oom_cgroup, oom_own1 - oom_own0, self.oom_kernel))
         if failed_reloads != self.broken_reloads:
             self.fail("memwatch_config_reloads_total{result=\"failure\"} is %r; %d broken files were sent"
                       % (failed_reloads, self.broken_reloads))
@@ -633,14 +656,20 @@ class Soak:
         gone = [t for t in self.cgroup_fd_targets() if not os.path.isdir(os.path.dirname(t))]
         if gone:
             self.fail("%d open cgroupfs files of removed cgroups, e.g. %s" % (len(gone), gone[:3]))
+        growth_lines = []
         for k, (slope, stderr) in slopes.items():
             bound = GROWTH_BOUNDS.get(k)
-            print("growth of %s after the warm-up: %s a minute (standard error %s; bound %s; %d samples)"
-                  % (k, "%.2f" % slope if slope is not None else "?",
-                     "%.2f" % stderr if stderr is not None else "?",
-                     bound if self.args.growth_bounds else "none (--no-growth-bounds)", len(after_warmup)))
+            growth_lines.append("growth of %s after the warm-up: %s a minute (standard error %s; bound %s; %d samples)"
+                                % (k, "%.2f" % slope if slope is not None else "?",
+                                   "%.2f" % stderr if stderr is not None else "?",
+                                   bound if self.args.growth_bounds else "none (--no-growth-bounds)",
+                                   len(after_warmup)))
             if bound is not None and self.args.growth_bounds and (slope is None or slope > bound):
-                self.fail("%s grew by %s a minute after the warm-up (bound %s)" % (k, slope, bound))
+                self.fail("%s grew by %s a minute after the warm-up (standard error %s; bound %s)"
+                          % (k, slope, stderr, bound))
+                # A steady climb or one step: where it grew, in a few lines.
+                growth_lines.append("  %s every 10 s after the warm-up (t: value): %s" % (
+                    k, " ".join("%.0f:%s" % (t, r[k]) for i, (t, r) in enumerate(after_warmup) if i % 4 == 0)))
         compared = self.stats["counter_comparisons"]
         series = min((v for k, v in self.stats.items() if k.startswith("series_compared_client_")), default=0)
         print("counters compared with their highest value so far: %d times, %d series at least per client, "
@@ -686,6 +715,8 @@ class Soak:
                 "processes": round(self.stats["processes"] / elapsed, 1),
             },
             "oom_kills_counted": (oom1 - oom0) if oom0 is not None and oom1 is not None else None,
+            "oom_kills_counted_in_our_cgroup": oom_own1 - oom_own0,
+            "oom_kills_on_the_host": (host_oom1 - host_oom0) if host_oom0 is not None else None,
             "loads": loads, "counter_comparisons": compared, "series_compared_per_client": series,
             "counter_drops_explained": self.stats["counter_resets_explained"],
             "growth_per_minute": {k: {"slope": v[0], "stderr": v[1], "bound": GROWTH_BOUNDS.get(k)}
@@ -706,6 +737,9 @@ class Soak:
                 point.pop("series", None)
             report["mapping_rss_kib"] = mappings
         print(json.dumps({k: v for k, v in report.items() if k != "mapping_rss_kib"}, indent=1))
+        # After the report, where a log's tail shows them.
+        for line in growth_lines:
+            print(line)
         if self.args.report:
             with open(self.args.report, "w") as f:
                 json.dump(report, f, indent=1)
