@@ -46,14 +46,15 @@ ctr_scrape() {
 
 # A background scraper, from before a container starts: per scrape, its wall
 # time, the window's end and the container series in it, into file $1, every
-# $2 seconds (a window is 1 s).
+# $2 seconds (a window is 1 s). Two can run at once (the TTL's and a held
+# container's): each has its own files.
 ctr_poll() {
 	local end
 	while :; do
-		if curl -s -o /tmp/poll.metrics --max-time 10 "$URL/metrics"; then
-			end=$(awk '$1 == "memwatch_window_end_timestamp_seconds" { print $2 }' /tmp/poll.metrics)
+		if curl -s -o "$1.metrics" --max-time 10 "$URL/metrics"; then
+			end=$(awk '$1 == "memwatch_window_end_timestamp_seconds" { print $2 }' "$1.metrics")
 			echo "scrape $(now) ${end:-none}"
-			grep -E '^memwatch_cgroup_(info|oom_kills_total)\{.*container_id="[0-9a-f]' /tmp/poll.metrics
+			grep -E '^memwatch_cgroup_(info|oom_kills_total)\{.*container_id="[0-9a-f]' "$1.metrics"
 		fi
 		sleep "$2"
 	done >"$1"
@@ -61,7 +62,7 @@ ctr_poll() {
 
 ctr_poll_start() {
 	ctr_poll "$1" "$2" &
-	poller=$!
+	echo $! >"$1.pid"
 }
 
 # The series in the last complete scrape of poll file $1.
@@ -70,6 +71,8 @@ ctr_poll_last() {
 }
 
 ctr_poll_stop() {
+	local poller
+	poller=$(cat "$2.pid")
 	kill "$poller"
 	wait "$poller" 2>/dev/null
 	mark "BEGIN poll $1"
@@ -245,7 +248,6 @@ containers_scenario() {
 		podman import --quiet /tmp/mw-image.tar $CTR_IMAGE
 		mark "END ctr-podman"
 		block "pod create" podman pod create --infra=false --name mw-pod
-		ctr_hold podman mw-pm-hold --pod mw-pod
 	fi
 	ctr_poll_start /tmp/poll-ttl 0.5
 	ctr_watch /tmp/cg-watch &
@@ -269,6 +271,13 @@ containers_scenario() {
 		mark "END ctr-docker"
 		ctr_oom docker mw-dk-hog
 	fi
+	# The held containers and the kernel's and journal's record while the
+	# removed containers' OOM series wait out their TTL (the poller above runs on).
+	ctr_runs podman && ctr_hold podman mw-pm-hold --pod mw-pod
+	ctr_runs docker && ctr_hold docker mw-dk-hold
+	block ctr-dmesg sh -c "dmesg | grep -E 'oom-kill:|Killed process'"
+	block ctr-journal sh -c "journalctl -u memwatchd -b --no-pager -o cat | grep -iE 'docker|podman|container' | tail -n 20"
+	mark "ttl wait from $(now)"
 	# The removed containers' OOM series until they went, or TTL + 10 s.
 	for i in $(seq 1 $(((CONTAINER_TTL + 10) * 5))); do
 		ctr_poll_last /tmp/poll-ttl | grep -qE 'oom_kills_total\{.*container_id="[0-9a-f]' || break
@@ -283,9 +292,6 @@ containers_scenario() {
 	kill "$watcher"
 	wait "$watcher" 2>/dev/null
 	block "cgroup watch" cat /tmp/cg-watch
-	ctr_runs docker && ctr_hold docker mw-dk-hold
-	block ctr-dmesg sh -c "dmesg | grep -E 'oom-kill:|Killed process'"
-	block ctr-journal sh -c "journalctl -u memwatchd -b --no-pager -o cat | grep -iE 'docker|podman|container' | tail -n 20"
 	if ctr_runs docker; then
 		docker rm -f mw-dk-hold >/dev/null
 		systemctl stop docker.service docker.socket containerd.service
