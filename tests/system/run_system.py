@@ -218,15 +218,9 @@ def boot(qemu, vmlinuz, initrd, disk, console_log, timeout, smp, arch="amd64", w
 
         t = threading.Thread(target=reader, daemon=True)
         t.start()
-        timed_out = False
-        try:
-            p.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            p.kill()
-            p.wait()
+        timed_out, cpu = run_vm.wait_guest(p, timeout)
         t.join(timeout=5)
-    return lines, time.monotonic() - start, p.returncode, timed_out
+    return lines, time.monotonic() - start, p.returncode, timed_out, cpu
 
 
 # ---------------------------------------------------------------- judging
@@ -452,9 +446,9 @@ def main():
                            append=(" mw.containers=" + ",".join(containers[series]) if with_ctr else "")
                            + (system_itests.kernel_append(cmds, series) if itests else ""),
                            mib=GUEST_MIB_CONTAINERS if with_ctr else GUEST_MIB)
-                log(f"[{series}] qemu exited {out[2]} after {out[1]:.1f} s"
+                log(f"[{series}] qemu exited {out[2]} after {out[1]:.1f} s (CPU {out[4]:.1f} s)"
                     f"{' (TIMEOUT)' if out[3] else ''}; console: {console}")
-                return out
+                return out[:4]
 
             with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
                 outs = list(pool.map(one, kernels))

@@ -174,13 +174,35 @@ def boot(qemu, vmlinuz, initrd, disk, console_log, timeout, arch="amd64"):
 
         t = threading.Thread(target=reader, daemon=True)
         t.start()
-        timed_out = False
+        timed_out, cpu = wait_guest(p, timeout)
+        t.join(timeout=5)
+    return lines, time.monotonic() - start, p.returncode, timed_out, cpu
+
+
+def wait_guest(p, timeout):
+    """Waits for qemu p, killed after timeout seconds: (timed out, the CPU
+    seconds it used). The CPU is read from /proc every second until it exits:
+    how busy a guest kept its host core, which says whether running more
+    guests at once would gain anything (a guest's vCPU is one busy host thread
+    under TCG, an idle one while the guest sleeps)."""
+    deadline = time.monotonic() + timeout
+    tick = os.sysconf("SC_CLK_TCK")
+    cpu = 0.0
+    while True:
         try:
-            p.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+            with open(f"/proc/{p.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            cpu = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+        except (OSError, IndexError, ValueError):
+            pass
+        left = deadline - time.monotonic()
+        if left <= 0:
             p.kill()
             p.wait()
-        t.join(timeout=5)
-    return lines, time.monotonic() - start, p.returncode, timed_out
+            return True, cpu
+        try:
+            p.wait(timeout=min(1.0, left))
+            return False, cpu
+        except subprocess.TimeoutExpired:
+            pass
 
