@@ -225,9 +225,11 @@ static bool remount_suspected(const struct cgroup_hierarchy *h, const struct tab
 	return h->last_remount_check_usec == 0 || now_usec - h->last_remount_check_usec >= REMOUNT_CHECK_USEC;
 }
 
-int cgroup_hierarchy_lookup(struct cgroup_hierarchy *h, int table, uint64_t id, uint64_t now_usec, char *buf,
-			    size_t len)
+static int lookup(struct cgroup_hierarchy *h, int table, uint64_t id, uint64_t now_usec, char *buf, size_t len,
+		  bool urgent)
 {
+	const char *(*find)(struct cgroup_paths *, uint64_t, uint64_t) =
+		urgent ? cgroup_paths_lookup_urgent : cgroup_paths_lookup;
 	const char *path = NULL;
 	struct table *t;
 
@@ -238,15 +240,27 @@ int cgroup_hierarchy_lookup(struct cgroup_hierarchy *h, int table, uint64_t id, 
 	pthread_mutex_lock(&h->lock);
 	t = &h->tables[table];
 	if (t->paths)
-		path = cgroup_paths_lookup(t->paths, id, now_usec);
+		path = find(t->paths, id, now_usec);
 	if (!path && t->users && remount_suspected(h, t, now_usec)) {
 		h->last_remount_check_usec = now_usec ? now_usec : 1;
 		(void)refresh_locked(h);
 		if (t->paths)
-			path = cgroup_paths_lookup(t->paths, id, now_usec);
+			path = find(t->paths, id, now_usec);
 	}
 	if (path && buf && len)
 		snprintf(buf, len, "%s", path);
 	pthread_mutex_unlock(&h->lock);
 	return path ? 0 : -ENOENT;
+}
+
+int cgroup_hierarchy_lookup(struct cgroup_hierarchy *h, int table, uint64_t id, uint64_t now_usec, char *buf,
+			    size_t len)
+{
+	return lookup(h, table, id, now_usec, buf, len, false);
+}
+
+int cgroup_hierarchy_lookup_urgent(struct cgroup_hierarchy *h, int table, uint64_t id, uint64_t now_usec, char *buf,
+				   size_t len)
+{
+	return lookup(h, table, id, now_usec, buf, len, true);
 }

@@ -52,5 +52,9 @@ void cgroup_hierarchy_table_release(struct cgroup_hierarchy *h, int table);
  * Returns 0, or -ENOENT (buf then holds ""). now_usec: CLOCK_MONOTONIC. */
 int cgroup_hierarchy_lookup(struct cgroup_hierarchy *h, int table, uint64_t id, uint64_t now_usec, char *buf,
 			    size_t len);
+/* The same for a cgroup that must be named (a kill's): a miss rescans
+ * at once (lib/cgroup_paths.h, cgroup_paths_lookup_urgent). */
+int cgroup_hierarchy_lookup_urgent(struct cgroup_hierarchy *h, int table, uint64_t id, uint64_t now_usec, char *buf,
+				   size_t len);
 
 #endif

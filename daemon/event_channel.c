@@ -173,9 +173,11 @@ static int handle_event(void *ctx, void *data, size_t size)
 	rec.value = e.value;
 	rec.avail_bytes = NAN;
 	rec.avail_source = "none";
+	/* A kill's cgroup is named whatever the rescans' rate: a container's
+	 * cgroup is made just before and goes right after. */
 	if (ch->cgroup_table >= 0 && e.cgroup_id)
-		(void)cgroup_hierarchy_lookup(ch->cgroups, ch->cgroup_table, e.cgroup_id, now_mono_usec(), rec.cgroup,
-					      sizeof(rec.cgroup));
+		(void)(is_kill(rec.kind) ? cgroup_hierarchy_lookup_urgent : cgroup_hierarchy_lookup)(
+			ch->cgroups, ch->cgroup_table, e.cgroup_id, now_mono_usec(), rec.cgroup, sizeof(rec.cgroup));
 	if (is_kill(rec.kind))
 		rec.kill = kill_record_new(ch, &e);
 	call_subscribers(ch, &e, &rec);

@@ -245,17 +245,18 @@ static void remember_negative(struct cgroup_paths *cp, uint64_t id, uint64_t now
 	cp->negative[slot] = (struct negative){ id, now_usec };
 }
 
-const char *cgroup_paths_lookup(struct cgroup_paths *cp, uint64_t id, uint64_t now_usec)
+static const char *lookup(struct cgroup_paths *cp, uint64_t id, uint64_t now_usec, uint64_t min_rescan_usec,
+			  bool negative)
 {
 	const char *p = table_find(cp, id);
 	size_t i;
 
 	if (p || id == 0)
 		return p;
-	for (i = 0; i < cp->n_negative; i++)
+	for (i = 0; negative && i < cp->n_negative; i++)
 		if (cp->negative[i].id == id && now_usec - cp->negative[i].since_usec < NEGATIVE_TTL_USEC)
 			return NULL;
-	if (cp->attempted && now_usec - cp->last_rescan_usec < cp->min_rescan_usec)
+	if (cp->attempted && now_usec - cp->last_rescan_usec < min_rescan_usec)
 		return NULL;
 	cp->attempted = true;
 	cp->last_rescan_usec = now_usec;
@@ -264,6 +265,16 @@ const char *cgroup_paths_lookup(struct cgroup_paths *cp, uint64_t id, uint64_t n
 	if (!p)
 		remember_negative(cp, id, now_usec);
 	return p;
+}
+
+const char *cgroup_paths_lookup(struct cgroup_paths *cp, uint64_t id, uint64_t now_usec)
+{
+	return lookup(cp, id, now_usec, cp->min_rescan_usec, true);
+}
+
+const char *cgroup_paths_lookup_urgent(struct cgroup_paths *cp, uint64_t id, uint64_t now_usec)
+{
+	return lookup(cp, id, now_usec, cp->min_rescan_usec < URGENT_MIN_RESCAN_USEC ? cp->min_rescan_usec : URGENT_MIN_RESCAN_USEC, false);
 }
 
 size_t cgroup_paths_count(const struct cgroup_paths *cp)

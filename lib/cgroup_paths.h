@@ -22,6 +22,11 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct cgroup_paths *, cgroup_paths_free)
 
 /* "/" for the root, "/a/b" below it; NULL when the id is not (or no longer) there. */
 const char *cgroup_paths_lookup(struct cgroup_paths *cp, uint64_t id, uint64_t now_usec);
+/* The same for what must be named (a kill's cgroup, made a moment ago and
+ * soon removed): a miss rescans unless the last rescan was within
+ * URGENT_MIN_RESCAN_USEC, whatever min_rescan_usec and earlier misses say. */
+#define URGENT_MIN_RESCAN_USEC 10000
+const char *cgroup_paths_lookup_urgent(struct cgroup_paths *cp, uint64_t id, uint64_t now_usec);
 int cgroup_paths_rescan(struct cgroup_paths *cp);
 size_t cgroup_paths_count(const struct cgroup_paths *cp);
 const char *cgroup_paths_root(const struct cgroup_paths *cp);

@@ -227,6 +227,37 @@ END_TEST
 /* Two removed cgroups asked for in turn, each window (as reclaim does with
  * its map): one rescan each, not one a window, until the negative entries
  * expire. A rescan shows up as the new directory being counted. */
+/* A kill's cgroup: found by a rescan whatever min_rescan_usec and the
+ * negative cache say, unless the last rescan is URGENT_MIN_RESCAN_USEC old. */
+START_TEST(test_paths_lookup_urgent)
+{
+	const uint64_t t0 = 1000 * SEC, min = 5 * SEC;
+	char root[1024];
+	struct cgroup_paths *cp;
+	uint64_t d, e;
+
+	snprintf(root, sizeof(root), "%s", make_basic_tree("urgent"));
+	cp = cgroup_paths_new(root, 16, 100, min);
+	ck_assert_ptr_nonnull(cp);
+	ck_assert_str_eq(cgroup_paths_lookup(cp, ino_of(root), t0), "/");
+	mkdir_ok(tpath("urgent/d"));
+	d = ino_of(tpath("urgent/d"));
+	/* Missed by an ordinary lookup within min_rescan_usec: now a negative entry too. */
+	ck_assert_ptr_null(cgroup_paths_lookup(cp, d, t0 + 1));
+	ck_assert_ptr_null(cgroup_paths_lookup_urgent(cp, d, t0 + URGENT_MIN_RESCAN_USEC - 1));
+	ck_assert_str_eq(cgroup_paths_lookup_urgent(cp, d, t0 + URGENT_MIN_RESCAN_USEC), "/d");
+	ck_assert_uint_eq(cgroup_paths_count(cp), 6);
+	/* Missed by a rescan of its own (not there yet), then made: found once the short interval passed. */
+	mkdir_ok(tpath("urgent-later"));
+	e = ino_of(tpath("urgent-later"));
+	ck_assert_ptr_null(cgroup_paths_lookup_urgent(cp, e, t0 + 2 * URGENT_MIN_RESCAN_USEC));
+	ck_assert_int_eq(rename(tpath("urgent-later"), tpath("urgent/e")), 0);
+	ck_assert_ptr_null(cgroup_paths_lookup(cp, e, t0 + 3 * URGENT_MIN_RESCAN_USEC));
+	ck_assert_str_eq(cgroup_paths_lookup_urgent(cp, e, t0 + 3 * URGENT_MIN_RESCAN_USEC), "/e");
+	cgroup_paths_free(cp);
+}
+END_TEST
+
 START_TEST(test_paths_negative_kept)
 {
 	const uint64_t t0 = 100 * SEC, min = SEC;
@@ -509,6 +540,7 @@ static Suite *cgroup_paths_suite(void)
 	tcase_add_test(tree, test_paths_lookup);
 	tcase_add_test(tree, test_paths_root_trailing_slash);
 	tcase_add_test(tree, test_paths_rescan_rate_limit);
+	tcase_add_test(tree, test_paths_lookup_urgent);
 	tcase_add_test(tree, test_paths_removed_dir);
 	tcase_add_test(tree, test_paths_negative_kept);
 	tcase_add_test(tree, test_paths_max_depth);
