@@ -9,6 +9,7 @@
  * the cgroup is removed. */
 #include <linux/types.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
@@ -253,9 +254,12 @@ static void on_kill(void *userdata, const struct memwatch_event *raw, struct eve
 		log_notice("User-space kill: %s (pid %u) sent %s to pid %u (%s) in cgroup %s", by, raw->kill.killer_pid,
 			   raw->kill.signal == 9 ? "SIGKILL" : "SIGTERM", rec->pid, rec->comm,
 			   rec->cgroup[0] ? rec->cgroup : "?");
+	else if (!rec->cgroup[0])
+		log_notice("OOM kill (%s): pid %u (%s) in cgroup ? (id %" PRIu64 ", not found under the memory "
+			   "hierarchy when the kill was read)", by, rec->pid, rec->comm, rec->cgroup_id);
 	else
-		log_notice("OOM kill (%s): pid %u (%s) in cgroup %s%s%s", by, rec->pid, rec->comm,
-			   rec->cgroup[0] ? rec->cgroup : "?", rec->kill && rec->kill->oom_cgroup[0] ? ", limit hit in " : "",
+		log_notice("OOM kill (%s): pid %u (%s) in cgroup %s%s%s", by, rec->pid, rec->comm, rec->cgroup,
+			   rec->kill && rec->kill->oom_cgroup[0] ? ", limit hit in " : "",
 			   rec->kill ? rec->kill->oom_cgroup : "");
 }
 
