@@ -10,7 +10,7 @@ set -eu
 build_pkgs="meson ninja-build gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
 libmicrohttpd-dev libsystemd-dev libinih-dev libcurl4-openssl-dev libjansson-dev libncurses-dev
 libprotobuf-c-dev protobuf-c-compiler"
-test_pkgs="locales check libclang-rt-14-dev prometheus prometheus-alertmanager python3 python3-yaml linux-perf chromium tmux qemu-system-x86 busybox-static openssl curl systemd man-db strace dpkg-dev debhelper build-essential mmdebstrap wrk"
+test_pkgs="locales check libclang-rt-14-dev prometheus prometheus-alertmanager python3 python3-yaml linux-perf chromium tmux qemu-system-x86 busybox-static openssl curl systemd man-db strace dpkg-dev debhelper build-essential mmdebstrap lz4 wrk"
 # bench/: load tools, and the exporters bench/scrape.sh and bench/peers.sh
 # compare with (each started by the script itself; their services must not run).
 bench_pkgs="wrk curl linux-perf bpftool stress-ng prometheus-node-exporter prometheus-process-exporter
@@ -24,11 +24,12 @@ bench_services="prometheus-node-exporter prometheus-process-exporter netdata"
 # tests/vm's cache instead: busybox-static:arm64 would replace the amd64 one.
 # system-arm64 (tests/system) also needs the .deb tools (dpkg-dev, debhelper),
 # mmdebstrap for the arm64 root file system (unpacked only: no qemu-user-static
-# or binfmt_misc) and promtool (prometheus) for the scrape it checks.
+# or binfmt_misc), lz4 for its archive and promtool (prometheus) for the scrape
+# it checks.
 arm64_pkgs="gcc-aarch64-linux-gnu pkgconf:arm64 libc6-dev:arm64 libbpf-dev:arm64 libelf-dev:arm64
 zlib1g-dev:arm64 libmicrohttpd-dev:arm64 libsystemd-dev:arm64 libinih-dev:arm64 libcrypt-dev:arm64
 libcurl4-openssl-dev:arm64 libjansson-dev:arm64 libncurses-dev:arm64 libprotobuf-c-dev:arm64 qemu-system-arm
-dpkg-dev debhelper mmdebstrap prometheus"
+dpkg-dev debhelper mmdebstrap lz4 prometheus"
 
 arm64=no
 pkgs=$build_pkgs

@@ -415,7 +415,7 @@ def main():
                     unit_sha = run_archive(args, deb, extra)
                 initrds = {}
                 for with_ctr, base in bases.items():
-                    initrds[with_ctr] = os.path.join(work, "initrd-containers.gz" if with_ctr else "initrd.gz")
+                    initrds[with_ctr] = os.path.join(work, "initrd-containers.img" if with_ctr else "initrd.img")
                     with open(initrds[with_ctr], "wb") as out:
                         for part in (base, extra):
                             with open(part, "rb") as f:
