@@ -199,6 +199,20 @@ class CpioWriter:
 ARCHIVE_SUFFIX = ".cpio.lz4"
 
 
+def write_archive(path, data):
+    """A newc cpio archive (bytes) into path as ARCHIVE_SUFFIX says: the
+    per-run parts appended to the cached one must be lz4 too, as the
+    kernel's lz4 decoder reads a second lz4 stream after the first but not a
+    gzip one ("Initramfs unpacking failed: Decoding failed")."""
+    with open(path, "wb") as f:
+        subprocess.run(["lz4", "-l", "-1", "-q", "-", "-"], input=data, stdout=f, check=True)
+
+
+def read_archive(path):
+    """The cpio bytes of an archive written by this module."""
+    return subprocess.run(["lz4", "-dc", path], capture_output=True, check=True).stdout
+
+
 def tar_to_cpio(tar_path, archive, arch="amd64", containers=False):
     """Repacks mmdebstrap's tar as the initramfs; hard links become copies."""
     with open(archive, "wb") as out:

@@ -43,7 +43,6 @@ the build dependencies (packaging/build-deb.sh), apt. Stdlib only.
 import argparse
 import concurrent.futures
 import fcntl
-import gzip
 import hashlib
 import json
 import os
@@ -189,8 +188,7 @@ def run_archive(args, deb, path):
             f"OOM_COMM={sj.OOM_COMM}\nUNIT_SHA256={unit_sha}\nSMOKE={int(args.checks == 'smoke')}\n"
             f"CONTAINER_TTL={ctr.CONTAINER_TTL}\nCONTAINERS_ONLY={int(args.checks == 'containers')}\n")
     cpio.file("etc/mw-systemtest.conf", conf.encode())
-    with open(path, "wb") as f:
-        f.write(gzip.compress(cpio.finish(), compresslevel=1))
+    rootfs.write_archive(path, cpio.finish())
     return unit_sha
 
 
@@ -406,7 +404,7 @@ def main():
                             f"{' + ' + ', '.join(rootfs.CONTAINER_PACKAGES) if with_ctr else ''})")
                     bases[with_ctr] = base
                 # The per-run part is appended, so the cached archive is never rewritten.
-                extra = os.path.join(work, "run.cpio.gz")
+                extra = os.path.join(work, "run.cpio.lz4")
                 if itests:
                     system_itests.run_archive(args, cmds, bases[False], extra,
                                              TEST_UNIT.replace(b"guest.sh", b"guest_itests.sh"))

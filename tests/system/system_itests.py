@@ -16,12 +16,12 @@ an ext4 disk made here: the tests' sparse files must fill the page cache
 guest_commands() is the list of what runs; another scenario adds to it (the
 soak: tests/soak/soak.py with its own arguments) with add_command(). Stdlib
 only."""
-import gzip
 import os
 import re
 import shlex
 import subprocess
 
+import rootfs
 import run_vm
 from run_vm import HarnessError, blocks, log
 from system_judge import Verdict, kv_line
@@ -101,10 +101,9 @@ def add_command(cmds, name, argv, files=()):
 
 
 def rootfs_names(path):
-    """Every path in a gzip'd newc cpio archive (the cached root file system)."""
+    """Every path in the cached root file system's newc cpio archive."""
     names = set()
-    with gzip.open(path, "rb") as f:
-        data = f.read()
+    data = rootfs.read_archive(path)
     i = 0
     while data[i:i + 6] == b"070701":
         fsize, nsize = int(data[i + 54:i + 62], 16), int(data[i + 94:i + 102], 16)
@@ -197,8 +196,7 @@ def run_archive(args, cmds, base, path, unit):
     cpio.file("etc/mw-itests.list", lines.encode())
     ci = os.environ.get("CI", "")
     cpio.file("etc/mw-itests.conf", f"TMP_DEV=/dev/nvme0n1\nHOST_TMP=/{HOST_TMP_STASH}/tmp\nCI_VALUE={shlex.quote(ci)}\n".encode())
-    with open(path, "wb") as f:
-        f.write(gzip.compress(cpio.finish(), compresslevel=1))
+    rootfs.write_archive(path, cpio.finish())
     log(f"itests: {len(wanted)} files into the guest; libraries the root file system lacks: "
         f"{', '.join(copied) or 'none'}")
 
