@@ -110,8 +110,8 @@ static struct kill_record *kill_record_new(struct event_channel *ch, const struc
 	memcpy(k->killer, e->kill.killer_comm, EVENT_COMM_LEN);
 	k->psi_some_avg10 = k->psi_full_avg10 = k->psi_some_total_sec = k->psi_full_total_sec = NAN;
 	if ((k->flags & KILL_HAS_OOM_CGROUP) && ch->cgroup_table >= 0 && e->kill.oom_cgroup_id)
-		(void)cgroup_hierarchy_lookup(ch->cgroups, ch->cgroup_table, e->kill.oom_cgroup_id, now_mono_usec(),
-					      k->oom_cgroup, sizeof(k->oom_cgroup));
+		(void)cgroup_hierarchy_lookup_urgent(ch->cgroups, ch->cgroup_table, e->kill.oom_cgroup_id,
+						     now_mono_usec(), k->oom_cgroup, sizeof(k->oom_cgroup));
 	return k;
 }
 

@@ -705,6 +705,9 @@ class Soak:
         for marker in ("AddressSanitizer", "LeakSanitizer", "runtime error:", "UndefinedBehaviorSanitizer"):
             if marker in log:
                 self.fail("sanitizer report in the log (%s)" % marker)
+        for ln in log.splitlines():
+            if "in cgroup ?" in ln:
+                print("daemon: " + ln)
         errs = [ln for ln in log.splitlines() if ln.startswith(("<0>", "<1>", "<2>", "<3>"))]
         unexpected = [ln for ln in errs if EXPECTED_ERR not in ln]
         if unexpected:
