@@ -215,9 +215,13 @@ static void on_kill(void *userdata, const struct memwatch_event *raw, struct eve
 	struct oom_state *s = userdata;
 	struct oom_table *t = s->table;
 	struct cgroup_labels names;
+	struct oom_state *cur = atomic_load(&noting);
 	const char *by;
 
-	if (atomic_load(&noting) != s)
+	/* None noting (the last one stopped without a handover): this one does. */
+	if (!cur && atomic_compare_exchange_strong(&noting, &cur, s))
+		cur = s;
+	if (cur != s)
 		return; /* the other instance of a restart notes it, and logs it */
 	if (!rec->comm[0] && rec->pid) {
 		/* Old kernels pass only the pid: the victim is usually still there. */
@@ -384,9 +388,8 @@ static void hand_over_table(void *userdata)
 	struct handover *h = userdata;
 	struct oom_table *to = h->to->table, *from = h->from->table;
 
-	/* Both instances' handlers had every kill event so far, so the old
-	 * table has each one the new one noted: take it whole. From here on
-	 * only the new one notes. */
+	/* Only the old one noted the kills so far: take its table whole. From
+	 * here on only the new one notes. */
 	pthread_mutex_lock(&from->lock);
 	pthread_mutex_lock(&to->lock);
 	memcpy(to->cgroups, from->cgroups, from->n_cgroups * sizeof(from->cgroups[0]));
