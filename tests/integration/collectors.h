@@ -64,8 +64,6 @@ double realtime_now(void);
 int64_t mono_ns(void);
 __attribute__((format(printf, 1, 2))) void note(const char *fmt, ...);
 unsigned long long read_ull(const char *path);
-unsigned long long vmstat_sum(const char *prefix);
-unsigned long long vmstat_get(const char *name);
 unsigned long long meminfo_bytes(const char *field);
 void drop_file(const char *path);
 void memcg_path(char *buf, size_t len, const char *suffix);

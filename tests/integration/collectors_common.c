@@ -77,49 +77,6 @@ unsigned long long read_ull(const char *path)
 	return v;
 }
 
-/* Sum of the /proc/vmstat fields whose names start with prefix. */
-unsigned long long vmstat_sum(const char *prefix)
-{
-	char *text = mw_read_file("/proc/vmstat", NULL), *p;
-	size_t plen = strlen(prefix);
-	unsigned long long sum = 0;
-	bool found = false;
-
-	ck_assert_msg(text != NULL, "cannot read /proc/vmstat");
-	for (p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (strncmp(p, prefix, plen) == 0) {
-			const char *sp = strchr(p, ' ');
-
-			if (sp) {
-				sum += strtoull(sp + 1, NULL, 10);
-				found = true;
-			}
-		}
-	free(text);
-	ck_assert_msg(found, "no %s* field in /proc/vmstat", prefix);
-	return sum;
-}
-
-/* One /proc/vmstat field, matched exactly. */
-unsigned long long vmstat_get(const char *name)
-{
-	char *text = mw_read_file("/proc/vmstat", NULL), *p;
-	size_t nlen = strlen(name);
-	unsigned long long v = 0;
-	bool found = false;
-
-	ck_assert_msg(text != NULL, "cannot read /proc/vmstat");
-	for (p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (strncmp(p, name, nlen) == 0 && p[nlen] == ' ') {
-			v = strtoull(p + nlen + 1, NULL, 10);
-			found = true;
-			break;
-		}
-	free(text);
-	ck_assert_msg(found, "no %s in /proc/vmstat", name);
-	return v;
-}
-
 unsigned long long meminfo_bytes(const char *field)
 {
 	long long kb = mw_proc_meminfo_kb(field);

@@ -143,6 +143,11 @@ bool mw_http_header(const struct mw_http_response *resp, const char *name, char 
 /* GET /metrics, body returned malloc'd or NULL unless 200. */
 char *mw_scrape(int port);
 
+/* /proc/vmstat: the sum of the fields whose names start with prefix, and
+ * one field (the test fails when none is there). */
+unsigned long long vmstat_sum(const char *prefix);
+unsigned long long vmstat_get(const char *name);
+
 /* helpers_json.c: runs python3 -c script FILE args... with the body in FILE;
  * its stdout and stderr in *out (malloc'd). Returns the wait status, -1 when
  * it ran past 30 s. */

@@ -574,3 +574,36 @@ size_t mw_held_prog_ids(pid_t pid, unsigned *ids, size_t max)
 		}
 	return n;
 }
+
+/* The sum of the /proc/vmstat fields named name, or (prefix) whose names
+ * start with it; the test fails when there is none. */
+static unsigned long long vmstat_fields(const char *name, bool prefix)
+{
+	char *text = mw_read_file("/proc/vmstat", NULL), *p;
+	size_t len = strlen(name);
+	unsigned long long sum = 0;
+	bool found = false;
+
+	ck_assert_msg(text != NULL, "cannot read /proc/vmstat");
+	for (p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		const char *sp = strchr(p, ' ');
+
+		if (sp && strncmp(p, name, len) == 0 && (prefix || p + len == sp)) {
+			sum += strtoull(sp + 1, NULL, 10);
+			found = true;
+		}
+	}
+	free(text);
+	ck_assert_msg(found, "no %s%s field in /proc/vmstat", name, prefix ? "*" : "");
+	return sum;
+}
+
+unsigned long long vmstat_sum(const char *prefix)
+{
+	return vmstat_fields(prefix, true);
+}
+
+unsigned long long vmstat_get(const char *name)
+{
+	return vmstat_fields(name, false);
+}

@@ -87,6 +87,19 @@ enum victim_kind {
 	VICTIM_TOUCH, /* touch OOM_TOUCH_BYTES of anonymous memory */
 };
 
+/* In a victim: touches OOM_TOUCH_BYTES of anonymous memory, past its
+ * cgroup's limit, until the kernel kills it. */
+static _Noreturn void touch_past_limit(void)
+{
+	volatile char *p = mmap(NULL, OOM_TOUCH_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		_exit(121);
+	for (size_t off = 0; off < OOM_TOUCH_BYTES; off += 4096)
+		p[off] = 1;
+	_exit(0); /* survived: the test fails on the exit status */
+}
+
 /* A child that joins cg, sets its oom_score_adj, names itself and does its
  * work; it reports on the pipe once it is in place. */
 static pid_t spawn_victim(const struct mw_memcg *cg, enum victim_kind kind, int score_adj)
@@ -117,16 +130,8 @@ static pid_t spawn_victim(const struct mw_memcg *cg, enum victim_kind kind, int 
 			_exit(123);
 		if (write(ready[1], "r", 1) != 1)
 			_exit(122);
-		if (kind == VICTIM_TOUCH) {
-			volatile char *p = mmap(NULL, OOM_TOUCH_BYTES, PROT_READ | PROT_WRITE,
-						MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-			if (p == MAP_FAILED)
-				_exit(121);
-			for (size_t off = 0; off < OOM_TOUCH_BYTES; off += 4096)
-				p[off] = 1;
-			_exit(0); /* survived: the test fails on the exit status */
-		}
+		if (kind == VICTIM_TOUCH)
+			touch_past_limit();
 		for (;;)
 			pause();
 	}
@@ -645,7 +650,6 @@ static pid_t spawn_oom_loop(const struct mw_memcg *cg)
 				_exit(125);
 			if (v == 0) {
 				char file[320], text[32];
-				volatile char *p;
 
 				if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != loop)
 					_exit(124);
@@ -653,12 +657,7 @@ static pid_t spawn_oom_loop(const struct mw_memcg *cg)
 				snprintf(text, sizeof(text), "%d", (int)getpid());
 				if (mw_write_text(file, text) < 0 || prctl(PR_SET_NAME, VICTIM_COMM) < 0)
 					_exit(123);
-				p = mmap(NULL, OOM_TOUCH_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-				if (p == MAP_FAILED)
-					_exit(122);
-				for (size_t off = 0; off < OOM_TOUCH_BYTES; off += 4096)
-					p[off] = 1;
-				_exit(0);
+				touch_past_limit();
 			}
 			while (waitpid(v, &st, 0) < 0)
 				if (errno != EINTR)
@@ -696,19 +695,6 @@ static double metric_sum(const char *body, const char *name, const char *must_ha
 	return sum;
 }
 
-static long long vmstat_oom_kills(void)
-{
-	char *text = mw_read_file("/proc/vmstat", NULL), *p;
-	long long v = -1;
-
-	ck_assert(text);
-	p = strstr(text, "\noom_kill ");
-	if (p)
-		v = strtoll(p + strlen("\noom_kill "), NULL, 10);
-	free(text);
-	return v;
-}
-
 static size_t count_lines_with(const char *text, const char *a, const char *b)
 {
 	size_t n = 0;
@@ -733,22 +719,16 @@ static const char py_cgroup_kills[] =
 static void cgroup_kill_events(struct mw_daemon *d, const char *label, long long *n, long long *repeated)
 {
 	struct mw_http_response resp;
-	char json[300], script[300], cmd[1024], out[128] = "";
-	FILE *f;
+	char *out = NULL;
+	int st;
 
 	ck_assert(mw_http_get(d->port, "/api/v1/events", &resp) == 0 && resp.status == 200);
-	snprintf(json, sizeof(json), "%s/kills.%d.json", mw_tmp_root(), (int)getpid());
-	snprintf(script, sizeof(script), "%s/kills.%d.py", mw_tmp_root(), (int)getpid());
-	ck_assert(mw_write_file(json, resp.body) == 0 && mw_write_file(script, py_cgroup_kills) == 0);
+	st = mw_run_python(py_cgroup_kills, resp.body, resp.body_len, (const char *const[]){ label, NULL }, &out);
 	mw_http_response_free(&resp);
-	snprintf(cmd, sizeof(cmd), "python3 %s %s '%s' 2>&1", script, json, label);
-	f = popen(cmd, "r");
-	ck_assert(f);
-	if (!fgets(out, sizeof(out), f))
-		out[0] = '\0';
-	ck_assert_msg(pclose(f) == 0 && sscanf(out, "%lld %lld", n, repeated) == 2, "python3 on /api/v1/events: %s", out);
-	unlink(json);
-	unlink(script);
+	ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0 && out &&
+			      sscanf(out, "%lld %lld", n, repeated) == 2,
+		      "python3 on /api/v1/events: %s", out ? out : "");
+	free(out);
 }
 
 /* While OOM kills follow each other in a memory cgroup, the oom collector is
@@ -778,8 +758,7 @@ START_TEST(test_kills_over_restarts)
 	ck_assert(body);
 	total0 = metric_sum(body, "memwatch_oom_kills_total", NULL);
 	free(body);
-	host0 = vmstat_oom_kills();
-	ck_assert_msg(host0 >= 0, "no oom_kill in /proc/vmstat");
+	host0 = (long long)vmstat_get("oom_kill");
 
 	loop = spawn_oom_loop(&cg);
 	for (int i = 0; i < RESTARTS; i++) {
@@ -804,7 +783,7 @@ START_TEST(test_kills_over_restarts)
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the OOM loop ended with status 0x%x", st);
 
 	cg_kills = mw_memcg_oom_kills(cg.path);
-	host1 = vmstat_oom_kills();
+	host1 = (long long)vmstat_get("oom_kill");
 	ck_assert_msg(cg_kills >= MIN_KILLS_OVER_RESTARTS, "only %lld OOM kills in %s over %d restarts", cg_kills,
 		      cg.path, RESTARTS);
 	snprintf(matcher, sizeof(matcher), "cgroup=\"%s\"", cg.label);
