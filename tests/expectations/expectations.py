@@ -6,7 +6,7 @@
     problems = compare(want, seen)   # seen: {collector: (state, mode, reason)}
 
 A collector with rows under a condition (column 7) needs that condition's
-truth value in `conditions` ({"zone-counters-agree": True, ...}); the test
+truth value in `conditions` ({"zone-managed-agree": True, ...}); the test
 works it out independently of the daemon. A release no row matches raises
 NoExpectation: the table gets a row for every kernel tests run on.
 Stdlib only."""

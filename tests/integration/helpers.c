@@ -265,6 +265,7 @@ struct mw_daemon *mw_spawn(const char *const *args, bool notify)
 		goto fail;
 	}
 
+	mw_note_zones_at_spawn();
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
@@ -721,9 +722,6 @@ void mw_dump_daemon_logs(const char *dir, const char *extra_glob)
 		 dir, extra_glob ? "'" : "", extra_glob ? dir : "", extra_glob ? "'/" : "", extra_glob ? extra_glob : "");
 	(void)!system(cmd);
 }
-
-/* si_mem_available() worked out here from /proc/zoneinfo and /proc/vmstat,
- * independently of the daemon (its parser and its BPF program), in bytes. */
 
 /* ---- bounds under emulation ---- */
 

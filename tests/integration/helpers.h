@@ -184,12 +184,14 @@ void mw_sleep_ms(int ms);
 /* Monotonic milliseconds, to bound waits (never asserted on). */
 int64_t mw_mono_ms(void);
 
-/* si_mem_available() worked out from /proc/zoneinfo and /proc/vmstat,
- * independently of the daemon, in bytes. */
-double mw_memavail_by_hand(void);
-/* The condition zone-counters-agree: that figure within the daemon's 2%
- * tolerance of /proc/meminfo MemAvailable (both returned if not NULL). */
-bool mw_zone_counters_agree(double *by_hand, double *meminfo);
+/* MemTotal that no zone manages yet (deferred_init=lazy), in bytes, or -1. */
+double mw_memory_outside_zones(void);
+/* Noted by mw_spawn: the same with MemAvailable when the daemon started. */
+void mw_note_zones_at_spawn(void);
+/* The condition zone-managed-agree: the memory outside the zones within the
+ * daemon's 2% tolerance of MemAvailable, now and at the last spawn: 1, 0, or
+ * -EAGAIN within half a point of it, or when the two reads disagree. */
+int mw_zone_managed_agree(double *outside, double *meminfo);
 
 /* One row of tests/expectations/collectors.tsv (see expectations.py there). */
 struct mw_expectation {
@@ -197,6 +199,7 @@ struct mw_expectation {
 	char mode[32];
 	char reason[256];    /* substring the reason must contain; "" for none */
 	char condition[64];  /* "" for an unconditional row */
+	bool undetermined;   /* the condition sits at its edge: either row holds */
 	int line;
 };
 /* The row for collector in environment ("host") on this kernel (uname -r,

@@ -227,7 +227,7 @@ def main():
             problems.append("sanitizer report from --check: %s" % out.stderr[-800:])
         seen = expectations.parse_check_table(out.stdout)
         try:
-            want = expectations.expected("host", os.uname().release, conditions={"zone-counters-agree": True})
+            want = expectations.expected("host", os.uname().release, conditions={"zone-managed-agree": True})
         except expectations.NoExpectation as e:
             want = None
             print("*** %s: add rows to tests/expectations/collectors.tsv; collector states not compared ***" % e)
