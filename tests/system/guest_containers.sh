@@ -145,11 +145,41 @@ ctr_hold() {
 	mark "END usage $name"
 }
 
+# conmon, Podman's monitor (2.1.12 in Debian 13, upstream as of 2025 too),
+# stops watching the container's memory.events at the first change that shows
+# no OOM yet, and reclaim's "max" events come before the kill. It then learns
+# of the kill only from one more read after the container's first process
+# exited, which races with systemd removing the scope: OOMKilled false in one
+# CI run of Debian 13. A shell joined to the container's cgroup from outside
+# keeps the cgroup 2 s past that exit, so that read finds the kill. Prints
+# the holder and, every 0.2 s, conmon's inotify descriptors (its watch).
+ctr_keep_for_conmon() {
+	local name=$1 pid=0 conmon=0 path i
+	for i in $(seq 1 150); do
+		read -r pid conmon < <(podman inspect --format '{{.State.Pid}} {{.State.ConmonPid}}' "$name" 2>/dev/null)
+		[ "${pid:-0}" != 0 ] && break
+		sleep 0.1
+	done
+	path=$(awk -F: '$1 == "0" { print $3 }' "/proc/${pid:-0}/cgroup" 2>/dev/null)
+	[ -n "$path" ] || { echo "no container process to follow"; return; }
+	sh -c "echo \$\$ >'$CG$path/cgroup.procs' && tail --pid=$pid -s 0.1 -f /dev/null; exec sleep 2" &
+	echo "$(now) holder $! in $path (container process $pid, conmon $conmon)"
+	while [ -d "/proc/$pid" ]; do
+		echo "$(now) conmon inotify descriptors $(ls -l "/proc/$conmon/fd" 2>/dev/null | grep -c inotify)"
+		sleep 0.2
+	done
+	echo "$(now) container process gone"
+}
+
 # A container that allocates past its 64 MiB until the kernel kills it; the
 # runtime's record of it, then podman/docker rm and the cgroup's removal.
 ctr_oom() {
-	local rt=$1 name=$2 cg i
+	local rt=$1 name=$2 cg i keeper=""
 	shift 2
+	if [ "$rt" = podman ]; then
+		ctr_keep_for_conmon "$name" >"/tmp/keep-$name" 2>&1 &
+		keeper=$!
+	fi
 	# A pause first: the runtime's OOM watch is set up once the container runs.
 	# The shell outlives the hog by 2 s: a runtime learns of the kill from
 	# memory.events, asynchronously, and when the container's first process
@@ -157,6 +187,10 @@ ctr_oom() {
 	# OOMKilled false in one run of two that way); the exit code is the hog's.
 	block "run $name" "$rt" run --name "$name" "$@" "${CTR_RUN[@]}" $CTR_IMAGE \
 		/bin/sh -c 'sleep 3; /bin/memhog -n mw-ctr-hog 256; rc=$?; sleep 2; exit $rc'
+	if [ -n "$keeper" ]; then
+		wait "$keeper"
+		block "conmon-watch $name" cat "/tmp/keep-$name"
+	fi
 	cg=$(ls -d $CG/*/*-"$("$rt" inspect --format '{{.Id}}' "$name")".scope 2>/dev/null)
 	ctr_inspect "$rt" "$name"
 	# Where podman looks for conmon's record of the kill (its OOMKilled), and
