@@ -263,12 +263,23 @@ def write_cpio(tar_path, out, arch, containers):
     return w.size
 
 
-def cached(cache, arch="amd64", release=SUITE):
-    """The cached archive of arch and release, whatever its package list, or None."""
-    prefix = prefix_of(arch, release)
+def cached(cache, arch="amd64", release=SUITE, containers=False):
+    """The cached archive of arch and release (with the container runtimes, or
+    without), whatever its package list, or None."""
+    prefix = prefix_of(arch, release) + ("containers-" if containers else "")
     names = sorted(n for n in os.listdir(cache) if n.startswith(prefix) and n.endswith(ARCHIVE_SUFFIX)
                    and n[len(prefix):].count("-") == 0)
     return os.path.join(cache, names[-1]) if names else None
+
+
+def cached_any(cache, arch="amd64", release=SUITE):
+    """(archive, with the container runtimes) of arch and release, the one
+    without them first, or (None, False)."""
+    for containers in (False, True):
+        path = cached(cache, arch, release, containers)
+        if path:
+            return path, containers
+    return None, False
 
 
 def ensure(cache, packages, log, arch="amd64", containers=False, release=SUITE):

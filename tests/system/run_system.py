@@ -378,8 +378,12 @@ def main():
             if itests:
                 system_itests.place(cmds, args.itest_on, args.kernel or list(RELEASE_KERNELS[args.release]))
             # The v2 scenario installs no .deb: any cached root file system
-            # will do (what it lacks comes from the host).
-            deb = None if itests and rootfs.cached(cache, release=args.release) else (
+            # will do (what it lacks comes from the host), the one without the
+            # container runtimes first. With them (on a fresh machine the
+            # system test has built only that one) its guests get the
+            # containers' memory, the runtimes' files taking as much of it.
+            any_base, any_ctr = rootfs.cached_any(cache, release=args.release) if itests else (None, False)
+            deb = None if itests and any_base else (
                 args.deb or kept_deb(args.kept_deb, os.path.abspath(args.source_root))
                 or build_deb(os.path.abspath(args.source_root), os.path.join(work, "deb"), args.arch))
             if deb and args.keep_deb and deb.startswith(work):
@@ -395,13 +399,13 @@ def main():
                 bases = {}
                 for with_ctr in sorted({k[0] in containers for k in kernels}):
                     try:
-                        base, built = (rootfs.cached(cache, release=args.release), False) if not deb else \
+                        base, built = (any_base, False) if not deb else \
                             rootfs.ensure(cache, packages, log, args.arch, containers=with_ctr, release=args.release)
                     except rootfs.RootfsError as e:
                         raise HarnessError(str(e)) from e
                     if not built:
                         log(f"rootfs: cached {args.release} {base} ({', '.join(sorted(set(packages)))}"
-                            f"{' + ' + ', '.join(rootfs.CONTAINER_PACKAGES) if with_ctr else ''})")
+                            f"{' + ' + ', '.join(rootfs.CONTAINER_PACKAGES) if with_ctr or any_ctr else ''})")
                     bases[with_ctr] = base
                 # The per-run part is appended, so the cached archive is never rewritten.
                 extra = os.path.join(work, "run.cpio.lz4")
@@ -443,7 +447,7 @@ def main():
                            args.smp, args.arch, writable=itests,
                            append=(" mw.containers=" + ",".join(containers[series]) if with_ctr else "")
                            + (system_itests.kernel_append(cmds, series) if itests else ""),
-                           mib=GUEST_MIB_CONTAINERS if with_ctr else GUEST_MIB)
+                           mib=GUEST_MIB_CONTAINERS if with_ctr or (itests and any_ctr and not deb) else GUEST_MIB)
                 log(f"[{series}] qemu exited {out[2]} after {out[1]:.1f} s (CPU {out[4]:.1f} s)"
                     f"{' (TIMEOUT)' if out[3] else ''}; console: {console}")
                 return out[:4]
