@@ -254,17 +254,22 @@ static void on_kill(void *userdata, const struct memwatch_event *raw, struct eve
 	else
 		t->last_real_usec = rec->real_usec;
 	pthread_mutex_unlock(&t->lock);
-	if (rec->kind == EVENT_USERSPACE_KILL)
+	if (rec->kind == EVENT_USERSPACE_KILL) {
 		log_notice("User-space kill: %s (pid %u) sent %s to pid %u (%s) in cgroup %s", by, raw->kill.killer_pid,
 			   raw->kill.signal == 9 ? "SIGKILL" : "SIGTERM", rec->pid, rec->comm,
 			   rec->cgroup[0] ? rec->cgroup : "?");
-	else if (!rec->cgroup[0])
+	} else if (!rec->cgroup[0]) {
+		/* How late the lookup came: a cgroup removed right after its kill, or a late reader. */
+		uint64_t now = now_real_usec();
+
 		log_notice("OOM kill (%s): pid %u (%s) in cgroup ? (id %" PRIu64 ", not found under the memory "
-			   "hierarchy when the kill was read)", by, rec->pid, rec->comm, rec->cgroup_id);
-	else
+			   "hierarchy when the kill was read, %.1f ms after it)", by, rec->pid, rec->comm, rec->cgroup_id,
+			   now > rec->real_usec ? (double)(now - rec->real_usec) / 1000.0 : 0.0);
+	} else {
 		log_notice("OOM kill (%s): pid %u (%s) in cgroup %s%s%s", by, rec->pid, rec->comm, rec->cgroup,
 			   rec->kill && rec->kill->oom_cgroup[0] ? ", limit hit in " : "",
 			   rec->kill ? rec->kill->oom_cgroup : "");
+	}
 }
 
 /* "systemd-oomd oomd earlyoom nohang": names as a task's comm shows them
