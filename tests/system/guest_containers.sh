@@ -149,10 +149,10 @@ ctr_hold() {
 # stops watching the container's memory.events at the first change that shows
 # no OOM yet, and reclaim's "max" events come before the kill. It then learns
 # of the kill only from one more read after the container's first process
-# exited, which races with systemd removing the scope: OOMKilled false in one
-# CI run of Debian 13. A shell joined to the container's cgroup from outside
-# keeps the cgroup 2 s past that exit, so that read finds the kill. Prints
-# the holder and, every 0.2 s, conmon's inotify descriptors (its watch).
+# exited, which races with systemd removing the scope: OOMKilled false in a
+# CI run and a dry run of Debian 13. A shell joined to the container's cgroup
+# from outside keeps the cgroup 2 s past that exit, so that read finds the
+# kill. Prints the holder and, every 0.2 s, conmon's inotify descriptors.
 ctr_keep_for_conmon() {
 	local name=$1 pid=0 conmon=0 path i
 	for i in $(seq 1 150); do
