@@ -240,6 +240,7 @@ START_TEST(test_memavail_counters)
 		free(body);
 		body = next;
 		outside = mw_memory_outside_zones();
+		ck_assert(outside >= 0);
 		meminfo = (double)mw_proc_meminfo_kb("MemAvailable") * 1024.0;
 		computed = metric_or_fail(body, "memwatch_memory_available_computed_bytes", NULL);
 		ratio = metric_or_fail(body, "memwatch_memavail_counters_error_ratio", NULL);
