@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The memory counters of every cgroup below a root, read straight from its
- * mem_cgroup by a cgroup iterator: one read() for the whole tree instead of
- * four cgroupfs files per cgroup. */
+/* The memory counters of every cgroup below a root, v1 or cgroup2, read
+ * straight from its mem_cgroup by a cgroup iterator: one read() for the
+ * whole tree instead of four cgroupfs files per cgroup. */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -50,6 +50,18 @@ struct mem_cgroup___with_under_oom {
 	int under_oom;
 } __attribute__((preserve_access_index));
 
+/* memory.events' counter of one enum memcg_memory_event, where this kernel
+ * has it (oom_group_kill: 5.17+); its index in the array is the kernel's. */
+#define read_event(rec, memcg, slot, kernel_event)                                                          \
+	do {                                                                                               \
+		if (bpf_core_enum_value_exists(enum memcg_memory_event, kernel_event)) {                  \
+			(rec)->events[slot] = BPF_CORE_READ(                                               \
+				memcg, memory_events[bpf_core_enum_value(enum memcg_memory_event, kernel_event)] \
+					       .counter);                                                  \
+			(rec)->events_present |= 1u << (slot);                                             \
+		}                                                                                          \
+	} while (0)
+
 SEC("iter/cgroup")
 int dump_memcg(struct bpf_iter__cgroup *ctx)
 {
@@ -90,7 +102,14 @@ int dump_memcg(struct bpf_iter__cgroup *ctx)
 	rec->usage_pages = BPF_CORE_READ(memcg, memory.usage.counter);
 	rec->max_pages = BPF_CORE_READ(memcg, memory.max);
 	rec->failcnt = BPF_CORE_READ(memcg, memory.failcnt);
-	rec->oom_kill = BPF_CORE_READ(memcg, memory_events[bpf_core_enum_value(enum memcg_memory_event, MEMCG_OOM_KILL)].counter);
+	rec->high_pages = BPF_CORE_READ(memcg, memory.high);
+	rec->events_present = 0;
+	read_event(rec, memcg, MEMCG_RECORD_EVENT_LOW, MEMCG_LOW);
+	read_event(rec, memcg, MEMCG_RECORD_EVENT_HIGH, MEMCG_HIGH);
+	read_event(rec, memcg, MEMCG_RECORD_EVENT_MAX, MEMCG_MAX);
+	read_event(rec, memcg, MEMCG_RECORD_EVENT_OOM, MEMCG_OOM);
+	read_event(rec, memcg, MEMCG_RECORD_EVENT_OOM_KILL, MEMCG_OOM_KILL);
+	read_event(rec, memcg, MEMCG_RECORD_EVENT_OOM_GROUP_KILL, MEMCG_OOM_GROUP_KILL);
 	rec->under_oom = 0;
 	if (bpf_core_field_exists(with_under_oom->under_oom))
 		rec->under_oom = BPF_CORE_READ(with_under_oom, under_oom) != 0;

@@ -421,7 +421,7 @@ void cgroup_mem_set_v1_counters(struct cgroup_mem *m, const struct cgroup_v1_cou
 	m->under_oom = c->under_oom;
 }
 
-static int read_v1_stat(int dfd, struct cgroup_files *f, char *buf, struct cgroup_mem *m)
+static int read_memory_stat(int dfd, struct cgroup_files *f, char *buf, struct cgroup_mem *m)
 {
 	struct cgroup_memstat ms;
 	int r;
@@ -429,7 +429,8 @@ static int read_v1_stat(int dfd, struct cgroup_files *f, char *buf, struct cgrou
 	r = read_memstat(dfd, f, 4, buf, &ms);
 	if (r < 0)
 		return r;
-	/* total_ includes the children, as usage_in_bytes does with use_hierarchy. */
+	/* v1's total_ includes the children, as usage_in_bytes does with
+	 * use_hierarchy; cgroup2 prints hierarchical keys without the prefix. */
 	if (ms.present & CGROUP_MEMSTAT_HAS_TOTAL_INACTIVE_FILE) {
 		m->inactive_file = ms.total_inactive_file;
 		m->has_inactive_file = true;
@@ -441,12 +442,12 @@ static int read_v1_stat(int dfd, struct cgroup_files *f, char *buf, struct cgrou
 	return 0;
 }
 
-int cgroup_read_v1_stat(int dfd, struct cgroup_files *f, char *buf, struct cgroup_mem *m)
+int cgroup_read_stat(int dfd, struct cgroup_files *f, char *buf, struct cgroup_mem *m)
 {
 	struct cgroup_mem copy = *m;
 	int r;
 
-	r = read_v1_stat(dfd, f, buf, &copy);
+	r = read_memory_stat(dfd, f, buf, &copy);
 	if (r < 0)
 		return r;
 	*m = copy;
@@ -493,7 +494,7 @@ static int read_v1(int dfd, struct cgroup_files *f, unsigned flags, char *buf, s
 	}
 	cgroup_mem_set_v1_counters(&m, &c);
 	if (!(flags & CGROUP_READ_SKIP_STAT)) {
-		r = read_v1_stat(dfd, f, buf, &m);
+		r = read_memory_stat(dfd, f, buf, &m);
 		if (r < 0)
 			return r;
 	}
@@ -501,50 +502,52 @@ static int read_v1(int dfd, struct cgroup_files *f, unsigned flags, char *buf, s
 	return 0;
 }
 
+void cgroup_mem_set_v2_counters(struct cgroup_mem *m, const struct cgroup_v2_counters *c)
+{
+	*m = (struct cgroup_mem){ .v1 = false, .usage = c->usage, .limit = c->max, .high = c->high };
+	m->has_limit = !c->max_is_max;
+	m->has_high = !c->high_is_max;
+	for (unsigned e = CGROUP_EVENT_LOW; e <= CGROUP_EVENT_OOM_GROUP_KILL; e++)
+		if (c->events_present & (1u << e))
+			set_event(m, e, c->events[e]);
+}
+
 static int read_v2(int dfd, struct cgroup_files *f, unsigned flags, char *buf, struct cgroup_mem *out)
 {
-	static const enum cgroup_event keyed[] = {
-		CGROUP_EVENT_LOW, CGROUP_EVENT_HIGH, CGROUP_EVENT_MAX,
-		CGROUP_EVENT_OOM, CGROUP_EVENT_OOM_KILL, CGROUP_EVENT_OOM_GROUP_KILL,
-	};
-	struct cgroup_mem m = { .v1 = false };
+	struct cgroup_v2_counters c = { 0 };
 	struct cgroup_kv kv[KV_MAX];
-	struct cgroup_memstat ms;
+	struct cgroup_mem m;
 	bool is_max;
-	size_t n, i;
+	size_t n;
 	int r;
 
-	r = read_value(dfd, f, 0, "memory.current", buf, &m.usage, &is_max);
+	r = read_value(dfd, f, 0, "memory.current", buf, &c.usage, &is_max);
 	if (r < 0)
 		return r;
 	if (is_max)
 		return -EINVAL;
-	r = read_value(dfd, f, 1, "memory.max", buf, &m.limit, &is_max);
+	r = read_value(dfd, f, 1, "memory.max", buf, &c.max, &c.max_is_max);
 	if (r < 0)
 		return r;
-	m.has_limit = !is_max;
-	r = read_value(dfd, f, 2, "memory.high", buf, &m.high, &is_max);
+	r = read_value(dfd, f, 2, "memory.high", buf, &c.high, &c.high_is_max);
 	if (r < 0)
 		return r;
-	m.has_high = !is_max;
 	r = read_kv(dfd, f, 3, "memory.events", buf, kv, &n);
 	if (r < 0)
 		return r;
-	for (i = 0; i < ARRAY_SIZE(keyed); i++) {
-		const struct cgroup_kv *k = cgroup_kv_find(kv, n, event_names[keyed[i]]);
+	for (unsigned e = CGROUP_EVENT_LOW; e <= CGROUP_EVENT_OOM_GROUP_KILL; e++) {
+		const struct cgroup_kv *k = cgroup_kv_find(kv, n, event_names[e]);
 
-		if (k)
-			set_event(&m, keyed[i], k->value);
+		if (k) {
+			c.events[e] = k->value;
+			c.events_present |= 1u << e;
+		}
 	}
+	cgroup_mem_set_v2_counters(&m, &c);
 	if (!(flags & CGROUP_READ_SKIP_STAT)) {
-		r = read_memstat(dfd, f, 4, buf, &ms);
+		r = read_memory_stat(dfd, f, buf, &m);
 		if (r < 0)
 			return r;
-		if (ms.present & CGROUP_MEMSTAT_HAS_INACTIVE_FILE) {
-			m.inactive_file = ms.inactive_file;
-			m.has_inactive_file = true;
-		}
-		set_workingset(&m, &ms);
 	}
 	*out = m;
 	return 0;

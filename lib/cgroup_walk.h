@@ -163,9 +163,23 @@ struct cgroup_v1_counters {
 };
 /* Fills m from c exactly as cgroup_read_v1 does from the files (memory.stat aside). */
 void cgroup_mem_set_v1_counters(struct cgroup_mem *m, const struct cgroup_v1_counters *c);
-/* Only memory.stat of a v1 cgroup (slot 4 of f): sets m's inactive_file
- * fields as cgroup_read_v1 does; m is untouched on failure. */
-int cgroup_read_v1_stat(int dfd, struct cgroup_files *f, char *buf, struct cgroup_mem *m);
+/* Only memory.stat of a v1 or cgroup2 cgroup (slot 4 of f): sets m's
+ * inactive_file and working set fields as cgroup_read_v1 and cgroup_read_v2
+ * do; m is untouched on failure. */
+int cgroup_read_stat(int dfd, struct cgroup_files *f, char *buf, struct cgroup_mem *m);
+
+/* cgroup2's counters from elsewhere (a BPF cgroup iterator): memory.max and
+ * memory.high as the files would print them ("max": none), the
+ * memory.events counters the kernel has (bit 1u << enum cgroup_event, of
+ * CGROUP_EVENT_LOW to CGROUP_EVENT_OOM_GROUP_KILL). */
+struct cgroup_v2_counters {
+	uint64_t usage, max, high; /* bytes */
+	bool max_is_max, high_is_max;
+	uint64_t events[CGROUP_EVENT_OOM_GROUP_KILL + 1];
+	unsigned events_present;
+};
+/* Fills m from c exactly as cgroup_read_v2 does from the files (memory.stat aside). */
+void cgroup_mem_set_v2_counters(struct cgroup_mem *m, const struct cgroup_v2_counters *c);
 
 /* v2: memory.current, .max, .high ("max": none), .events, .stat
  * (inactive_file). Not for the root cgroup, which has no memory.current. */

@@ -339,13 +339,13 @@ static void gate_restart(struct cgroup_state *s)
 	s->gate.reads_total = reads;
 }
 
-/* Only the iterator's reads of an unchanged v1 tree wait: cgroupfs has no
+/* Only the iterator's reads of an unchanged tree wait: cgroupfs has no
  * watch on its tree, and without the tree's tracepoints (or the host's
  * reclaim and OOM counters) nothing says when the last read went stale. */
 static bool may_wait(const struct cgroup_state *s, const struct vmstat *vm)
 {
-	return vm && s->layout_valid && !s->roots.v2_memory && s->n_memcg > 0 &&
-	       cgroup_bpf_watched(s, CGROUP_WATCH_TREE) && (vm->present & VMSTAT_HAS_OOM_KILL);
+	return vm && s->layout_valid && cgroup_bpf_covers_tree(s) && cgroup_bpf_watched(s, CGROUP_WATCH_TREE) &&
+	       (vm->present & VMSTAT_HAS_OOM_KILL);
 }
 
 /* Reads every cgroup (the iterator, or the walk) and ranks them. The
@@ -414,6 +414,15 @@ static int cgroup_collect(void *priv, struct snapshot *snap)
 
 /* ---- life cycle ---- */
 
+static bool same_iterator_root(const struct roots *a, const struct roots *b)
+{
+	bool a_v2, b_v2;
+
+	if (cgroup_bpf_root_fd(a, &a_v2) < 0 || cgroup_bpf_root_fd(b, &b_v2) < 0 || a_v2 != b_v2)
+		return false;
+	return strcmp(a_v2 ? a->v2 : a->v1, b_v2 ? b->v2 : b->v1) == 0;
+}
+
 static int apply_config(struct cgroup_state *s, const struct cgroup_config *c, struct collector_status *st)
 {
 	_cleanup_(cgroup_globs_free) struct cgroup_globs inc = { .n = 0 }, exc = { .n = 0 };
@@ -432,9 +441,9 @@ static int apply_config(struct cgroup_state *s, const struct cgroup_config *c, s
 		collector_status_set_reason(st, "bad include/exclude patterns");
 		return k;
 	}
-	/* A reload that keeps the v1 tree and the source keeps its iterator,
+	/* A reload that keeps the walked tree and the source keeps its iterator,
 	 * which holds the cgroup it was attached to, not the old fd. */
-	same_iterator = s->memcg_iter && r.v1_fd >= 0 && strcmp(r.v1, s->roots.v1) == 0 && c->use_bpf &&
+	same_iterator = s->memcg_iter && same_iterator_root(&r, &s->roots) && c->use_bpf &&
 			 c->max_cgroups == s->cfg.max_cgroups; /* the records array is sized by it */
 	cgroup_roots_close(&s->roots);
 	cgroup_globs_free(&s->include);

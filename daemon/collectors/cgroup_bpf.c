@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The cgroup collector's in-kernel source for v1 memory cgroups: a BPF
- * cgroup iterator rooted at the v1 memory hierarchy reads usage, limit,
- * failcnt and the OOM counters of every cgroup in one read(). The walk still
- * decides which cgroups there are and reads memory.stat and the cgroup2
- * twin's memory.pressure; a cgroup the iterator did not list (created since)
- * is read from cgroupfs. */
+/* The cgroup collector's in-kernel source: a BPF cgroup iterator rooted at
+ * the memory hierarchy (v1, or cgroup2 where memory lives there) reads the
+ * counters of every cgroup in one read(): v1's usage, limit, failcnt and
+ * OOM state; cgroup2's memory.current, .max, .high and .events. The walk
+ * still decides which cgroups there are and reads memory.stat and
+ * memory.pressure; a cgroup the iterator did not list (created since) is
+ * read from cgroupfs. */
+#include <linux/magic.h>
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -18,16 +21,28 @@
 #include "memcg.h"
 #include "memcg.skel.h"
 
-#ifndef CGROUP_SUPER_MAGIC
-#define CGROUP_SUPER_MAGIC 0x27e0eb
-#endif
+_Static_assert((int)MEMCG_RECORD_EVENT_LOW == (int)CGROUP_EVENT_LOW &&
+		       (int)MEMCG_RECORD_EVENT_OOM_KILL == (int)CGROUP_EVENT_OOM_KILL &&
+		       (int)MEMCG_RECORD_EVENTS == (int)CGROUP_EVENT_OOM_GROUP_KILL + 1,
+	       "a record's events are memory.events' keys in enum cgroup_event's order");
 
 /* A fixture tree is not a kernel hierarchy: there is nothing to iterate. */
-static bool is_cgroupfs(int fd)
+static bool is_cgroupfs(int fd, bool v2)
 {
 	struct statfs sf;
 
-	return fstatfs(fd, &sf) == 0 && sf.f_type == CGROUP_SUPER_MAGIC;
+	return fstatfs(fd, &sf) == 0 && sf.f_type == (v2 ? CGROUP2_SUPER_MAGIC : CGROUP_SUPER_MAGIC);
+}
+
+/* The tree the iterator walks: v1's memory hierarchy where there is one,
+ * else cgroup2 when memory is there. -1: neither (or both trees have memory,
+ * a configured pair, where the v2 walk reads its own files). */
+int cgroup_bpf_root_fd(const struct roots *r, bool *v2)
+{
+	*v2 = r->v1_fd < 0;
+	if (r->v1_fd >= 0)
+		return r->v2_memory ? -1 : r->v1_fd;
+	return r->v2_memory ? r->v2_fd : -1;
 }
 
 /* The programs that say the last read may be out of date, in the order of
@@ -82,17 +97,30 @@ uint64_t cgroup_bpf_watch_count(const struct cgroup_state *s, unsigned watch)
 	return watch == CGROUP_WATCH_TREE ? s->memcg_skel->bss->tree_changes : s->memcg_skel->bss->memcg_reclaims;
 }
 
+bool cgroup_bpf_covers_tree(const struct cgroup_state *s)
+{
+	return s->memcg_iter && s->n_memcg > 0 && !(s->roots.v1_fd >= 0 && s->roots.v2_memory);
+}
+
 int cgroup_bpf_start(struct cgroup_state *s)
 {
 	LIBBPF_OPTS(bpf_iter_attach_opts, opts);
 	union bpf_iter_link_info linfo;
 	long page = sysconf(_SC_PAGESIZE);
+	bool v2;
+	int fd = cgroup_bpf_root_fd(&s->roots, &v2);
 	int r;
 
-	if (!s->cfg.use_bpf || s->roots.v1_fd < 0 || !is_cgroupfs(s->roots.v1_fd))
+	if (!s->cfg.use_bpf || fd < 0 || !is_cgroupfs(fd, v2))
 		return 0;
+	/* Cgroup iterators came with 6.1: before, cgroupfs serves it all. */
+	if (libbpf_find_vmlinux_btf_id("cgroup", BPF_TRACE_ITER) < 0) {
+		log_info("Collector cgroup: this kernel has no BPF cgroup iterator (6.1+): reading cgroupfs");
+		return 0;
+	}
+	s->memcg_v2 = v2;
 	memset(&linfo, 0, sizeof(linfo));
-	linfo.cgroup.cgroup_fd = (__u32)s->roots.v1_fd;
+	linfo.cgroup.cgroup_fd = (__u32)fd;
 	linfo.cgroup.order = BPF_CGROUP_ITER_DESCENDANTS_PRE;
 	opts.link_info = &linfo;
 	opts.link_info_len = sizeof(linfo);
@@ -217,26 +245,47 @@ int cgroup_bpf_refresh(struct cgroup_state *s)
 	return 0;
 }
 
-bool cgroup_bpf_lookup(const struct cgroup_state *s, uint64_t ino, struct cgroup_mem *m)
+/* PAGE_COUNTER_MAX, which cgroup2's memory.max and memory.high print as "max". */
+static bool is_page_counter_max(const struct cgroup_state *s, uint64_t pages)
+{
+	return pages >= (uint64_t)LONG_MAX / s->page_size;
+}
+
+bool cgroup_bpf_lookup(const struct cgroup_state *s, uint64_t ino, bool v1, struct cgroup_mem *m)
 {
 	const struct memcg_record key = { .id = ino }, *rec;
-	struct cgroup_v1_counters c;
 
-	if (s->n_memcg == 0)
+	/* Inode numbers of two hierarchies may meet: only the walked tree's. */
+	if (s->n_memcg == 0 || v1 == s->memcg_v2)
 		return false;
 	rec = bsearch(&key, s->memcg, s->n_memcg, sizeof(*s->memcg), cmp_id);
 	/* The hierarchy's root sums its usage from statistics, not its page counter. */
 	if (!rec || rec->level == 0)
 		return false;
-	c = (struct cgroup_v1_counters){
-		.usage = rec->usage_pages * s->page_size,
-		.limit = rec->max_pages * s->page_size,
-		.failcnt = rec->failcnt,
-		.oom_kill = rec->oom_kill,
-		.has_oom_kill = true,
-		.has_under_oom = true,
-		.under_oom = rec->under_oom != 0,
-	};
-	cgroup_mem_set_v1_counters(m, &c);
+	if (s->memcg_v2) {
+		struct cgroup_v2_counters c = {
+			.usage = rec->usage_pages * s->page_size,
+			.max = rec->max_pages * s->page_size,
+			.high = rec->high_pages * s->page_size,
+			.max_is_max = is_page_counter_max(s, rec->max_pages),
+			.high_is_max = is_page_counter_max(s, rec->high_pages),
+			.events_present = rec->events_present,
+		};
+
+		memcpy(c.events, rec->events, sizeof(c.events));
+		cgroup_mem_set_v2_counters(m, &c);
+	} else {
+		struct cgroup_v1_counters c = {
+			.usage = rec->usage_pages * s->page_size,
+			.limit = rec->max_pages * s->page_size,
+			.failcnt = rec->failcnt,
+			.oom_kill = rec->events[MEMCG_RECORD_EVENT_OOM_KILL],
+			.has_oom_kill = (rec->events_present & (1u << MEMCG_RECORD_EVENT_OOM_KILL)) != 0,
+			.has_under_oom = true,
+			.under_oom = rec->under_oom != 0,
+		};
+
+		cgroup_mem_set_v1_counters(m, &c);
+	}
 	return true;
 }

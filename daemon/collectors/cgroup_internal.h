@@ -129,6 +129,7 @@ struct cgroup_state {
 	void *memcg_map; /* the program's records array, mapped */
 	size_t memcg_map_len, memcg_slots;
 	uint64_t page_size;
+	bool memcg_v2; /* the iterator walks the cgroup2 tree, not v1's */
 	uint64_t memcg_signature; /* of this window's records: ids, names, levels */
 	/* cgroup_scan.c: the last full walk's entries can be read again without
 	 * a walk while the records' signature stays the one it saw. */
@@ -165,9 +166,11 @@ struct cgroup_files *file_cache_files(struct cgroup_state *s, struct cached *c);
 void file_cache_count_opened(struct cgroup_state *s, const struct cgroup_files *f, unsigned before);
 size_t file_cache_budget(void);
 
-/* cgroup_bpf.c: v1 counters from a BPF cgroup iterator. start returns 1
- * when it runs, 0 when not asked for or not applicable (no v1 tree, or not
- * a cgroupfs), -errno when it failed (cgroupfs then serves). */
+/* cgroup_bpf.c: counters from a BPF cgroup iterator. start returns 1
+ * when it runs, 0 when not asked for or not applicable (no memory tree it
+ * can walk, not a cgroupfs, a kernel before 6.1), -errno when it failed
+ * (cgroupfs then serves). */
+int cgroup_bpf_root_fd(const struct roots *r, bool *v2);
 int cgroup_bpf_start(struct cgroup_state *s);
 void cgroup_bpf_stop(struct cgroup_state *s);
 void cgroup_bpf_free(struct cgroup_state *s);
@@ -176,11 +179,15 @@ void cgroup_bpf_free(struct cgroup_state *s);
 enum { CGROUP_WATCH_TREE = 0, CGROUP_WATCH_RECLAIM = 3 };
 bool cgroup_bpf_watched(const struct cgroup_state *s, unsigned watch);
 uint64_t cgroup_bpf_watch_count(const struct cgroup_state *s, unsigned watch);
+/* This window's records list every cgroup the walk reads (one tree with
+ * memory, the iterator's). */
+bool cgroup_bpf_covers_tree(const struct cgroup_state *s);
 /* Reads this window's records; 0 also when there is no iterator. */
 int cgroup_bpf_refresh(struct cgroup_state *s);
-/* Fills m (memory.stat and pressure aside) for the v1 cgroup with this
- * inode from this window's records; false when they do not have it. */
-bool cgroup_bpf_lookup(const struct cgroup_state *s, uint64_t ino, struct cgroup_mem *m);
+/* Fills m (memory.stat and pressure aside) for the cgroup of the v1 tree
+ * (v1) or cgroup2 tree with this inode from this window's records; false
+ * when they do not have it. */
+bool cgroup_bpf_lookup(const struct cgroup_state *s, uint64_t ino, bool v1, struct cgroup_mem *m);
 
 /* cgroup_peak.c: the window peak of every exported cgroup, each collect
  * after the order of export is known; its fd counts in open_files. */

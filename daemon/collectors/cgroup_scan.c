@@ -153,10 +153,10 @@ static bool stat_due_moved(const struct cgroup_state *s, const struct cached *c,
 	return (s->window + cgroup_key_mix(c->key)) % (s->cfg.stat_interval * STAT_UNCHANGED_FACTOR) == 0;
 }
 
-/* The four counter files came from the cgroup iterator: only memory.stat,
- * when due, is read here, through the kept-open file, the directory, or
- * (rel: its path below the v1 root) opened for this read when no file may
- * stay open. */
+/* The counter files came from the cgroup iterator: only memory.stat, when
+ * due, is read here, through the kept-open file, the directory, or (rel:
+ * its path below the iterator's root) opened for this read when no file
+ * may stay open. */
 static int read_memory_stat_only(struct cgroup_state *s, struct cgroup_dir *d, const char *rel,
 				 struct cached *c, struct cgroup_files *f, struct cgroup_mem *m)
 {
@@ -176,12 +176,15 @@ static int read_memory_stat_only(struct cgroup_state *s, struct cgroup_dir *d, c
 		if (dfd < 0)
 			return dfd;
 	} else if (!f || f->fd[4] < 0) {
-		dfd = openat(s->roots.v1_fd, rel[1] ? rel + 1 : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		bool v2;
+
+		dfd = openat(cgroup_bpf_root_fd(&s->roots, &v2), rel[1] ? rel + 1 : ".",
+			     O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 		if (dfd < 0)
 			return -errno;
 		own_dfd = true;
 	}
-	r = cgroup_read_v1_stat(dfd, f, s->buf, m);
+	r = cgroup_read_stat(dfd, f, s->buf, m);
 	if (own_dfd)
 		close(dfd);
 	file_cache_count_opened(s, f, before);
@@ -211,7 +214,7 @@ static int on_v1(struct cgroup_dir *d, void *userdata)
 	c = file_cache_get(s, key);
 	f = file_cache_files(s, c);
 	/* Everything first, then one entry: a cgroup removed half-way is skipped whole. */
-	if (cgroup_bpf_lookup(s, d->ino, &m))
+	if (cgroup_bpf_lookup(s, d->ino, true, &m))
 		r = read_memory_stat_only(s, d, d->path, c, f, &m);
 	else
 		r = read_memory(s, d, c, f, true, &m);
@@ -251,7 +254,10 @@ static int on_v2(struct cgroup_dir *d, void *userdata)
 		return 0;
 	c = file_cache_get(s, d->ino);
 	f = file_cache_files(s, c);
-	r = read_memory(s, d, c, f, false, &m);
+	if (cgroup_bpf_lookup(s, d->ino, false, &m))
+		r = read_memory_stat_only(s, d, d->path, c, f, &m);
+	else
+		r = read_memory(s, d, c, f, false, &m);
 	if (r == -ENOENT) {
 		int dfd = cgroup_dir_fd(d);
 
@@ -275,8 +281,8 @@ static int on_v2(struct cgroup_dir *d, void *userdata)
  * last full walk ran, and that walk read every cgroup it found. */
 static bool tree_unchanged(const struct cgroup_state *s)
 {
-	return s->memcg_iter && s->n_memcg > 0 && !s->roots.v2_memory && s->layout_valid &&
-	       s->memcg_signature == s->layout_signature && s->window % FULL_WALK_EVERY != 0;
+	return cgroup_bpf_covers_tree(s) && s->layout_valid && s->memcg_signature == s->layout_signature &&
+	       s->window % FULL_WALK_EVERY != 0;
 }
 
 /* One entry of the last walk read again through its kept-open files:
@@ -290,7 +296,7 @@ static int reread_entry(struct cgroup_state *s, struct entry *e)
 
 	/* Through the iterator a cgroup needs no file kept open: past the
 	 * budget of open files its memory.stat is opened when due. */
-	if (c && cgroup_bpf_lookup(s, e->key & ~KEY_V1, &m)) {
+	if (c && cgroup_bpf_lookup(s, e->key & ~KEY_V1, (e->key & KEY_V1) != 0, &m)) {
 		r = read_memory_stat_only(s, NULL, s->paths.data + e->path_off, c, f, &m);
 	} else if (!f) {
 		return -EAGAIN;

@@ -63,6 +63,8 @@ void live_cleanup(void)
 		return;
 	/* The sources test's children, if it stopped half-way. */
 	remove_cgroup(child_path);
+	snprintf(path, sizeof(path), "%s/capped", live_path);
+	(void)rmdir(path);
 	if (strcmp(work_path, live_path) != 0)
 		remove_cgroup(work_path);
 	for (i = 0; i < BULK_CGROUPS; i++) {
@@ -297,71 +299,115 @@ static void run_oom_victim(void)
 
 /* One cgroup as its own files say, read by the test: the independent count.
  * v1: memory.usage_in_bytes, limit_in_bytes, failcnt, oom_control's oom_kill
- * and under_oom. cgroup2: memory.current, memory.max, memory.events' max and
- * oom_kill; it has no under_oom (NAN: the daemon must export none). */
+ * and under_oom. cgroup2: memory.current, memory.max, memory.high and every
+ * key of memory.events; it has no under_oom. NAN: the daemon must export
+ * no such series (a "max", a key this kernel does not print). */
+static const char *const v2_events[] = { "low", "high", "max", "oom", "oom_kill", "oom_group_kill" };
+#define N_V2_EVENTS (sizeof(v2_events) / sizeof(v2_events[0]))
+
 struct cgroup_files {
-	double usage, limit, limit_hits, oom_kill, under_oom;
+	double usage, limit, high, limit_hits, oom_kill, under_oom;
+	double events[N_V2_EVENTS];
 };
 
+/* A number, or NAN when the file says "max" or has no key. */
 static double file_number(const char *dir, const char *name, const char *key)
 {
 	char path[700], *text, *p;
-	double v;
+	double v = NAN;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	text = mw_read_file(path, NULL);
 	ck_assert_msg(text != NULL, "cannot read %s", path);
 	p = text;
 	if (key) {
-		p = strstr(text, key);
-		ck_assert_msg(p != NULL, "%s has no %s", path, key);
-		p += strlen(key);
+		/* At the start of a line, so that "oom_kill " is not found in "oom_group_kill ". */
+		size_t n = strlen(key);
+		char *line = text;
+
+		for (p = NULL; line && !p; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+			if (strncmp(line, key, n) == 0)
+				p = line + n;
 	}
-	v = strtod(p, NULL);
+	if (p && strncmp(p, "max", 3) != 0)
+		v = strtod(p, NULL);
 	free(text);
 	return v;
 }
 
 static struct cgroup_files read_cgroup_files(const char *dir)
 {
-	if (!live_v1)
-		return (struct cgroup_files){
+	struct cgroup_files f;
+	char key[32];
+
+	if (!live_v1) {
+		f = (struct cgroup_files){
 			.usage = file_number(dir, "memory.current", NULL),
 			.limit = file_number(dir, "memory.max", NULL),
+			.high = file_number(dir, "memory.high", NULL),
 			.limit_hits = (double)mw_memcg_limit_hits(dir),
 			.oom_kill = (double)mw_memcg_oom_kills(dir),
 			.under_oom = NAN,
 		};
-	return (struct cgroup_files){
+		for (size_t i = 0; i < N_V2_EVENTS; i++) {
+			snprintf(key, sizeof(key), "%s ", v2_events[i]);
+			f.events[i] = file_number(dir, "memory.events", key);
+		}
+		return f;
+	}
+	f = (struct cgroup_files){
 		.usage = file_number(dir, "memory.usage_in_bytes", NULL),
 		.limit = file_number(dir, "memory.limit_in_bytes", NULL),
+		.high = NAN,
 		.limit_hits = (double)mw_memcg_limit_hits(dir),
 		.oom_kill = (double)mw_memcg_oom_kills(dir),
 		.under_oom = file_number(dir, "memory.oom_control", "under_oom "),
 	};
+	for (size_t i = 0; i < N_V2_EVENTS; i++)
+		f.events[i] = NAN;
+	return f;
+}
+
+static bool same(double a, double b)
+{
+	return a == b || (isnan(a) && isnan(b));
 }
 
 /* The daemon's figures for the cgroup named name equal the files'; else why
- * says which not. The limit hits are event="failcnt" on v1, "max" on v2. */
+ * says which not. The limit hits are event="failcnt" on v1, "max" on v2,
+ * where every key of memory.events is compared too. */
 static bool daemon_matches(const char *body, const char *name, const struct cgroup_files *f, char *why, size_t len)
 {
 	const char *hits_event = live_v1 ? "failcnt" : "max";
 	char m[256], me[300];
-	double usage = NAN, limit = NAN, hits = NAN, oom_kill = NAN, under_oom = NAN;
+	double usage = NAN, limit = NAN, high = NAN, hits = NAN, oom_kill = NAN, under_oom = NAN;
+	bool ok;
+	int at;
 
 	snprintf(m, sizeof(m), "cgroup=\"%s\"", name);
 	mw_metric(body, "memwatch_cgroup_memory_usage_bytes", m, &usage, NULL, 0);
 	mw_metric(body, "memwatch_cgroup_memory_limit_bytes", m, &limit, NULL, 0);
+	mw_metric(body, "memwatch_cgroup_memory_high_bytes", m, &high, NULL, 0);
 	mw_metric(body, "memwatch_cgroup_memory_under_oom", m, &under_oom, NULL, 0);
 	snprintf(me, sizeof(me), "%s,event=\"%s\"", m, hits_event);
 	mw_metric(body, "memwatch_cgroup_memory_events_total", me, &hits, NULL, 0);
 	snprintf(me, sizeof(me), "%s,event=\"oom_kill\"", m);
 	mw_metric(body, "memwatch_cgroup_memory_events_total", me, &oom_kill, NULL, 0);
-	snprintf(why, len, "%s: usage %.0f (file %.0f), limit %.0f (%.0f), %s %.0f (%.0f), oom_kill %.0f (%.0f), "
-		 "under_oom %.0f (%.0f)", name, usage, f->usage, limit, f->limit, hits_event, hits, f->limit_hits, oom_kill,
-		 f->oom_kill, under_oom, f->under_oom);
-	return usage == f->usage && limit == f->limit && hits == f->limit_hits && oom_kill == f->oom_kill &&
-	       (live_v1 ? under_oom == f->under_oom : isnan(under_oom));
+	at = snprintf(why, len, "%s: usage %.0f (file %.0f), limit %.0f (%.0f), high %.0f (%.0f), %s %.0f (%.0f), "
+		      "oom_kill %.0f (%.0f), under_oom %.0f (%.0f)", name, usage, f->usage, limit, f->limit, high, f->high,
+		      hits_event, hits, f->limit_hits, oom_kill, f->oom_kill, under_oom, f->under_oom);
+	ok = usage == f->usage && same(limit, f->limit) && same(high, f->high) && hits == f->limit_hits &&
+	     oom_kill == f->oom_kill && same(under_oom, f->under_oom);
+	for (size_t i = 0; !live_v1 && i < N_V2_EVENTS; i++) {
+		double v = NAN;
+
+		snprintf(me, sizeof(me), "%s,event=\"%s\"", m, v2_events[i]);
+		mw_metric(body, "memwatch_cgroup_memory_events_total", me, &v, NULL, 0);
+		if (at >= 0 && (size_t)at < len)
+			at += snprintf(why + at, len - (size_t)at, ", %s %.0f (%.0f)", v2_events[i], v, f->events[i]);
+		ok = ok && same(v, f->events[i]);
+	}
+	return ok;
 }
 
 static void expect_cgroup_mode(const char *body, const char *mode)
@@ -455,28 +501,36 @@ static char *scrape_fresh_read(struct mw_daemon *d, double *reads)
 }
 
 /* source = bpf and source = cgroupfs give every cgroup of the same tree the
- * figures its own files print. On v1, source = bpf is the cgroup iterator;
- * the iterator reads v1 counters only, so on cgroup2 source = bpf is
- * cgroupfs as well (mode cgroupfs), and the two daemons read the same files. */
+ * figures its own files print. source = bpf is the cgroup iterator where
+ * the kernel has one (6.1+), v1 or cgroup2, as the expectation table's
+ * cgroup row for this kernel says (its mode), and cgroupfs before. */
 START_TEST(test_live_sources_agree)
 {
-	char text[1024], child_name[128], why_bpf[512], why_fs[512], *conf;
-	struct mw_memcg live, child, bulk, work;
+	char text[1024], child_name[128], capped_name[128], why_bpf[1024], why_fs[1024], *conf;
+	struct mw_memcg live, child, capped, bulk, work;
+	struct mw_expectation want;
 	struct mw_daemon *bpf, *fs;
 	pid_t holder;
 	int status, round;
 	double reads_bpf = 0, reads_fs = 0, n_cgroups;
-	bool ok = false;
+	bool ok = false, iter = false;
 
 	make_live_cgroup(&live, "67108864");
 	snprintf(child_name, sizeof(child_name), "%s/victim", live_name);
 	ck_assert_msg(mw_memcg_make(&child, &live, "victim", "16777216"), "cannot make %s: %m", child_path);
+	/* Idle, with a memory.high of 8 MiB under its 12 MiB limit (cgroup2). */
+	snprintf(capped_name, sizeof(capped_name), "%s/capped", live_name);
+	ck_assert_msg(mw_memcg_make(&capped, &live, "capped", "12582912"), "cannot make %s/capped: %m", live_path);
+	if (!live_v1) {
+		snprintf(text, sizeof(text), "%s/memory.high", capped.path);
+		ck_assert_msg(mw_write_text(text, "8388608\n") == 0, "cannot write %s: %m", text);
+	}
 	for (int i = 0; i < BULK_CGROUPS; i++) {
 		snprintf(text, sizeof(text), "bulk%d", i);
 		ck_assert_msg(mw_memcg_make(&bulk, &live, text, NULL), "cannot make %s/%s: %m", live_path, text);
 	}
-	/* Ours, its victim and the bulk, and on cgroup2 the leaf the workloads run in. */
-	n_cgroups = BULK_CGROUPS + 2;
+	/* Ours, its victim, capped and the bulk, and on cgroup2 the leaf the workloads run in. */
+	n_cgroups = BULK_CGROUPS + 3;
 	if (!live_v1) {
 		ck_assert_msg(mw_memcg_make(&work, &live, "work", NULL), "cannot make %s: %m", work_path);
 		n_cgroups++;
@@ -502,7 +556,7 @@ START_TEST(test_live_sources_agree)
 	/* Both windows are read after the workload settled; a round that saw a
 	 * window from before (or a page charged meanwhile) is tried again. */
 	for (round = 0; round < 10 && !ok; round++) {
-		struct cgroup_files parent, victim;
+		struct cgroup_files parent, victim, idle;
 		char *body_bpf, *body_fs;
 
 		mw_sleep_ms(1100);
@@ -513,7 +567,10 @@ START_TEST(test_live_sources_agree)
 		if (round == 0) {
 			double n_bpf, n_fs, open_bpf, open_fs;
 
-			expect_cgroup_mode(body_bpf, live_v1 ? "iter" : "cgroupfs");
+			ck_assert_msg(mw_expectation("host", "cgroup", &want) == 0,
+				      "no expectation row for the cgroup collector on this kernel");
+			iter = strcmp(want.mode, "iter") == 0;
+			expect_cgroup_mode(body_bpf, want.mode);
 			expect_cgroup_mode(body_fs, "cgroupfs");
 			n_bpf = metric_or_fail(body_bpf, "memwatch_cgroups_discovered", NULL);
 			n_fs = metric_or_fail(body_fs, "memwatch_cgroups_discovered", NULL);
@@ -522,27 +579,33 @@ START_TEST(test_live_sources_agree)
 				      n_cgroups);
 			open_bpf = metric_or_fail(body_bpf, "memwatch_cgroup_open_files", NULL);
 			open_fs = metric_or_fail(body_fs, "memwatch_cgroup_open_files", NULL);
-			if (live_v1)
-				/* The iterator's counters leave memory.stat (and a twin's
-				 * memory.pressure) to cgroupfs; without it every cgroup
-				 * keeps its five files open. */
-				ck_assert_msg(open_bpf <= 2 * n_bpf && open_fs >= 5 * n_fs,
-					      "files kept open: source=bpf %.0f (want at most 2 per cgroup), "
-					      "source=cgroupfs %.0f (want 5 or more per cgroup) for %.0f cgroups",
+			if (iter)
+				/* The iterator reads the four counter files of every
+				 * cgroup (v1 usage, limit, failcnt, oom_control; cgroup2
+				 * current, max, high, events), leaving memory.stat,
+				 * memory.pressure and cgroup2's memory.peak to cgroupfs. */
+				ck_assert_msg(open_fs - open_bpf >= 4 * n_bpf && open_bpf <= 3 * n_bpf,
+					      "files kept open: source=bpf %.0f (want at most 3 per cgroup), "
+					      "source=cgroupfs %.0f (want 4 more per cgroup) for %.0f cgroups",
 					      open_bpf, open_fs, n_bpf);
 			else
 				ck_assert_msg(open_bpf == open_fs && open_fs >= n_fs,
-					      "files kept open on cgroup2, both from cgroupfs: source=bpf %.0f, "
+					      "files kept open without an iterator, both from cgroupfs: source=bpf %.0f, "
 					      "source=cgroupfs %.0f for %.0f cgroups", open_bpf, open_fs, n_fs);
 		}
 		parent = read_cgroup_files(live_path);
 		victim = read_cgroup_files(child_path);
+		idle = read_cgroup_files(capped.path);
 		ck_assert_msg(victim.oom_kill == 1 && victim.limit_hits > 0,
 			      "the victim's cgroup: oom_kill %.0f, limit hits %.0f", victim.oom_kill, victim.limit_hits);
+		ck_assert_msg(live_v1 || idle.high == 8388608, "capped's memory.high reads %.0f, not the 8 MiB written",
+			      idle.high);
 		ok = daemon_matches(body_bpf, live_name, &parent, why_bpf, sizeof(why_bpf)) &&
 		     daemon_matches(body_bpf, child_name, &victim, why_bpf, sizeof(why_bpf)) &&
+		     daemon_matches(body_bpf, capped_name, &idle, why_bpf, sizeof(why_bpf)) &&
 		     daemon_matches(body_fs, live_name, &parent, why_fs, sizeof(why_fs)) &&
-		     daemon_matches(body_fs, child_name, &victim, why_fs, sizeof(why_fs));
+		     daemon_matches(body_fs, child_name, &victim, why_fs, sizeof(why_fs)) &&
+		     daemon_matches(body_fs, capped_name, &idle, why_fs, sizeof(why_fs));
 		free(body_bpf);
 		free(body_fs);
 	}

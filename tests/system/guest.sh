@@ -52,8 +52,11 @@ prop() { systemctl show -P "$2" "$1"; }
 
 # Fetches /metrics until it serves a window that ended at or after $1 (epoch
 # seconds; default a second from now), so everything before that is in it.
+# With $2 = cgroups-read, the window must also have read the cgroups itself
+# (memwatch_cgroup_age_seconds 0): between reads, which the BPF iterator's
+# gate spaces while nothing signals a change, it exports the last read.
 scrape_fetch() {
-	local i code
+	local i code age
 	if [ -n "${1:-}" ]; then
 		after=$((${1%%.*} + 1))
 	else
@@ -64,7 +67,10 @@ scrape_fetch() {
 		code=$(curl -s -o /tmp/metrics -w '%{http_code}' --max-time 10 "$URL/metrics")
 		rc=$?
 		end=$(awk '$1 == "memwatch_window_end_timestamp_seconds" { printf "%d", $2 }' /tmp/metrics 2>/dev/null)
-		if [ $rc -eq 0 ] && [ "$code" = 200 ] && [ "${end:-0}" -ge "$after" ]; then
+		age=0
+		[ "${2:-}" = cgroups-read ] &&
+			age=$(awk '$1 == "memwatch_cgroup_age_seconds" { print $2 }' /tmp/metrics 2>/dev/null)
+		if [ $rc -eq 0 ] && [ "$code" = 200 ] && [ "${end:-0}" -ge "$after" ] && [ "${age:-none}" = 0 ]; then
 			fresh=fresh
 			return 0
 		fi
@@ -81,7 +87,7 @@ scrape_print() {
 }
 
 scrape() {
-	scrape_fetch "${2:-}"
+	scrape_fetch "${2:-}" "${3:-}"
 	scrape_print "$1"
 }
 
@@ -290,7 +296,7 @@ events cache
 # window that ended after the first read.
 sleep 1
 cgroups before
-scrape cgroups "$(now)"
+scrape cgroups "$(now)" cgroups-read
 cgroups after
 
 # mw-oom: allocates past its 32M limit, no swap: the OOM killer takes it, and

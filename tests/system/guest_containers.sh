@@ -135,7 +135,7 @@ ctr_hold() {
 	for i in $(seq 1 8); do
 		read -r c0 <"$CG$path/memory.current"
 		read -r m0 <"$CG$path/memory.max"
-		scrape_fetch "$(now)"
+		scrape_fetch "$(now)" cgroups-read
 		read -r c1 <"$CG$path/memory.current"
 		read -r m1 <"$CG$path/memory.max"
 		echo "try $i before $c0 $m0 after $c1 $m1 window ${end:-none} $fresh"
