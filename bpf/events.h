@@ -6,6 +6,9 @@
  * (or perf buffer) that user space creates and hands to each object. */
 
 #define EVENT_COMM_LEN 16
+/* A cgroup directory's name as a kill event carries it; longer ones are cut
+ * (a container's scope, "cri-containerd-<64 hex>.scope", takes 86 bytes). */
+#define EVENT_CGROUP_NAME_LEN 128
 
 enum memwatch_event_kind {
 	EVENT_DIRECT_RECLAIM = 0,
@@ -53,6 +56,11 @@ struct kill_detail {
 	__u32 killer;            /* user-space kill: index into the configured killers */
 	__u32 pad;
 	char killer_comm[EVENT_COMM_LEN];
+	/* The victim's memory cgroup (cgroup_id) as it was at the kill: its
+	 * parent's id and its directory's name, so that user space names a
+	 * cgroup removed before it reads the kill. 0 and "": not known. */
+	__u64 cgroup_parent_id;
+	char cgroup_name[EVENT_CGROUP_NAME_LEN];
 };
 
 struct memwatch_event {

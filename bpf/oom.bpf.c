@@ -120,6 +120,40 @@ static __always_inline __u64 memcg_cgroup_id(struct mem_cgroup *memcg)
 	return BPF_CORE_READ(memcg, css.cgroup, kn, id);
 }
 
+/* A kill's event does not fit the stack beside memavail_compute's frame
+ * (512 bytes in all): it is built here, one per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct memwatch_event);
+} kill_scratch SEC(".maps");
+
+static __always_inline struct memwatch_event *kill_event(void)
+{
+	__u32 zero = 0;
+	struct memwatch_event *e = bpf_map_lookup_elem(&kill_scratch, &zero);
+
+	if (e)
+		__builtin_memset(e, 0, sizeof(*e));
+	return e;
+}
+
+/* The victim's memory cgroup by parent and name: a container's cgroup goes
+ * right after its kill, often before user space reads the event. */
+static __always_inline void name_victim_memcg(struct memwatch_event *e, struct task_struct *task)
+{
+	struct mem_cgroup *memcg = task_memcg(task);
+	const char *name;
+
+	if (!memcg)
+		return;
+	e->kill.cgroup_parent_id = BPF_CORE_READ(memcg, css.parent, cgroup, kn, id);
+	name = BPF_CORE_READ(memcg, css.cgroup, kn, name);
+	if (name)
+		bpf_probe_read_kernel_str(e->kill.cgroup_name, sizeof(e->kill.cgroup_name), name);
+}
+
 static __always_inline void memcg_usage(struct mem_cgroup *memcg, __u64 *usage, __u64 *limit)
 {
 	long u = BPF_CORE_READ(memcg, memory.usage.counter);
@@ -286,34 +320,37 @@ static __always_inline void count_scope(__u32 scope)
 static __always_inline int report_victim(void *ctx, struct task_struct *victim, __u32 pid)
 {
 	struct kill_key claim = { .what = KEY_OOM_VICTIM };
-	struct memwatch_event e = {};
+	struct memwatch_event *e = kill_event();
 
-	e.ts_ns = bpf_ktime_get_ns();
+	if (!e)
+		return 0;
+	e->ts_ns = bpf_ktime_get_ns();
 	/* The thread the kernel marked: what the classic record's pid field holds too. */
 	claim.id = victim ? (__u32)BPF_CORE_READ(victim, pid) : pid;
-	if (seen_within(&claim, e.ts_ns, same_hit_ns, false))
+	if (seen_within(&claim, e->ts_ns, same_hit_ns, false))
 		return 0;
-	e.kind = EVENT_OOM_KILL;
-	e.pid = pid;
-	if (!scope_from_stash(&e, e.ts_ns))
-		scope_from_memcg_walk(&e, victim);
+	e->kind = EVENT_OOM_KILL;
+	e->pid = pid;
+	if (!scope_from_stash(e, e->ts_ns))
+		scope_from_memcg_walk(e, victim);
 	if (victim) {
 		struct mm_struct *mm = BPF_CORE_READ(victim, mm);
 
-		e.pid = BPF_CORE_READ(victim, tgid);
-		e.tid = BPF_CORE_READ(victim, pid);
-		e.cgroup_id = task_memcg_id(victim);
-		BPF_CORE_READ_STR_INTO(&e.comm, victim, comm);
+		e->pid = BPF_CORE_READ(victim, tgid);
+		e->tid = BPF_CORE_READ(victim, pid);
+		e->cgroup_id = task_memcg_id(victim);
+		name_victim_memcg(e, victim);
+		BPF_CORE_READ_STR_INTO(&e->comm, victim, comm);
 		if (mm)
-			e.value = BPF_CORE_READ(mm, total_vm);
-		victim_rss(&e, mm);
-		e.kill.oom_score_adj = BPF_CORE_READ(victim, signal, oom_score_adj);
-		e.flags |= KILL_HAS_SCORE_ADJ;
+			e->value = BPF_CORE_READ(mm, total_vm);
+		victim_rss(e, mm);
+		e->kill.oom_score_adj = BPF_CORE_READ(victim, signal, oom_score_adj);
+		e->flags |= KILL_HAS_SCORE_ADJ;
 	}
-	count_scope(e.kill.scope);
-	memavail_fill_event(&e);
+	count_scope(e->kill.scope);
+	memavail_fill_event(e);
 	/* Kills are never gated: each one matters. */
-	event_emit(ctx, &e);
+	event_emit(ctx, e);
 	return 0;
 }
 
@@ -356,7 +393,7 @@ static __always_inline int on_signal(void *ctx, int sig, struct task_struct *tas
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), now, memcg_id;
 	struct kill_key victim_key = {}, burst_key = {}, signal_key = {};
-	struct memwatch_event e = {};
+	struct memwatch_event *e;
 	char comm[EVENT_COMM_LEN] = {};
 	__u32 idx;
 	bool repeat;
@@ -394,19 +431,24 @@ static __always_inline int on_signal(void *ctx, int sig, struct task_struct *tas
 		return 0;
 	counter_add(&userspace_kills[idx], 1);
 
-	e.ts_ns = now;
-	e.kind = EVENT_USERSPACE_KILL;
-	e.pid = victim_tgid;
-	e.tid = victim_tid;
-	e.cgroup_id = memcg_id;
-	if (task)
-		BPF_CORE_READ_STR_INTO(&e.comm, task, comm);
-	e.kill.signal = sig;
-	e.kill.killer = idx;
-	e.kill.killer_pid = pid_tgid >> 32;
-	__builtin_memcpy(e.kill.killer_comm, comm, sizeof(comm));
-	memavail_fill_event(&e);
-	event_emit(ctx, &e);
+	e = kill_event();
+	if (!e)
+		return 0;
+	e->ts_ns = now;
+	e->kind = EVENT_USERSPACE_KILL;
+	e->pid = victim_tgid;
+	e->tid = victim_tid;
+	e->cgroup_id = memcg_id;
+	if (task) {
+		name_victim_memcg(e, task);
+		BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
+	}
+	e->kill.signal = sig;
+	e->kill.killer = idx;
+	e->kill.killer_pid = pid_tgid >> 32;
+	__builtin_memcpy(e->kill.killer_comm, comm, sizeof(comm));
+	memavail_fill_event(e);
+	event_emit(ctx, e);
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "catalogue.h"
 #include "cgroup_hierarchy.h"
+#include "cgroup_paths.h"
 #include "clock.h"
 #include "event_channel.h"
 #include "fileio.h"
@@ -99,7 +100,25 @@ static bool is_kill(unsigned kind)
 	return kind == EVENT_OOM_KILL || kind == EVENT_USERSPACE_KILL;
 }
 
-static struct kill_record *kill_record_new(struct event_channel *ch, const struct memwatch_event *e)
+/* A kill's cgroup the path table no longer has: removed before this read
+ * (a container's goes right after its kill). Named from its parent's path
+ * and the directory name the kernel gave at the kill. */
+static bool name_from_kill(struct event_channel *ch, const struct memwatch_event *e, char *buf, size_t len)
+{
+	char parent[sizeof(((struct event_record *)NULL)->cgroup)];
+
+	if (ch->cgroup_table < 0 || !e->kill.cgroup_parent_id || !e->kill.cgroup_name[0])
+		return false;
+	if (cgroup_hierarchy_lookup_urgent(ch->cgroups, ch->cgroup_table, e->kill.cgroup_parent_id, now_mono_usec(),
+					   parent, sizeof(parent)) < 0)
+		return false;
+	return cgroup_path_child(parent, e->kill.cgroup_name, sizeof(e->kill.cgroup_name), buf, len) == 0;
+}
+
+/* victim_cgroup: the victim's path when it was named from the kill, which
+ * names the OOM cgroup too when the two are one. */
+static struct kill_record *kill_record_new(struct event_channel *ch, const struct memwatch_event *e,
+					   const char *cgroup_source, const char *victim_cgroup)
 {
 	struct kill_record *k = calloc(1, sizeof(*k));
 
@@ -107,11 +126,14 @@ static struct kill_record *kill_record_new(struct event_channel *ch, const struc
 		return NULL;
 	k->raw = e->kill;
 	k->flags = e->flags;
+	k->cgroup_source = cgroup_source;
 	memcpy(k->killer, e->kill.killer_comm, EVENT_COMM_LEN);
 	k->psi_some_avg10 = k->psi_full_avg10 = k->psi_some_total_sec = k->psi_full_total_sec = NAN;
-	if ((k->flags & KILL_HAS_OOM_CGROUP) && ch->cgroup_table >= 0 && e->kill.oom_cgroup_id)
-		(void)cgroup_hierarchy_lookup_urgent(ch->cgroups, ch->cgroup_table, e->kill.oom_cgroup_id,
-						     now_mono_usec(), k->oom_cgroup, sizeof(k->oom_cgroup));
+	if ((k->flags & KILL_HAS_OOM_CGROUP) && ch->cgroup_table >= 0 && e->kill.oom_cgroup_id &&
+	    cgroup_hierarchy_lookup_urgent(ch->cgroups, ch->cgroup_table, e->kill.oom_cgroup_id, now_mono_usec(),
+					   k->oom_cgroup, sizeof(k->oom_cgroup)) < 0 &&
+	    victim_cgroup && e->kill.oom_cgroup_id == e->cgroup_id)
+		snprintf(k->oom_cgroup, sizeof(k->oom_cgroup), "%s", victim_cgroup);
 	return k;
 }
 
@@ -156,6 +178,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 	struct event_channel *ch = ctx;
 	struct memwatch_event e;
 	struct event_record rec = { 0 };
+	const char *cgroup_source = "none";
 
 	if (size < sizeof(e)) {
 		pthread_mutex_lock(&ch->lock);
@@ -175,11 +198,17 @@ static int handle_event(void *ctx, void *data, size_t size)
 	rec.avail_source = "none";
 	/* A kill's cgroup is named whatever the rescans' rate: a container's
 	 * cgroup is made just before and goes right after. */
-	if (ch->cgroup_table >= 0 && e.cgroup_id)
-		(void)(is_kill(rec.kind) ? cgroup_hierarchy_lookup_urgent : cgroup_hierarchy_lookup)(
-			ch->cgroups, ch->cgroup_table, e.cgroup_id, now_mono_usec(), rec.cgroup, sizeof(rec.cgroup));
-	if (is_kill(rec.kind))
-		rec.kill = kill_record_new(ch, &e);
+	if (ch->cgroup_table >= 0 && e.cgroup_id &&
+	    (is_kill(rec.kind) ? cgroup_hierarchy_lookup_urgent : cgroup_hierarchy_lookup)(
+		    ch->cgroups, ch->cgroup_table, e.cgroup_id, now_mono_usec(), rec.cgroup, sizeof(rec.cgroup)) == 0)
+		cgroup_source = "table";
+	if (is_kill(rec.kind)) {
+		bool from_kill = !rec.cgroup[0] && name_from_kill(ch, &e, rec.cgroup, sizeof(rec.cgroup));
+
+		if (from_kill)
+			cgroup_source = "kill";
+		rec.kill = kill_record_new(ch, &e, cgroup_source, from_kill ? rec.cgroup : NULL);
+	}
 	call_subscribers(ch, &e, &rec);
 	if (ch->sink)
 		ch->sink(ch->sink_userdata, &rec);
@@ -632,6 +661,7 @@ static void render_kill(struct strbuf *sb, unsigned kind, const struct kill_reco
 		strbuf_printf(sb, ",\"killer_pid\":%u,\"signal\":", k->raw.killer_pid);
 		json_put_string(sb, k->raw.signal == 9 ? "SIGKILL" : k->raw.signal == 15 ? "SIGTERM" : "other");
 	}
+	put_labelled(sb, "cgroup_source", k->cgroup_source ? k->cgroup_source : "none");
 	put_labelled(sb, "unit", k->names.unit);
 	put_labelled(sb, "namespace", k->names.namespace_);
 	put_labelled(sb, "pod", k->names.pod);

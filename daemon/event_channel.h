@@ -37,6 +37,10 @@ struct kill_record {
 	double psi_some_avg10, psi_full_avg10;
 	double psi_some_total_sec, psi_full_total_sec;
 	bool restored;               /* read back from the journal at start */
+	/* How the victim's cgroup was named (a static string): "table" (the path
+	 * table had it), "kill" (gone before the lookup: from the parent's path
+	 * and the name the kernel gave), "journal" (restored), "none". */
+	const char *cgroup_source;
 };
 
 struct event_record {

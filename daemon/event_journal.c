@@ -249,6 +249,7 @@ static int record_from(const struct journal_event *e, struct event_record *rec)
 	k->psi_some_total_sec = e->psi_some_total_sec;
 	k->psi_full_total_sec = e->psi_full_total_sec;
 	k->restored = true;
+	k->cgroup_source = "journal";
 	return 0;
 }
 

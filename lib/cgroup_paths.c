@@ -291,3 +291,21 @@ bool cgroup_paths_root_lost(const struct cgroup_paths *cp)
 {
 	return cp->root_lost;
 }
+
+int cgroup_path_child(const char *parent, const char *name, size_t name_max, char *buf, size_t len)
+{
+	size_t n = strnlen(name, name_max);
+	int w;
+
+	if (n == 0 || memchr(name, '/', n) || (n == 1 && name[0] == '.') || (n == 2 && name[0] == '.' && name[1] == '.'))
+		return -EINVAL;
+	if (parent[0] != '/')
+		return -EINVAL;
+	w = snprintf(buf, len, "%s/%.*s", parent[1] ? parent : "", (int)n, name);
+	if (w < 0 || (size_t)w >= len) {
+		if (len)
+			buf[0] = '\0';
+		return -ENAMETOOLONG;
+	}
+	return 0;
+}

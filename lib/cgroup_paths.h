@@ -30,6 +30,13 @@ const char *cgroup_paths_lookup_urgent(struct cgroup_paths *cp, uint64_t id, uin
 int cgroup_paths_rescan(struct cgroup_paths *cp);
 size_t cgroup_paths_count(const struct cgroup_paths *cp);
 const char *cgroup_paths_root(const struct cgroup_paths *cp);
+/* The path of the directory name below parent ("/" for the root): how a
+ * kill names a cgroup removed before it was looked up, from its parent's
+ * path and the name the kernel gave at the kill. name is read up to
+ * name_max bytes (it may lack a NUL there). -EINVAL for what no cgroup
+ * directory is named ("", ".", "..", with a '/'), or a parent that is no
+ * path; -ENAMETOOLONG when the result does not fit in len. */
+int cgroup_path_child(const char *parent, const char *name, size_t name_max, char *buf, size_t len);
 /* Applies from the next rescan on. */
 void cgroup_paths_set_max_entries(struct cgroup_paths *cp, size_t max_entries);
 /* The last rescan could not open the root: unmounted, or mounted elsewhere. */

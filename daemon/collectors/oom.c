@@ -266,7 +266,10 @@ static void on_kill(void *userdata, const struct memwatch_event *raw, struct eve
 			   "hierarchy when the kill was read, %.1f ms after it)", by, rec->pid, rec->comm, rec->cgroup_id,
 			   now > rec->real_usec ? (double)(now - rec->real_usec) / 1000.0 : 0.0);
 	} else {
-		log_notice("OOM kill (%s): pid %u (%s) in cgroup %s%s%s", by, rec->pid, rec->comm, rec->cgroup,
+		bool from_kill = rec->kill && rec->kill->cgroup_source && strcmp(rec->kill->cgroup_source, "kill") == 0;
+
+		log_notice("OOM kill (%s): pid %u (%s) in cgroup %s%s%s%s", by, rec->pid, rec->comm, rec->cgroup,
+			   from_kill ? " (removed before the kill was read: named from the kill)" : "",
 			   rec->kill && rec->kill->oom_cgroup[0] ? ", limit hit in " : "",
 			   rec->kill ? rec->kill->oom_cgroup : "");
 	}

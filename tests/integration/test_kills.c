@@ -442,6 +442,7 @@ static void oom_kill_judged(const struct mw_memcg *oom_cg, const struct mw_memcg
 	if (mw_expected_kill_field("host", "scope", want_source, sizeof(want_source)) == 0)
 		assert_field(out, "e0.scope_source", strcmp(want_source, "memcg_walk") == 0 ? "memcg_walk" : "oom_control");
 	assert_field(out, "e0.cgroup", k.task_memcg);
+	assert_field(out, "e0.cgroup_source", "table");
 	assert_field(out, "e0.oom_cgroup", k.oom_memcg);
 	assert_field(out, "e0.comm", VICTIM_COMM);
 	ck_assert_msg(field_ll(out, "e0.anon_rss_bytes") == k.anon_kb * 1024 &&
@@ -487,6 +488,70 @@ START_TEST(test_oom_parent_limit)
 	make_cg(&parent, NULL, "parent", "64M");
 	make_cg(&child, &parent, "child", NULL);
 	oom_kill_judged(&parent, &child, 500); /* raising needs no CAP_SYS_RESOURCE, which this host lacks */
+}
+END_TEST
+
+/* A container's cgroup goes right after its kill, often before the daemon
+ * reads the kill. With the event consumer paused (debug_pause_events), the
+ * victim's cgroup is OOM-killed in and removed, then the consumer resumes:
+ * the kill is still named, from its parent's path and the name the kernel
+ * gave at the kill, as the kernel's own oom-kill line names it. */
+START_TEST(test_oom_cgroup_removed_before_read)
+{
+	static const char conf_fmt[] = "[daemon]\nwindow = 500ms\nlog_level = info\ndebug_pause_events = %s\n";
+	struct mw_memcg parent, victim_cg;
+	char text[256], matcher[600], pidstr[16], *conf, *out, *log;
+	struct kernel_oom k;
+	struct mw_daemon *d;
+	double kills0, v = NAN;
+	int kmsg, st;
+	pid_t pid;
+
+	make_cg(&parent, NULL, "kept", NULL);
+	make_cg(&victim_cg, &parent, "gone", "64M");
+	snprintf(text, sizeof(text), conf_fmt, "yes");
+	conf = mw_write_temp_file("memwatchd.conf", text);
+	ck_assert(conf);
+	d = mw_start(conf, NULL, false);
+	ck_assert_msg(d != NULL, "memwatchd did not start serving /metrics");
+	kills0 = metric(d, "memwatch_oom_kills_total", "scope=\"memcg\"");
+	ck_assert_msg(kills0 == kills0, "no memwatch_oom_kills_total{scope=\"memcg\"} before the kill");
+	kmsg = mw_kmsg_open_end();
+	ck_assert_msg(kmsg >= 0, "cannot read /dev/kmsg: %s", strerror(errno));
+	pid = spawn_victim(&victim_cg, VICTIM_TOUCH, 0);
+	st = reap(pid);
+	ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "the victim was not OOM-killed: status 0x%x", st);
+	mw_sleep_ms(100);
+	log = mw_kmsg_read(kmsg);
+	close(kmsg);
+	ck_assert_msg(kernel_oom_lines(log, pid, &k), "no oom-kill lines for pid %d in the kernel log:\n%s", (int)pid, log);
+	ck_assert_msg(strcmp(k.task_memcg, victim_cg.label) == 0, "the kernel's task_memcg=%s, the test made %s",
+		      k.task_memcg, victim_cg.label);
+	free(log);
+	ck_assert_msg(mw_memcg_remove(victim_cg.path), "cannot remove %s: %m", victim_cg.path);
+
+	snprintf(text, sizeof(text), conf_fmt, "no");
+	ck_assert_int_eq(mw_write_file(conf, text), 0);
+	ck_assert_int_eq(mw_signal(d, SIGHUP), 0);
+	ck_assert_msg(mw_poll_metric(d->port, "memwatch_config_reloads_total", "result=\"success\"", POLL_TIMEOUT_MS,
+				     mw_pred_eq, 1.0, &v),
+		      "memwatch_config_reloads_total{result=\"success\"} is %g after SIGHUP", v);
+	free(conf);
+	ck_assert_msg(wait_metric(d, "memwatch_oom_kills_total", "scope=\"memcg\"", kills0 + 1) == kills0 + 1,
+		      "memwatch_oom_kills_total{scope=\"memcg\"} did not go %g -> %g", kills0, kills0 + 1);
+	snprintf(matcher, sizeof(matcher), "cgroup=\"%s\",", victim_cg.label);
+	ck_assert_msg(wait_metric(d, "memwatch_cgroup_oom_kills_total", matcher, 1) == 1,
+		      "memwatch_cgroup_oom_kills_total{%s} is not 1: the removed cgroup was not named", matcher);
+	snprintf(pidstr, sizeof(pidstr), "%d", (int)pid);
+	out = events_of(d, "oom_kill", pidstr);
+	ck_assert_msg(field_ll(out, "n") == 1, "want one oom_kill event for pid %d:\n%s", (int)pid, out);
+	assert_field(out, "e0.cgroup", k.task_memcg);
+	assert_field(out, "e0.cgroup_source", "kill");
+	assert_field(out, "e0.oom_cgroup", k.oom_memcg);
+	free(out);
+	ck_assert_msg(mw_log_wait(d, POLL_TIMEOUT_MS, (const char *const[]){ pidstr, victim_cg.label, "named from the kill", NULL }),
+		      "no log line names the kill of pid %s in %s from the kill", pidstr, victim_cg.label);
+	mw_assert_clean_stop(d);
 }
 END_TEST
 
@@ -836,6 +901,7 @@ static Suite *kills_suite(void)
 	tcase_add_checked_fixture(tc, NULL, cleanup);
 	tcase_add_test(tc, test_oom_own_limit);
 	tcase_add_test(tc, test_oom_parent_limit);
+	tcase_add_test(tc, test_oom_cgroup_removed_before_read);
 	tcase_add_test(tc, test_kills_over_restarts);
 	suite_add_tcase(s, tc);
 

@@ -530,6 +530,35 @@ START_TEST(test_paths_nested_mount)
 }
 END_TEST
 
+/* A kill's cgroup gone before its lookup: its parent's path and the name
+ * the kernel gave, which comes from outside (a directory's name) and may
+ * fill its field without a NUL. */
+START_TEST(test_path_child)
+{
+	char buf[32], full[8] = { 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h' };
+
+	ck_assert_int_eq(cgroup_path_child("/", "docker-1.scope", 128, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "/docker-1.scope");
+	ck_assert_int_eq(cgroup_path_child("/system.slice", "x.service", 128, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "/system.slice/x.service");
+	ck_assert_int_eq(cgroup_path_child("/p", full, sizeof(full), buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "/p/abcdefgh");
+	ck_assert_int_eq(cgroup_path_child("/p", "", 128, buf, sizeof(buf)), -EINVAL);
+	ck_assert_int_eq(cgroup_path_child("/p", ".", 128, buf, sizeof(buf)), -EINVAL);
+	ck_assert_int_eq(cgroup_path_child("/p", "..", 128, buf, sizeof(buf)), -EINVAL);
+	ck_assert_int_eq(cgroup_path_child("/p", "a/b", 128, buf, sizeof(buf)), -EINVAL);
+	ck_assert_int_eq(cgroup_path_child("", "a", 128, buf, sizeof(buf)), -EINVAL);
+	ck_assert_int_eq(cgroup_path_child("/p", "...", 128, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "/p/...");
+	/* 31 bytes and the NUL fit; one more does not, and leaves nothing behind. */
+	ck_assert_int_eq(cgroup_path_child("/0123456789", "0123456789012345678", 128, buf, sizeof(buf)), 0);
+	ck_assert_uint_eq(strlen(buf), 31);
+	ck_assert_int_eq(cgroup_path_child("/0123456789", "01234567890123456789", 128, buf, sizeof(buf)),
+			 -ENAMETOOLONG);
+	ck_assert_str_eq(buf, "");
+}
+END_TEST
+
 static Suite *cgroup_paths_suite(void)
 {
 	Suite *s = suite_create("cgroup_paths");
@@ -548,6 +577,7 @@ static Suite *cgroup_paths_suite(void)
 	tcase_add_test(tree, test_paths_missing_root);
 	tcase_add_test(tree, test_paths_nested_mount);
 	tcase_add_test(tree, test_v2_has_memory_reads_controllers);
+	tcase_add_test(tree, test_path_child);
 	suite_add_tcase(s, tree);
 	return s;
 }
