@@ -99,12 +99,37 @@ struct scan {
 	unsigned max_depth;
 };
 
+/* Doubles the table: sized by what the tree holds, not by max_entries (a
+ * table for 65,536 entries is 2 MiB, zeroed and faulted in on every rescan). */
+static int scan_grow(struct scan *s)
+{
+	size_t cap = s->cap * 2, i, j;
+	struct entry *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (i = 0; i < s->cap; i++) {
+		if (!s->table[i].id)
+			continue;
+		for (j = slot_of(s->table[i].id, cap); t[j].id; j = (j + 1) & (cap - 1))
+			;
+		t[j] = s->table[i];
+	}
+	free(s->table);
+	s->table = t;
+	s->cap = cap;
+	return 0;
+}
+
 static int scan_insert(struct scan *s, uint64_t id, const char *path)
 {
 	size_t i;
 
 	if (s->count >= s->max_entries)
 		return -ENOSPC;
+	/* At most half full, as before. */
+	if ((s->count + 1) * 2 > s->cap && scan_grow(s) < 0)
+		return -ENOMEM;
 	for (i = slot_of(id, s->cap); s->table[i].id; i = (i + 1) & (s->cap - 1))
 		if (s->table[i].id == id)
 			return 0;
@@ -185,8 +210,9 @@ int cgroup_paths_rescan(struct cgroup_paths *cp)
 	int r;
 
 	strbuf_init(&path);
+	/* Room for the last scan's count; grown while scanning if the tree grew. */
 	s.cap = 64;
-	while (s.cap < cp->max_entries * 2)
+	while (s.cap < cp->count * 2 + 2 && s.cap < cp->max_entries * 2)
 		s.cap *= 2;
 	s.table = calloc(s.cap, sizeof(*s.table));
 	if (!s.table)
