@@ -11,8 +11,8 @@
 #
 # --quick: footprint with 60 s of scrapes instead of 600 s (the section says
 # so), 20 hot-path pairs instead of 100 (mixed: 40 instead of 160), 3 scrape
-# rounds instead of 5, peers with 30 s turns, 1,000 processes and 100 cgroups.
-# About 25 minutes instead of 70.
+# rounds instead of 5, peers with 30 s turns, 1,000 processes and 100 cgroups,
+# cgroup v2 at 1,000 cgroups only. About 30 minutes instead of 95.
 # Needs root. Debian packages (packaging/install-deps.sh --bench): wrk
 # prometheus-node-exporter prometheus-process-exporter netdata-core
 # netdata-plugins-bash linux-perf curl
@@ -46,5 +46,10 @@ run footprint "${FOOT[@]}"
 run scale "${SCALE[@]}"
 run peers "${PEERS[@]}"
 run system_memory
+if [ -n "$QUICK" ]; then
+	COUNTS=1000 SECONDS_PER_TURN=20 ROUNDS=1 run cgroup_v2_scale
+else
+	run cgroup_v2_scale
+fi
 sed -n '/^<!-- BEGIN GENERATED: summary/,/^<!-- END GENERATED: summary/p' "$DOC"
 [ ${#failed[@]} = 0 ] || die "failed: ${failed[*]} (their sections were left as they were)"
