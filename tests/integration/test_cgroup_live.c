@@ -363,6 +363,10 @@ static struct cgroup_files read_cgroup_files(const char *dir)
 		.oom_kill = (double)mw_memcg_oom_kills(dir),
 		.under_oom = file_number(dir, "memory.oom_control", "under_oom "),
 	};
+	/* v1 prints no "max": no limit is the page counter's maximum in bytes,
+	 * LONG_MAX rounded down to a page (9223372036854771712 with 4 KiB). */
+	if (f.limit > 9.2e18)
+		f.limit = NAN;
 	for (size_t i = 0; i < N_V2_EVENTS; i++)
 		f.events[i] = NAN;
 	return f;
@@ -408,6 +412,129 @@ static bool daemon_matches(const char *body, const char *name, const struct cgro
 		ok = ok && same(v, f->events[i]);
 	}
 	return ok;
+}
+
+/* ---- every bulk cgroup, from one parse of each scrape ---- */
+
+/* The samples of the compared families for cgroups below ours, by
+ * "family|cgroup|event" (event "" for the gauges), sorted. */
+struct sample {
+	char key[400];
+	double v;
+};
+
+static const char *const bulk_families[] = {
+	"memwatch_cgroup_memory_usage_bytes",
+	"memwatch_cgroup_memory_limit_bytes",
+	"memwatch_cgroup_memory_high_bytes",
+	"memwatch_cgroup_memory_events_total",
+};
+
+static int cmp_sample(const void *a, const void *b)
+{
+	return strcmp(((const struct sample *)a)->key, ((const struct sample *)b)->key);
+}
+
+static struct sample *parse_samples(const char *body, size_t *n)
+{
+	size_t cap = 8192, len = strlen(live_name);
+	struct sample *v = malloc(cap * sizeof(*v));
+	const char *line;
+
+	ck_assert_ptr_nonnull(v);
+	*n = 0;
+	for (line = body; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		char labels[1024], cg[200], event[64] = "";
+		const char *brace = strchr(line, '{'), *end, *nl = strchr(line, '\n');
+		size_t f;
+
+		if (!brace || (nl && brace > nl))
+			continue;
+		for (f = 0; f < sizeof(bulk_families) / sizeof(bulk_families[0]); f++)
+			if ((size_t)(brace - line) == strlen(bulk_families[f]) &&
+			    strncmp(line, bulk_families[f], (size_t)(brace - line)) == 0)
+				break;
+		if (f == sizeof(bulk_families) / sizeof(bulk_families[0]))
+			continue;
+		end = strstr(brace, "} ");
+		if (!end || (nl && end > nl) || (size_t)(end - brace - 1) >= sizeof(labels))
+			continue;
+		snprintf(labels, sizeof(labels), "%.*s", (int)(end - brace - 1), brace + 1);
+		if (!mw_label(labels, "cgroup", cg, sizeof(cg)) || strncmp(cg, live_name, len) != 0 || cg[len] != '/')
+			continue;
+		(void)mw_label(labels, "event", event, sizeof(event));
+		if (*n == cap) {
+			cap *= 2;
+			v = realloc(v, cap * sizeof(*v));
+			ck_assert_ptr_nonnull(v);
+		}
+		snprintf(v[*n].key, sizeof(v[*n].key), "%s|%s|%s", bulk_families[f], cg, event);
+		v[*n].v = strtod(end + 2, NULL);
+		(*n)++;
+	}
+	qsort(v, *n, sizeof(*v), cmp_sample);
+	return v;
+}
+
+static double sample_of(const struct sample *v, size_t n, const char *family, const char *cg, const char *event)
+{
+	struct sample key;
+	const struct sample *hit;
+
+	snprintf(key.key, sizeof(key.key), "%s|%s|%s", family, cg, event);
+	hit = bsearch(&key, v, n, sizeof(*v), cmp_sample);
+	return hit ? hit->v : NAN;
+}
+
+struct figure {
+	const char *family, *event;
+	double want;
+};
+
+/* Every bulk cgroup (empty, idle) has, in both daemons' scrapes, the
+ * figures its files print: usage, limit, high and each event (v1: failcnt
+ * and oom_kill). Returns how many figures were compared; why says the
+ * first that differs. */
+static size_t bulk_mismatches(const char *body_bpf, const char *body_fs, size_t *compared, char *why, size_t len)
+{
+	size_t n_bpf, n_fs, bad = 0;
+	struct sample *bpf = parse_samples(body_bpf, &n_bpf), *fs = parse_samples(body_fs, &n_fs);
+
+	*compared = 0;
+	for (int i = 0; i < BULK_CGROUPS; i++) {
+		char path[700], cg[128];
+		struct cgroup_files f;
+		struct figure fig[3 + N_V2_EVENTS + 2];
+		size_t k = 0;
+
+		snprintf(cg, sizeof(cg), "%s/bulk%d", live_name, i);
+		snprintf(path, sizeof(path), "%s/bulk%d", live_path, i);
+		f = read_cgroup_files(path);
+		fig[k++] = (struct figure){ "memwatch_cgroup_memory_usage_bytes", "", f.usage };
+		fig[k++] = (struct figure){ "memwatch_cgroup_memory_limit_bytes", "", f.limit };
+		fig[k++] = (struct figure){ "memwatch_cgroup_memory_high_bytes", "", f.high };
+		if (live_v1) {
+			fig[k++] = (struct figure){ "memwatch_cgroup_memory_events_total", "failcnt", f.limit_hits };
+			fig[k++] = (struct figure){ "memwatch_cgroup_memory_events_total", "oom_kill", f.oom_kill };
+		} else {
+			for (size_t e = 0; e < N_V2_EVENTS; e++)
+				fig[k++] = (struct figure){ "memwatch_cgroup_memory_events_total", v2_events[e], f.events[e] };
+		}
+		for (size_t j = 0; j < k; j++) {
+			double a = sample_of(bpf, n_bpf, fig[j].family, cg, fig[j].event);
+			double b = sample_of(fs, n_fs, fig[j].family, cg, fig[j].event);
+
+			(*compared)++;
+			if (same(a, fig[j].want) && same(b, fig[j].want))
+				continue;
+			if (!bad++)
+				snprintf(why, len, "%s %s%s%s: source=bpf %.0f, source=cgroupfs %.0f, files %.0f", cg,
+					 fig[j].family, fig[j].event[0] ? " " : "", fig[j].event, a, b, fig[j].want);
+		}
+	}
+	free(bpf);
+	free(fs);
+	return bad;
 }
 
 static void expect_cgroup_mode(const char *body, const char *mode)
@@ -506,7 +633,8 @@ static char *scrape_fresh_read(struct mw_daemon *d, double *reads)
  * cgroup row for this kernel says (its mode), and cgroupfs before. */
 START_TEST(test_live_sources_agree)
 {
-	char text[1024], child_name[128], capped_name[128], why_bpf[1024], why_fs[1024], *conf;
+	char text[1024], child_name[128], capped_name[128], why_bpf[1024], why_fs[1024], why_bulk[512] = "", *conf;
+	size_t n_bad = 0, n_compared = 0;
 	struct mw_memcg live, child, capped, bulk, work;
 	struct mw_expectation want;
 	struct mw_daemon *bpf, *fs;
@@ -600,7 +728,8 @@ START_TEST(test_live_sources_agree)
 			      "the victim's cgroup: oom_kill %.0f, limit hits %.0f", victim.oom_kill, victim.limit_hits);
 		ck_assert_msg(live_v1 || idle.high == 8388608, "capped's memory.high reads %.0f, not the 8 MiB written",
 			      idle.high);
-		ok = daemon_matches(body_bpf, live_name, &parent, why_bpf, sizeof(why_bpf)) &&
+		n_bad = bulk_mismatches(body_bpf, body_fs, &n_compared, why_bulk, sizeof(why_bulk));
+		ok = n_bad == 0 && daemon_matches(body_bpf, live_name, &parent, why_bpf, sizeof(why_bpf)) &&
 		     daemon_matches(body_bpf, child_name, &victim, why_bpf, sizeof(why_bpf)) &&
 		     daemon_matches(body_bpf, capped_name, &idle, why_bpf, sizeof(why_bpf)) &&
 		     daemon_matches(body_fs, live_name, &parent, why_fs, sizeof(why_fs)) &&
@@ -609,8 +738,11 @@ START_TEST(test_live_sources_agree)
 		free(body_bpf);
 		free(body_fs);
 	}
-	ck_assert_msg(ok, "after 10 windows the daemons still differ from cgroupfs: bpf: %s; cgroupfs: %s", why_bpf,
-		      why_fs);
+	ck_assert_msg(ok, "after 10 windows the daemons still differ from cgroupfs: bpf: %s; cgroupfs: %s; bulk: %zu of "
+		      "%zu figures differ (%s)", why_bpf, why_fs, n_bad, n_compared, why_bulk);
+	/* Usage, limit, high and every event of each bulk cgroup, v1: 5, cgroup2: 9. */
+	ck_assert_msg(n_compared == (size_t)BULK_CGROUPS * (live_v1 ? 5 : 3 + N_V2_EVENTS),
+		      "compared %zu figures of %d bulk cgroups", n_compared, BULK_CGROUPS);
 
 	/* The tree changes under the daemons: a cgroup made, renamed, removed.
 	 * Each shows within two windows on both, though the BPF side reads an
