@@ -9,6 +9,7 @@
 #include <linux/magic.h>
 #include <linux/types.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <limits.h>
@@ -17,6 +18,7 @@
 #include <sys/mman.h>
 #include <sys/vfs.h>
 #include <unistd.h>
+#include "bpf_attach.h"
 #include "cgroup_internal.h"
 #include "memcg.h"
 #include "memcg.skel.h"
@@ -61,11 +63,24 @@ static const char *const watch_tracepoints[CGROUP_WATCHES] = {
 	"cgroup_mkdir", "cgroup_rmdir", "cgroup_rename", "mm_vmscan_memcg_reclaim_begin",
 };
 
+/* From the kernel's BTF parsed once for every collector (bpf_attach.c):
+ * each libbpf_find_vmlinux_btf_id() parses all of it again (5 MiB here). */
+static bool kernel_btf_has(const char *name, int kind)
+{
+	const struct btf *btf = bpf_vmlinux_btf();
+
+	return btf && btf__find_by_name_kind(btf, name, kind) > 0;
+}
+
 static void watch_prepare(struct cgroup_state *s)
 {
-	for (unsigned i = 0; i < CGROUP_WATCHES; i++)
-		if (libbpf_find_vmlinux_btf_id(watch_tracepoints[i], BPF_TRACE_RAW_TP) < 0)
+	for (unsigned i = 0; i < CGROUP_WATCHES; i++) {
+		char name[128];
+
+		snprintf(name, sizeof(name), "btf_trace_%s", watch_tracepoints[i]);
+		if (!kernel_btf_has(name, BTF_KIND_TYPEDEF))
 			bpf_program__set_autoload(watch_prog(s->memcg_skel, i), false);
+	}
 }
 
 /* Each on its own: without the tree's three, every window reads (cgroup.c). */
@@ -114,7 +129,7 @@ int cgroup_bpf_start(struct cgroup_state *s)
 	if (!s->cfg.use_bpf || fd < 0 || !is_cgroupfs(fd, v2))
 		return 0;
 	/* Cgroup iterators came with 6.1: before, cgroupfs serves it all. */
-	if (libbpf_find_vmlinux_btf_id("cgroup", BPF_TRACE_ITER) < 0) {
+	if (!kernel_btf_has("bpf_iter_cgroup", BTF_KIND_FUNC)) {
 		log_info("Collector cgroup: this kernel has no BPF cgroup iterator (6.1+): reading cgroupfs");
 		return 0;
 	}
