@@ -39,7 +39,7 @@ struct kill_record {
 	bool restored;               /* read back from the journal at start */
 	/* How the victim's cgroup was named (a static string): "table" (the path
 	 * table had it), "kill" (gone before the lookup: from the parent's path
-	 * and the name the kernel gave), "journal" (restored), "none". */
+	 * and the name the kernel gave), "none"; a restored kill keeps its own. */
 	const char *cgroup_source;
 };
 

@@ -50,6 +50,7 @@ const char *const journal_field_names[F_COUNT] = {
 	[F_PSI_FULL_AVG10] = "MEMWATCH_PSI_FULL_AVG10",
 	[F_PSI_SOME_TOTAL] = "MEMWATCH_PSI_SOME_TOTAL_SEC",
 	[F_PSI_FULL_TOTAL] = "MEMWATCH_PSI_FULL_TOTAL_SEC",
+	[F_CGROUP_SOURCE] = "MEMWATCH_CGROUP_SOURCE",
 };
 
 
@@ -72,6 +73,7 @@ const char *const journal_scope_names[OOM_SCOPES] = {
 /* daemon/collectors/memavail.c's source_name(): a restored event points at
  * these, as a live one points at that function's literals. */
 const char *const journal_avail_sources[JOURNAL_AVAIL_SOURCES] = { "none", "fexit", "kprobe", "counters", "procfs" };
+const char *const journal_cgroup_sources[JOURNAL_CGROUP_SOURCES] = { "none", "table", "kill" };
 
 const char *journal_event_kind_name(unsigned kind)
 {
@@ -100,6 +102,7 @@ void journal_event_init(struct journal_event *e)
 		.kind = EVENT_KINDS,
 		.avail_bytes = NAN,
 		.avail_source = journal_avail_sources[0],
+		.cgroup_source = journal_cgroup_sources[0],
 		.psi_some_avg10 = NAN,
 		.psi_full_avg10 = NAN,
 		.psi_some_total_sec = NAN,
@@ -418,6 +421,7 @@ int journal_event_format(const struct journal_event *e, long page_size, uint64_t
 		add_double(f, F_PSI_FULL_AVG10, e->psi_full_avg10);
 		add_double(f, F_PSI_SOME_TOTAL, e->psi_some_total_sec);
 		add_double(f, F_PSI_FULL_TOTAL, e->psi_full_total_sec);
+		add_printf(f, F_CGROUP_SOURCE, "%s", e->cgroup_source ? e->cgroup_source : "none");
 	}
 	return f->overflow ? -ENOBUFS : 0;
 }

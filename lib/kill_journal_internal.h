@@ -43,6 +43,7 @@ enum field {
 	F_PSI_FULL_AVG10,
 	F_PSI_SOME_TOTAL,
 	F_PSI_FULL_TOTAL,
+	F_CGROUP_SOURCE,
 	F_COUNT,
 };
 
@@ -53,5 +54,7 @@ extern const char *const journal_kind_names[EVENT_KINDS];
 extern const char *const journal_scope_names[OOM_SCOPES];
 #define JOURNAL_AVAIL_SOURCES 5
 extern const char *const journal_avail_sources[JOURNAL_AVAIL_SOURCES];
+#define JOURNAL_CGROUP_SOURCES 3
+extern const char *const journal_cgroup_sources[JOURNAL_CGROUP_SOURCES];
 
 #endif

@@ -167,6 +167,12 @@ void journal_event_parse_field(struct journal_event_parser *p, const void *data,
 		if (!take_double(v, vlen, &e->avail_bytes) || e->avail_bytes < 0)
 			e->avail_bytes = NAN;
 		break;
+	case F_CGROUP_SOURCE: {
+		size_t s = lookup(journal_cgroup_sources, JOURNAL_CGROUP_SOURCES, v, vlen);
+
+		e->cgroup_source = journal_cgroup_sources[s < JOURNAL_CGROUP_SOURCES ? s : 0];
+		break;
+	}
 	case F_AVAIL_SOURCE: {
 		size_t s = lookup(journal_avail_sources, JOURNAL_AVAIL_SOURCES, v, vlen);
 

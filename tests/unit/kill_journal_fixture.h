@@ -185,6 +185,7 @@ static inline void assert_same(const struct journal_event *a, const struct journ
 	assert_same_double(a->psi_full_avg10, b->psi_full_avg10, "psi_full_avg10");
 	assert_same_double(a->psi_some_total_sec, b->psi_some_total_sec, "psi_some_total_sec");
 	assert_same_double(a->psi_full_total_sec, b->psi_full_total_sec, "psi_full_total_sec");
+	ck_assert_str_eq(a->cgroup_source, b->cgroup_source);
 }
 
 static inline void oom_kill(struct journal_event *e)
@@ -220,6 +221,7 @@ static inline void oom_kill(struct journal_event *e)
 	e->psi_full_avg10 = 0.05;
 	e->psi_some_total_sec = 12.345678;
 	e->psi_full_total_sec = 0.1 + 0.2; /* 0.30000000000000004: all 17 digits */
+	e->cgroup_source = "kill";
 }
 
 static inline void userspace_kill(struct journal_event *e)
