@@ -291,6 +291,9 @@ mark "BEGIN memavail-samples"
 cat /tmp/memavail.samples
 mark "END memavail-samples"
 events cache
+# The reclaim series of mw-cache, before its reclaim series_ttl (SERIES_TTL)
+# runs out: the per-cgroup scrape below waits for a read of every cgroup.
+scrape reclaim "$(now)"
 
 # Per-cgroup figures: the guest's files read before and after a scrape of a
 # window that ended after the first read.

@@ -267,7 +267,9 @@ def judge_memavail(s, v, b):
 
 
 def judge_reclaim(s, v, b):
-    m = parse_metrics(b.get("metrics cgroups"))
+    # Scraped right after the dd, within its series_ttl; mw-cache is idle from
+    # then on, as its memory.events read around the per-cgroup scrape show.
+    m = parse_metrics(b.get("metrics reclaim"))
     after, _, _ = parse_cgroups(b.get("cgroups after"))
     before, _, _ = parse_cgroups(b.get("cgroups before"))
     if m is None:
@@ -278,7 +280,7 @@ def judge_reclaim(s, v, b):
     kernel = [f.get("event max", 0) + f.get("event high", 0) for f in files]
     dd = " ".join(b.get("cache-dd") or [])
     detail = (f'memwatch_cgroup_reclaims_total{{cgroup="{CACHE_CG}"}} {got}; kernel memory.events '
-              f"max+high {kernel[0]} / {kernel[1]} (read before / after the scrape); dd: {dd}")
+              f"max+high {kernel[0]} / {kernel[1]} (read around the per-cgroup scrape, after it); dd: {dd}")
     log(f"[{s}] memcg reclaim: {detail}")
     problems = []
     if got is None:
