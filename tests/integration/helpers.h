@@ -172,6 +172,8 @@ bool mw_poll_metric(int port, const char *name, const char *matcher, int timeout
 		    bool (*pred)(double v, double arg), double arg, double *last);
 bool mw_pred_eq(double v, double arg);
 bool mw_pred_gt(double v, double arg);
+/* Equal, or both NAN (a value neither side has). */
+bool mw_same_value(double a, double b);
 
 /* Runs `promtool check metrics` on text; returns its exit code (or -1) and
  * its combined output (malloc'd) in output if not NULL. */

@@ -517,6 +517,11 @@ bool mw_pred_gt(double v, double arg)
 	return v > arg;
 }
 
+bool mw_same_value(double a, double b)
+{
+	return a == b || (isnan(a) && isnan(b));
+}
+
 bool mw_poll_metric(int port, const char *name, const char *matcher, int timeout_ms,
 		    bool (*pred)(double v, double arg), double arg, double *last)
 {

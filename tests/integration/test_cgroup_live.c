@@ -372,11 +372,6 @@ static struct cgroup_files read_cgroup_files(const char *dir)
 	return f;
 }
 
-static bool same(double a, double b)
-{
-	return a == b || (isnan(a) && isnan(b));
-}
-
 /* The daemon's figures for the cgroup named name equal the files'; else why
  * says which not. The limit hits are event="failcnt" on v1, "max" on v2,
  * where every key of memory.events is compared too. */
@@ -400,8 +395,8 @@ static bool daemon_matches(const char *body, const char *name, const struct cgro
 	at = snprintf(why, len, "%s: usage %.0f (file %.0f), limit %.0f (%.0f), high %.0f (%.0f), %s %.0f (%.0f), "
 		      "oom_kill %.0f (%.0f), under_oom %.0f (%.0f)", name, usage, f->usage, limit, f->limit, high, f->high,
 		      hits_event, hits, f->limit_hits, oom_kill, f->oom_kill, under_oom, f->under_oom);
-	ok = usage == f->usage && same(limit, f->limit) && same(high, f->high) && hits == f->limit_hits &&
-	     oom_kill == f->oom_kill && same(under_oom, f->under_oom);
+	ok = usage == f->usage && mw_same_value(limit, f->limit) && mw_same_value(high, f->high) && hits == f->limit_hits &&
+	     oom_kill == f->oom_kill && mw_same_value(under_oom, f->under_oom);
 	for (size_t i = 0; !live_v1 && i < N_V2_EVENTS; i++) {
 		double v = NAN;
 
@@ -409,7 +404,7 @@ static bool daemon_matches(const char *body, const char *name, const struct cgro
 		mw_metric(body, "memwatch_cgroup_memory_events_total", me, &v, NULL, 0);
 		if (at >= 0 && (size_t)at < len)
 			at += snprintf(why + at, len - (size_t)at, ", %s %.0f (%.0f)", v2_events[i], v, f->events[i]);
-		ok = ok && same(v, f->events[i]);
+		ok = ok && mw_same_value(v, f->events[i]);
 	}
 	return ok;
 }
@@ -525,7 +520,7 @@ static size_t bulk_mismatches(const char *body_bpf, const char *body_fs, size_t 
 			double b = sample_of(fs, n_fs, fig[j].family, cg, fig[j].event);
 
 			(*compared)++;
-			if (same(a, fig[j].want) && same(b, fig[j].want))
+			if (mw_same_value(a, fig[j].want) && mw_same_value(b, fig[j].want))
 				continue;
 			if (!bad++)
 				snprintf(why, len, "%s %s%s%s: source=bpf %.0f, source=cgroupfs %.0f, files %.0f", cg,
@@ -729,12 +724,13 @@ START_TEST(test_live_sources_agree)
 		ck_assert_msg(live_v1 || idle.high == 8388608, "capped's memory.high reads %.0f, not the 8 MiB written",
 			      idle.high);
 		n_bad = bulk_mismatches(body_bpf, body_fs, &n_compared, why_bulk, sizeof(why_bulk));
-		ok = n_bad == 0 && daemon_matches(body_bpf, live_name, &parent, why_bpf, sizeof(why_bpf)) &&
+		ok = daemon_matches(body_bpf, live_name, &parent, why_bpf, sizeof(why_bpf)) &&
 		     daemon_matches(body_bpf, child_name, &victim, why_bpf, sizeof(why_bpf)) &&
 		     daemon_matches(body_bpf, capped_name, &idle, why_bpf, sizeof(why_bpf)) &&
 		     daemon_matches(body_fs, live_name, &parent, why_fs, sizeof(why_fs)) &&
 		     daemon_matches(body_fs, child_name, &victim, why_fs, sizeof(why_fs)) &&
 		     daemon_matches(body_fs, capped_name, &idle, why_fs, sizeof(why_fs));
+		ok = ok && n_bad == 0;
 		free(body_bpf);
 		free(body_fs);
 	}

@@ -267,11 +267,6 @@ static void parse_protobuf(const uint8_t *p, size_t len, struct samples *out)
 	}
 }
 
-static bool same_value(double a, double b)
-{
-	return a == b || (isnan(a) && isnan(b));
-}
-
 /* Every sample of the text format is in the other with the same value; the
  * other has nothing more but what skip allows (OpenMetrics' _created). */
 static void assert_same_samples(const struct samples *text, const struct samples *other, const char *what,
@@ -283,7 +278,7 @@ static void assert_same_samples(const struct samples *text, const struct samples
 		const struct sample *o = samples_find(other, text->v[i].key);
 
 		ck_assert_msg(o != NULL, "%s: no %s (text: %.17g)", what, text->v[i].key, text->v[i].value);
-		ck_assert_msg(same_value(o->value, text->v[i].value), "%s: %s is %.17g, the text says %.17g", what,
+		ck_assert_msg(mw_same_value(o->value, text->v[i].value), "%s: %s is %.17g, the text says %.17g", what,
 			      text->v[i].key, o->value, text->v[i].value);
 	}
 	for (size_t i = 0; i < other->n; i++)

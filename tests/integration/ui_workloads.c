@@ -71,7 +71,7 @@ static void assert_row(const char *row, const struct wl_numbers *want, const cha
 		double shown = data_value(row, wl_classes[i], &found);
 
 		ck_assert_msg(found, "%s: no <data class=\"%s\"> in\n%s", what, wl_classes[i], row);
-		ck_assert_msg(wl_same(shown, wl_field(want, i)),
+		ck_assert_msg(mw_same_value(shown, wl_field(want, i)),
 			      "%s, window %llu: %s is %.17g on the page, %.17g in /api/v1/windows\n%s", what,
 			      (unsigned long long)want->seq, wl_classes[i], shown, wl_field(want, i), row);
 	}

@@ -23,11 +23,6 @@ double wl_field(const struct wl_numbers *n, size_t i)
 	return i < WL_FIELDS ? v[i] : NAN;
 }
 
-bool wl_same(double a, double b)
-{
-	return (isnan(a) && isnan(b)) || a == b;
-}
-
 void wl_fixture_start(struct wl_fixture *f)
 {
 	char config[2048], file[1200];

@@ -47,7 +47,6 @@ size_t wl_numbers_all(const char *json_path, const char *label, struct wl_number
 /* The one for seq, asserted to be there. */
 struct wl_numbers wl_numbers_of(const char *json_path, const char *label, uint64_t seq);
 /* NAN equals NAN; otherwise exact. */
-bool wl_same(double a, double b);
 
 /* In test_ui.c: chromium --headless <what> http://127.0.0.1:port<path>; the path of its stdout. */
 char *chromium(int port, const char *path, const char *what, const char *tag);
