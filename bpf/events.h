@@ -36,6 +36,8 @@ enum oom_scope {
 #define KILL_HAS_OOM_CGROUP (1u << 1) /* oom_cgroup_id, its usage and limit */
 #define KILL_HAS_RSS (1u << 2)
 #define KILL_HAS_SCORE_ADJ (1u << 3)
+/* Any event: avail_pages is the in-kernel sampler's computation, not the kernel's own figure. */
+#define EVENT_AVAIL_SAMPLED (1u << 31)
 #define KILL_SCOPE_FROM_CONTROL (1u << 4) /* scope from oom_control, not inferred */
 
 /* Up to this many killer names in [collector.oom] userspace_killers. */

@@ -53,7 +53,8 @@ struct {
 } exits SEC(".maps");
 
 /* Exits the ring buffer had no room for: user space drains it at every
- * sample interval, so only a burst of thousands of exits fills it. */
+ * window's end, and when half of it is full (the wake-up below), so only a
+ * burst of thousands of exits faster than the daemon wakes fills it. */
 __u64 exits_dropped = 0;
 
 /* Once per exiting thread; only the last one of its process records. By then
@@ -89,7 +90,10 @@ int BPF_PROG(record_exit, struct task_struct *task)
 	}
 	rec->start_boottime_ns = task_start_boottime(task);
 	bpf_probe_read_kernel(&rec->comm, sizeof(rec->comm), leader->comm);
-	bpf_ringbuf_submit(rec, 0);
+	/* No wake-up per record: the daemon sleeps until the window ends unless
+	 * the ring is half full. */
+	bpf_ringbuf_submit(rec, bpf_ringbuf_query(&exits, BPF_RB_AVAIL_DATA) >= FAULTS_EXITS_RINGBUF_BYTES / 2 ?
+					BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	return 0;
 }
 

@@ -18,8 +18,9 @@ struct {
 	__type(value, struct memavail_latest);
 } memavail SEC(".maps");
 
-/* The kernel's latest figure (fexit or kretprobe), or one computed now from
- * its counters when user space chose that method. */
+/* The kernel's latest figure (fexit or kretprobe) or the in-kernel sampler's,
+ * whichever is newer, or one computed now from its counters when user space
+ * chose that method. */
 static __always_inline void memavail_fill_event(struct memwatch_event *e)
 {
 	__u32 zero = 0;
@@ -35,6 +36,13 @@ static __always_inline void memavail_fill_event(struct memwatch_event *e)
 			e->avail_pages = pages;
 			e->avail_ts_ns = e->ts_ns;
 		}
+		return;
+	}
+	/* The sampler's figure, when the kernel computed none since. */
+	if (m->sampled_ts_ns > m->ts_ns) {
+		e->avail_pages = m->sampled_pages;
+		e->avail_ts_ns = m->sampled_ts_ns;
+		e->flags |= EVENT_AVAIL_SAMPLED;
 		return;
 	}
 	e->avail_pages = m->pages;

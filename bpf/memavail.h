@@ -15,6 +15,20 @@ struct memavail_latest {
 	__u64 compute;            /* nonzero: compute at each pressure instant from zone and node counters */
 	__u64 totalreserve_pages; /* from /proc/zoneinfo, re-read when the watermarks are set up again */
 	__u64 wmark_low_pages;    /* sum of the zones' low watermarks, for kernels whose zones we cannot read */
+	/* Written by the in-kernel sampler (memavail_sampler.bpf.c), computed
+	 * from the counters every sample interval; newer than pages when nothing
+	 * else made the kernel compute it since. */
+	__u64 sampled_pages;
+	__u64 sampled_ts_ns;
+};
+
+/* The in-kernel sampler's ring: one entry per sample interval, written at
+ * head % MEMAVAIL_SAMPLES, head counting every sample ever written. */
+#define MEMAVAIL_SAMPLES 1024
+
+struct memavail_sample {
+	__u64 ts_ns; /* CLOCK_MONOTONIC */
+	__u64 pages;
 };
 
 /* One computation of MemAvailable from the kernel's counters, as si_mem_available() does it. */

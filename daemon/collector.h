@@ -66,6 +66,9 @@ struct collector_context {
 	/* /proc/vmstat read once a window for every collector that takes
 	 * figures from it (vmstat_source.h); NULL only in tests that give none. */
 	struct vmstat_sources *vmstat;
+	/* The daemon's sample interval ([daemon] sample_interval), kept current
+	 * across reloads by the core. */
+	const uint64_t *sample_msec;
 };
 
 /* One of the cgroup hierarchy's shared id -> path tables (ctx->cgroups), as a
@@ -120,6 +123,13 @@ struct collector_ops {
 	int (*start)(void *priv, const void *cfg, const struct collector_context *ctx, struct collector_status *st);
 	/* Optional, every sample interval: fast gauges (min/max within a window). */
 	int (*sample)(void *priv, uint64_t now_usec);
+	/* Optional, with sample: whether this instance needs it now (false when
+	 * the kernel samples for it). Without it, an instance with sample always
+	 * does. The daemon sleeps through sample intervals nobody needs. */
+	bool (*wants_samples)(void *priv);
+	/* Optional, with sample: a descriptor that turns readable when sample
+	 * must run before the window ends (a ring buffer half full), or -1. */
+	int (*wake_fd)(void *priv);
 	/* At the end of a window: write every sample into the snapshot. */
 	int (*collect)(void *priv, struct snapshot *snap);
 	/* Optional: apply a changed configuration in place, keeping BPF maps,

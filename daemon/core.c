@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <poll.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -134,7 +135,7 @@ int core_init(struct core *core, struct config *config, struct collector_setting
 {
 	size_t i;
 
-	*core = (struct core){ .config = config };
+	*core = (struct core){ .config = config, .sample_msec = config->daemon.sample_msec };
 	core->collectors = calloc(n_all_collectors, sizeof(*core->collectors));
 	if (!core->collectors) {
 		collector_settings_free(settings);
@@ -196,7 +197,7 @@ static struct collector_context collector_context(struct core *core)
 {
 	return (struct collector_context){
 		.events = core->events, .shared_maps = &core->shared_maps, .cgroups = core->cgroups,
-		.names = core->names, .vmstat = core->vmstat,
+		.names = core->names, .vmstat = core->vmstat, .sample_msec = &core->sample_msec,
 	};
 }
 
@@ -347,6 +348,59 @@ void core_done(struct core *core)
 	*core = (struct core){ 0 };
 }
 
+static bool instance_samples(const struct collector_instance *ci)
+{
+	if (!ci->status.running || !ci->ops->sample || ci->skip_windows)
+		return false;
+	return !ci->ops->wants_samples || ci->ops->wants_samples(ci->priv);
+}
+
+bool core_wants_samples(const struct core *core)
+{
+	size_t i;
+
+	for (i = 0; i < n_all_collectors; i++)
+		if (instance_samples(&core->collectors[i]))
+			return true;
+	return false;
+}
+
+static int instance_wake_fd(const struct collector_instance *ci)
+{
+	if (!ci->status.running || !ci->ops->sample || !ci->ops->wake_fd)
+		return -1;
+	return ci->ops->wake_fd(ci->priv);
+}
+
+size_t core_wake_fds(const struct core *core, struct pollfd *fds, size_t max)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < n_all_collectors && n < max; i++) {
+		int fd = instance_wake_fd(&core->collectors[i]);
+
+		if (fd >= 0)
+			fds[n++] = (struct pollfd){ .fd = fd, .events = POLLIN };
+	}
+	return n;
+}
+
+void core_wake(struct core *core, const struct pollfd *fds, size_t n, uint64_t now_mono)
+{
+	size_t i, j;
+
+	for (i = 0; i < n_all_collectors; i++) {
+		struct collector_instance *ci = &core->collectors[i];
+		int fd = instance_wake_fd(ci);
+
+		for (j = 0; fd >= 0 && j < n; j++)
+			if (fds[j].fd == fd && (fds[j].revents & POLLIN)) {
+				(void)ci->ops->sample(ci->priv, now_mono);
+				break;
+			}
+	}
+}
+
 void core_sample(struct core *core, uint64_t now_mono)
 {
 	size_t i;
@@ -356,7 +410,7 @@ void core_sample(struct core *core, uint64_t now_mono)
 		uint64_t t0;
 		int r;
 
-		if (!ci->status.running || !ci->ops->sample || ci->skip_windows)
+		if (!instance_samples(ci))
 			continue;
 		t0 = now_mono_usec();
 		r = ci->ops->sample(ci->priv, now_mono);
@@ -626,6 +680,7 @@ int core_reload(struct core *core, struct config *config, struct collector_setti
 			return r;
 		}
 	}
+	core->sample_msec = config->daemon.sample_msec;
 	/* Once for every collector: a remount since start shows from here on. */
 	if (core->cgroups)
 		(void)cgroup_hierarchy_refresh(core->cgroups);

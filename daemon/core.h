@@ -40,6 +40,8 @@ struct collector_instance {
 	uint64_t counting_since_real_usec;
 };
 
+struct pollfd;
+
 struct core {
 	struct config *config;
 	struct collector_instance *collectors; /* n_all_collectors entries */
@@ -61,6 +63,7 @@ struct core {
 	struct event_channel *events;     /* NULL until core_open_events, or when it failed */
 	struct event_journal *journal;    /* the channel's sink; NULL without a channel */
 	struct bpf_shared_maps shared_maps;
+	uint64_t sample_msec; /* config->daemon.sample_msec, where collectors read it */
 };
 
 /* Checks every [collector.NAME] section against the collectors' own keys. */
@@ -84,6 +87,12 @@ int core_start_events(struct core *core);
 void core_start_collectors(struct core *core);
 void core_stop_collectors(struct core *core);
 void core_sample(struct core *core, uint64_t now_mono);
+/* Whether any running collector needs core_sample every sample interval. */
+bool core_wants_samples(const struct core *core);
+/* The collectors' wake descriptors (wake_fd), at most max; core_wake runs
+ * the sample of each collector whose descriptor polled readable. */
+size_t core_wake_fds(const struct core *core, struct pollfd *fds, size_t max);
+void core_wake(struct core *core, const struct pollfd *fds, size_t n, uint64_t now_mono);
 /* Ends the current window: every running collector writes into a new snapshot, which is published. */
 void core_end_window(struct core *core, uint64_t now_mono, uint64_t now_real);
 /* Takes over config and settings; the old ones are freed. */

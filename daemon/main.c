@@ -340,6 +340,7 @@ static void reload(struct core *core, const struct options *o, struct http_serve
 }
 
 #define TRIM_EVERY_WINDOWS 10
+#define MAX_WAKE_FDS 8
 
 static int main_loop(struct core *core, const struct options *o, struct http_server **srv, int sfd,
 		     bool socket_activated)
@@ -355,20 +356,26 @@ static int main_loop(struct core *core, const struct options *o, struct http_ser
 	window_end = core->window_start_mono_usec + core->config->daemon.window_msec * USEC_PER_MSEC;
 
 	for (;;) {
-		struct pollfd pfd = { .fd = sfd, .events = POLLIN };
+		struct pollfd pfd[1 + MAX_WAKE_FDS] = { { .fd = sfd, .events = POLLIN } };
+		size_t n_wake = core_wake_fds(core, pfd + 1, MAX_WAKE_FDS);
 		struct timespec timeout;
-		uint64_t deadline = next_sample < window_end ? next_sample : window_end, now;
+		/* Where the kernel samples, the daemon wakes only at the window's end. */
+		bool sampling = core_wants_samples(core);
+		uint64_t deadline = sampling && next_sample < window_end ? next_sample : window_end, now;
 		const struct daemon_config *d;
 
 		if (next_watchdog < deadline)
 			deadline = next_watchdog;
 		timeout = time_until(deadline);
-		if (ppoll(&pfd, 1, &timeout, NULL) < 0) {
+		if (ppoll(pfd, 1 + n_wake, &timeout, NULL) < 0) {
 			if (errno == EINTR)
 				continue;
 			return log_error_errno(errno, "poll() failed: %m");
 		}
-		if (pfd.revents & POLLIN) {
+		/* Before a reload can restart the collectors that own them. */
+		if (n_wake)
+			core_wake(core, pfd + 1, n_wake, now_mono_usec());
+		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
 			if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
@@ -404,7 +411,7 @@ static int main_loop(struct core *core, const struct options *o, struct http_ser
 			if (window_end <= now)
 				window_end = now + d->window_msec * USEC_PER_MSEC;
 			next_sample = now + d->sample_msec * USEC_PER_MSEC;
-		} else if (now >= next_sample) {
+		} else if (sampling && now >= next_sample) {
 			core_sample(core, now);
 			next_sample += d->sample_msec * USEC_PER_MSEC;
 			if (next_sample <= now)

@@ -115,8 +115,13 @@ const struct metric_desc metric_catalogue[METRIC__COUNT] = {
 	},
 	[MW_MEMORY_WINDOW_SAMPLES] = {
 		.name = "memwatch_memory_window_samples", .type = METRIC_GAUGE, .unit = METRIC_UNIT_NONE,
-		.help = "Number of /proc/meminfo samples taken in the window.",
-		.owner = "meminfo", .source = "`/proc/meminfo` samples",
+		.help = "Number of available-memory samples in the window: the in-kernel sampler's and the window's last /proc/meminfo read.",
+		.owner = "meminfo", .source = "in-kernel timer, or `/proc/meminfo` samples",
+	},
+	[MW_MEMORY_SAMPLER_SECONDS_TOTAL] = {
+		.name = "memwatch_memory_sampler_seconds_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_SECONDS,
+		.help = "Time the in-kernel sampler's timer callback spent computing available memory (softirq: charged to no process).",
+		.owner = "meminfo", .source = "bpf_ktime_get_ns() around the callback",
 	},
 
 	/* --- psi --- */

@@ -61,5 +61,6 @@ static inline void fclosep(FILE **f)
 #define NSEC_PER_SEC 1000000000ULL
 #define USEC_PER_MSEC 1000ULL
 #define NSEC_PER_USEC 1000ULL
+#define NSEC_PER_MSEC 1000000ULL
 
 #endif

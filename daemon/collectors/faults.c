@@ -548,12 +548,25 @@ static int faults_reload(void *priv, const void *cfg)
 	return 0;
 }
 
-/* The exit ring holds a few thousand records: drained often, a burst of
- * exits within one window fits. */
+/* The exit ring holds a few thousand records, drained at every window's
+ * end; a burst of exits that fills half of it wakes the daemon to drain it
+ * sooner (the program's wake-up flags), so that none is dropped. */
 static int faults_sample(void *priv, uint64_t now_usec)
 {
 	drain_exits(priv);
 	return 0;
+}
+
+static bool faults_wants_samples(void *priv)
+{
+	return false;
+}
+
+static int faults_wake_fd(void *priv)
+{
+	struct faults_state *s = priv;
+
+	return s->exit_ring ? ring_buffer__epoll_fd(s->exit_ring) : -1;
 }
 
 /* Walks, and applies the exits read since the last walk. */
@@ -592,6 +605,8 @@ const struct collector_ops faults_collector = {
 	.priv_size = sizeof(struct faults_state),
 	.start = faults_start,
 	.sample = faults_sample,
+	.wants_samples = faults_wants_samples,
+	.wake_fd = faults_wake_fd,
 	.collect = faults_collect,
 	.reload = faults_reload,
 	.stop = faults_stop,

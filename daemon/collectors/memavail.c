@@ -2,8 +2,9 @@
 /* Available memory at the instant of pressure (start of direct and memcg
  * reclaim, allocation failure, OOM kill). Best first, by trying:
  *  fexit    on si_mem_available(): the kernel's own figure, recorded whenever
- *           the kernel computes it (our own meminfo sampler makes it do so at
- *           least every sample interval), stamped into each event;
+ *           the kernel computes it, stamped into each event; where the
+ *           meminfo collector samples in the kernel (memavail_sampler.h), its
+ *           computation when that is newer (the event says "counters");
  *  kprobe   the same through a kretprobe, where fexit cannot attach;
  *  counters the pressure programs compute it at the instant from the zone and
  *           node counters (bpf/memavail_counters.bpf.h), with the total reserve
@@ -402,7 +403,7 @@ static void on_event(void *userdata, const struct memwatch_event *e, struct even
 	if (s->source != MEMAVAIL_PROCFS && e->avail_ts_ns && e->ts_ns >= e->avail_ts_ns &&
 	    e->ts_ns - e->avail_ts_ns <= 2 * NSEC_PER_SEC) {
 		rec->avail_bytes = (double)e->avail_pages * (double)s->page_size;
-		rec->avail_source = source_name(s->source);
+		rec->avail_source = source_name(e->flags & EVENT_AVAIL_SAMPLED ? MEMAVAIL_COUNTERS : s->source);
 	} else if (s->event_meminfo.fd >= 0 && meminfo_read_available(&s->event_meminfo, &bytes) == 0) {
 		rec->avail_bytes = bytes;
 		rec->avail_source = source_name(MEMAVAIL_PROCFS);

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
-/* /proc/meminfo, sampled every sample interval so that a dip between two
- * scrapes still shows in the window's minimum. */
+/* Available memory sampled every sample interval, so that a dip between two
+ * scrapes still shows in the window's minimum: by a timer in the kernel
+ * (memavail_sampler.h) where its computation agrees with MemAvailable, else
+ * by reading /proc/meminfo. /proc/meminfo is read at every window's end for
+ * the gauges either way. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,13 +12,20 @@
 #include "collector.h"
 #include "config.h"
 #include "fileio.h"
+#include "memavail_sampler.h"
 #include "meminfo.h"
 
 #define TREND_POINTS 4096
+/* Windows without a sample from the timer before the daemon samples itself. */
+#define SAMPLER_STALL_WINDOWS 2
+
+enum sampler_choice { SAMPLER_AUTO, SAMPLER_BPF, SAMPLER_PROCFS };
 
 struct meminfo_config {
 	char path[256];
 	uint64_t horizon_msec;
+	enum sampler_choice sampler;
+	double sampler_tolerance;
 };
 
 struct trend_point {
@@ -34,11 +44,30 @@ struct meminfo_state {
 	uint64_t horizon_usec;
 	struct trend_point trend[TREND_POINTS]; /* ring of recent samples for the exhaustion estimate */
 	size_t trend_head, trend_count;
+
+	struct memavail_sampler *sampler; /* NULL: the daemon samples /proc/meminfo itself */
+	const uint64_t *sample_msec;
+	uint64_t sampler_interval_msec;
+	unsigned sampler_idle_windows;
+	double sampler_seconds_before; /* of timers given up, so the counter never goes back */
+	enum sampler_choice cfg_sampler;
+	double cfg_sampler_tolerance;
 };
+
+static const struct config_choice sampler_choices[] = {
+	{ "auto", SAMPLER_AUTO },
+	{ "bpf", SAMPLER_BPF },
+	{ "procfs", SAMPLER_PROCFS },
+	{ NULL, 0 },
+};
+
+_Static_assert(sizeof(enum sampler_choice) == sizeof(int), "a CONFIG_KEY_CHOICE field is an int");
 
 static const struct collector_key meminfo_keys[] = {
 	{ CONFIG_KEY_DURATION("exhaustion_horizon", struct meminfo_config, horizon_msec, 1000, 3600000), "60s" },
 	{ CONFIG_KEY_PATH("path", struct meminfo_config, path), "/proc/meminfo" },
+	{ CONFIG_KEY_CHOICE("sampler", struct meminfo_config, sampler, sampler_choices), "auto" },
+	{ CONFIG_KEY_PERCENT("sampler_tolerance", struct meminfo_config, sampler_tolerance), "2%" },
 };
 
 static int meminfo_probe(const void *cfg, const struct collector_context *ctx, struct collector_status *st)
@@ -114,6 +143,21 @@ static void window_reset(struct meminfo_state *s)
 	s->window_samples = 0;
 }
 
+static void add_available(struct meminfo_state *s, uint64_t t_usec, uint64_t available)
+{
+	trend_add(s, t_usec, (double)available);
+	if (available < s->window_min)
+		s->window_min = available;
+	if (available > s->window_max)
+		s->window_max = available;
+	s->window_samples++;
+}
+
+static void add_kernel_sample(void *userdata, uint64_t t_usec, double bytes)
+{
+	add_available(userdata, t_usec, (uint64_t)bytes);
+}
+
 static int meminfo_sample(void *priv, uint64_t now_usec)
 {
 	struct meminfo_state *s = priv;
@@ -128,15 +172,75 @@ static int meminfo_sample(void *priv, uint64_t now_usec)
 	s->last = m;
 	s->have_last = true;
 	if (m.present & MEMINFO_HAS_AVAILABLE)
-		trend_add(s, now_usec ? now_usec : now_mono_usec(), (double)m.available);
-	if (m.present & MEMINFO_HAS_AVAILABLE) {
-		if (m.available < s->window_min)
-			s->window_min = m.available;
-		if (m.available > s->window_max)
-			s->window_max = m.available;
-	}
-	s->window_samples++;
+		add_available(s, now_usec ? now_usec : now_mono_usec(), m.available);
+	else
+		s->window_samples++;
 	return 0;
+}
+
+static bool meminfo_wants_samples(void *priv)
+{
+	return !((struct meminfo_state *)priv)->sampler;
+}
+
+static void sampler_stop(struct meminfo_state *s)
+{
+	struct memavail_sampler_stats st;
+
+	if (!s->sampler)
+		return;
+	memavail_sampler_stats(s->sampler, &st);
+	s->sampler_seconds_before += (double)st.callback_ns / 1e9;
+	memavail_sampler_free(s->sampler);
+	s->sampler = NULL;
+}
+
+/* Starts the kernel's sampling: auto falls back to /proc/meminfo and says why. */
+static int sampler_start(struct meminfo_state *s, const struct meminfo_config *c, const struct collector_context *ctx,
+			 struct collector_status *st)
+{
+	char why[200] = "";
+	int r;
+
+	s->sample_msec = ctx->sample_msec;
+	/* The kernel computes the machine's figure: another path is a test's file. */
+	if (c->sampler == SAMPLER_PROCFS || !ctx->sample_msec ||
+	    (c->sampler == SAMPLER_AUTO && strcmp(c->path, "/proc/meminfo") != 0))
+		return 0;
+	s->sampler_interval_msec = *ctx->sample_msec;
+	r = memavail_sampler_start(&s->sampler, ctx->shared_maps, s->sampler_interval_msec, c->sampler_tolerance,
+				   &s->file, why, sizeof(why));
+	if (r == 0) {
+		snprintf(st->mode, sizeof(st->mode), "bpf-timer");
+		return 0;
+	}
+	if (c->sampler == SAMPLER_BPF) {
+		collector_status_set_reason(st, "sampler = bpf: %s", why);
+		return r == -EOPNOTSUPP ? r : -EOPNOTSUPP;
+	}
+	log_info("Collector meminfo: sampling /proc/meminfo from user space: %s", why);
+	return 0;
+}
+
+/* The timer's samples since the last window; where it stopped sampling, the
+ * daemon takes over (the log says so). */
+static void sampler_drain(struct meminfo_state *s)
+{
+	if (!s->sampler)
+		return;
+	if (s->sample_msec && *s->sample_msec != s->sampler_interval_msec) {
+		s->sampler_interval_msec = *s->sample_msec;
+		memavail_sampler_set_interval(s->sampler, s->sampler_interval_msec);
+	}
+	if (memavail_sampler_drain(s->sampler, add_kernel_sample, s) > 0) {
+		s->sampler_idle_windows = 0;
+		return;
+	}
+	if (++s->sampler_idle_windows < SAMPLER_STALL_WINDOWS)
+		return;
+	log_warning("Collector meminfo: the in-kernel sampler took no sample in %u windows; sampling /proc/meminfo from user space",
+		    s->sampler_idle_windows);
+	sampler_stop(s);
 }
 
 static int meminfo_start(void *priv, const void *cfg, const struct collector_context *ctx,
@@ -149,6 +253,8 @@ static int meminfo_start(void *priv, const void *cfg, const struct collector_con
 	snprintf(st->mode, sizeof(st->mode), "procfs");
 	snprintf(s->path, sizeof(s->path), "%s", c->path);
 	s->horizon_usec = c->horizon_msec * USEC_PER_MSEC;
+	s->cfg_sampler = c->sampler;
+	s->cfg_sampler_tolerance = c->sampler_tolerance;
 	/* meminfo_proc_show: one seq_file record. */
 	r = procfile_open_whole(&s->file, c->path, 1 << 20);
 	if (r < 0) {
@@ -156,6 +262,17 @@ static int meminfo_start(void *priv, const void *cfg, const struct collector_con
 		return r == -ENOENT ? -EOPNOTSUPP : r;
 	}
 	window_reset(s);
+	r = meminfo_sample(s, 0);
+	if (r < 0)
+		return r;
+	return sampler_start(s, c, ctx, st);
+}
+
+/* The window ends now: the timer's samples, then one last read so "last" is
+ * the end value, before the gauges copy it (they were a sample behind the ETA). */
+static int window_end_samples(struct meminfo_state *s)
+{
+	sampler_drain(s);
 	return meminfo_sample(s, 0);
 }
 
@@ -163,9 +280,7 @@ static int meminfo_collect(void *priv, struct snapshot *snap)
 {
 	struct meminfo_state *s = priv;
 	const struct meminfo *m = &s->last;
-	/* The window ends now: take one last sample so "last" is the end value,
-	 * before the gauges below copy it (they were a sample behind the ETA). */
-	int r = meminfo_sample(s, 0);
+	int r = window_end_samples(s);
 	const struct {
 		const struct metric_desc *desc;
 		unsigned bit;
@@ -198,6 +313,14 @@ static int meminfo_collect(void *priv, struct snapshot *snap)
 			snapshot_add(snap, METRIC(MW_MEMORY_AVAILABLE_RATIO), NULL, (double)m->available / (double)m->total);
 	}
 	snapshot_add(snap, METRIC(MW_MEMORY_WINDOW_SAMPLES), NULL, (double)s->window_samples);
+	if (s->sampler || s->sampler_seconds_before > 0) {
+		struct memavail_sampler_stats st = { 0 };
+
+		if (s->sampler)
+			memavail_sampler_stats(s->sampler, &st);
+		snapshot_add(snap, METRIC(MW_MEMORY_SAMPLER_SECONDS_TOTAL), NULL,
+			     s->sampler_seconds_before + (double)st.callback_ns / 1e9);
+	}
 	if ((m->present & MEMINFO_HAS_AVAILABLE) && trend_slope(s, now_mono_usec(), &slope)) {
 		snapshot_add(snap, METRIC(MW_MEMORY_AVAILABLE_SLOPE_BYTES_PER_SECOND), NULL, slope);
 		snapshot_add(snap, METRIC(MW_MEMORY_EXHAUSTION_ETA_SECONDS), NULL, slope < 0 ? (double)m->available / -slope : INFINITY);
@@ -213,6 +336,8 @@ static int meminfo_reload(void *priv, const void *cfg)
 	struct procfile f;
 	int r;
 
+	if (c->sampler != s->cfg_sampler || c->sampler_tolerance != s->cfg_sampler_tolerance)
+		return -EAGAIN;
 	s->horizon_usec = c->horizon_msec * USEC_PER_MSEC;
 	if (strcmp(c->path, s->path) == 0)
 		return 0;
@@ -229,12 +354,13 @@ static void meminfo_stop(void *priv)
 {
 	struct meminfo_state *s = priv;
 
+	sampler_stop(s);
 	procfile_close(&s->file);
 }
 
 const struct collector_ops meminfo_collector = {
 	.name = "meminfo",
-	.summary = "/proc/meminfo sampled every sample interval: last, min and max available memory per window",
+	.summary = "available memory every sample interval (in-kernel timer, or /proc/meminfo): last, min and max per window; /proc/meminfo gauges",
 	.default_enabled = true,
 	.config_size = sizeof(struct meminfo_config),
 	.keys = meminfo_keys,
@@ -243,6 +369,7 @@ const struct collector_ops meminfo_collector = {
 	.probe = meminfo_probe,
 	.start = meminfo_start,
 	.sample = meminfo_sample,
+	.wants_samples = meminfo_wants_samples,
 	.collect = meminfo_collect,
 	.reload = meminfo_reload,
 	.stop = meminfo_stop,

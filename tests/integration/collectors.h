@@ -116,6 +116,7 @@ void collectors_add_direct_reclaim_tests(Suite *s);
 void collectors_add_faults_tests(Suite *s);
 void collectors_add_allocs_tests(Suite *s);
 void collectors_add_exhaustion_tests(Suite *s);
+void collectors_add_sampler_tests(Suite *s);
 /* test_collectors_allocs.c: this binary's helper mode (KMEM_HELPER_FLAG). */
 int kmem_failure_helper(const char *cg, const char *result_path);
 

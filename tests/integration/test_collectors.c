@@ -44,6 +44,7 @@ static Suite *collectors_suite(void)
 	collectors_add_faults_tests(s);
 	collectors_add_allocs_tests(s);
 	collectors_add_exhaustion_tests(s);
+	collectors_add_sampler_tests(s);
 	return s;
 }
 

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Available memory every sample interval without waking user space: a
+ * bpf_timer whose callback computes it from the kernel's counters
+ * (memavail_counters.bpf.h), appends it to a ring in .bss that user space
+ * reads once a window, and leaves it in the shared memavail map for the
+ * pressure programs. Armed once by arm_sampler (BPF_PROG_TEST_RUN), which
+ * runs in the daemon's context so that the node lookup does not depend on
+ * whichever task the timer interrupts. Needs syscall programs and bpf_timer
+ * (5.15); user space samples /proc/meminfo itself where this does not load. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "memavail.bpf.h"
+
+#define CLOCK_MONOTONIC 1
+
+struct sampler_timer {
+	struct bpf_timer timer;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sampler_timer);
+} sampler_timer SEC(".maps");
+
+/* Written by user space: 0 stops the timer at its next expiry. */
+__u64 interval_ns = 0;
+
+/* Read by user space (mmapped). */
+struct memavail_sample samples[MEMAVAIL_SAMPLES] = {};
+__u64 samples_head = 0;
+__u64 callback_runs = 0;
+__u64 callback_ns = 0; /* time spent in the callback, softirq: no task is charged for it */
+__u64 compute_errors = 0;
+__s64 last_error = 0;  /* the last failed computation (enum memavail_calc_error), or a bpf_timer error */
+__s64 armed = 0;       /* 1 once armed; negative: why arming failed */
+__u64 now_pages = 0;   /* compute_now's answer */
+__s64 now_error = 0;
+
+/* MemAvailable with the kernel's own total reserve (pgdat->totalreserve_pages
+ * summed as the zones are walked): compute with none, then take it off. */
+static __always_inline __s64 compute_available(void)
+{
+	__u32 zero = 0;
+	struct memavail_latest *m = bpf_map_lookup_elem(&memavail, &zero);
+	struct memavail_calc *c;
+	__s64 pages;
+
+	pages = memavail_compute(0, m ? m->wmark_low_pages : 0);
+	if (pages < 0)
+		return pages;
+	c = bpf_map_lookup_elem(&memavail_scratch, &zero);
+	if (!c)
+		return -MEMAVAIL_CALC_NO_LAYOUT;
+	return pages > (__s64)c->kernel_reserve_pages ? pages - (__s64)c->kernel_reserve_pages : 0;
+}
+
+static int sample(void *map, __u32 *key, struct sampler_timer *t)
+{
+	__u64 start = bpf_ktime_get_ns(), interval = interval_ns;
+	struct memavail_sample *slot;
+	struct memavail_latest *m;
+	__u32 zero = 0;
+	__s64 pages;
+
+	pages = compute_available();
+	if (pages >= 0) {
+		slot = &samples[samples_head & (MEMAVAIL_SAMPLES - 1)];
+		slot->ts_ns = start;
+		slot->pages = pages;
+		/* A full barrier: the slot is written before the head moves. */
+		__sync_fetch_and_add(&samples_head, 1);
+		m = bpf_map_lookup_elem(&memavail, &zero);
+		if (m) {
+			m->sampled_pages = pages;
+			m->sampled_ts_ns = start;
+		}
+	} else {
+		compute_errors++;
+		last_error = -pages;
+	}
+	callback_runs++;
+	if (interval) {
+		long r = bpf_timer_start(&t->timer, interval, 0);
+
+		if (r)
+			last_error = r;
+	}
+	callback_ns += bpf_ktime_get_ns() - start;
+	return 0;
+}
+
+SEC("?syscall")
+int arm_sampler(void *ctx)
+{
+	__u32 zero = 0;
+	struct sampler_timer *t = bpf_map_lookup_elem(&sampler_timer, &zero);
+	long r;
+
+	if (!t || armed)
+		return 0;
+	if (!memavail_find_pgdat()) {
+		armed = -MEMAVAIL_CALC_NO_NODE;
+		return 0;
+	}
+	r = bpf_timer_init(&t->timer, &sampler_timer, CLOCK_MONOTONIC);
+	if (!r)
+		r = bpf_timer_set_callback(&t->timer, sample);
+	if (!r)
+		r = bpf_timer_start(&t->timer, interval_ns, 0);
+	armed = r ? r : 1;
+	return 0;
+}
+
+/* One computation now, for user space to hold against /proc/meminfo. */
+SEC("?syscall")
+int compute_now(void *ctx)
+{
+	__s64 pages = compute_available();
+
+	if (pages >= 0) {
+		now_pages = pages;
+		now_error = 0;
+	} else {
+		now_error = -pages;
+	}
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The in-kernel sampler of available memory (memavail_sampler.h). */
+#include <linux/types.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "bpf_attach.h"
+#include "clock.h"
+#include "collector.h"
+#include "fileio.h"
+#include "memavail.h"
+#include "memavail_sampler.h"
+#include "memavail_sampler.skel.h"
+#include "meminfo.h"
+
+#define VALIDATION_TRIES 3
+
+struct memavail_sampler {
+	struct memavail_sampler_bpf *skel;
+	uint64_t read_head; /* samples_head as of the last drain */
+	uint64_t lost;
+	long page_size;
+};
+
+static int run_syscall_prog(const struct bpf_program *prog)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+
+	return bpf_prog_test_run_opts(bpf_program__fd(prog), &opts) < 0 ? -errno : 0;
+}
+
+int memavail_sampler_compute_now(struct memavail_sampler *s, double *bytes)
+{
+	int r = run_syscall_prog(s->skel->progs.compute_now);
+
+	if (r < 0)
+		return r;
+	if (s->skel->bss->now_error)
+		return -ENODATA;
+	*bytes = (double)s->skel->bss->now_pages * (double)s->page_size;
+	return 0;
+}
+
+/* The computation against MemAvailable read between two computations. */
+static int validate(struct memavail_sampler *s, double tolerance, struct procfile *meminfo, char *why, size_t whylen)
+{
+	double before = 0, after = 0, available = 0, error = INFINITY;
+	int r = 0, i;
+
+	for (i = 0; i < VALIDATION_TRIES; i++) {
+		r = memavail_sampler_compute_now(s, &before);
+		if (r == 0)
+			r = meminfo_read_available(meminfo, &available);
+		if (r == 0)
+			r = memavail_sampler_compute_now(s, &after);
+		if (r < 0)
+			break;
+		error = available > 0 ? fabs((before + after) / 2 - available) / available : INFINITY;
+		if (error <= tolerance)
+			return 0;
+	}
+	if (r == -ENODATA)
+		snprintf(why, whylen, "the computation from the kernel's counters failed (error %lld)",
+			 (long long)s->skel->bss->now_error);
+	else if (r < 0)
+		snprintf(why, whylen, "could not run the computation: %s", strerror(-r));
+	else
+		snprintf(why, whylen, "the computation from the kernel's counters is %.2f%% from MemAvailable (tolerance %.2f%%)",
+			 error * 100, tolerance * 100);
+	return -EOPNOTSUPP;
+}
+
+int memavail_sampler_start(struct memavail_sampler **ret, struct bpf_shared_maps *shared, uint64_t interval_msec,
+			   double tolerance, struct procfile *meminfo, char *why, size_t whylen)
+{
+	struct memavail_sampler *s;
+	int r;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->page_size = sysconf(_SC_PAGESIZE);
+	s->skel = memavail_sampler_bpf__open();
+	if (!s->skel) {
+		r = -errno;
+		snprintf(why, whylen, "cannot open its BPF object: %s", strerror(-r));
+		goto fail;
+	}
+	bpf_program__set_autoload(s->skel->progs.arm_sampler, true);
+	bpf_program__set_autoload(s->skel->progs.compute_now, true);
+	r = bpf_shared_map_reuse(shared, s->skel->maps.memavail);
+	if (r == 0) {
+		log_set_libbpf_quiet(true);
+		r = memavail_sampler_bpf__load(s->skel);
+		log_set_libbpf_quiet(false);
+	}
+	if (r < 0) {
+		/* 5.10: no syscall programs; before 5.15 no bpf_timer. */
+		snprintf(why, whylen, "the kernel does not load its timer program (syscall programs and bpf_timer, 5.15): %s",
+			 strerror(-r));
+		r = -EOPNOTSUPP;
+		goto fail;
+	}
+	r = validate(s, tolerance, meminfo, why, whylen);
+	if (r < 0)
+		goto fail;
+	s->skel->bss->interval_ns = interval_msec * NSEC_PER_MSEC;
+	r = run_syscall_prog(s->skel->progs.arm_sampler);
+	if (r == 0 && s->skel->bss->armed != 1)
+		r = s->skel->bss->armed < 0 ? (int)s->skel->bss->armed : -EIO;
+	if (r < 0) {
+		snprintf(why, whylen, "could not arm its timer: %s", strerror(-r));
+		r = -EOPNOTSUPP;
+		goto fail;
+	}
+	*ret = s;
+	return 0;
+fail:
+	memavail_sampler_free(s);
+	return r;
+}
+
+void memavail_sampler_free(struct memavail_sampler *s)
+{
+	if (!s)
+		return;
+	/* The timer goes with its map, when the object is destroyed. */
+	memavail_sampler_bpf__destroy(s->skel);
+	free(s);
+}
+
+void memavail_sampler_set_interval(struct memavail_sampler *s, uint64_t interval_msec)
+{
+	s->skel->bss->interval_ns = interval_msec * NSEC_PER_MSEC;
+}
+
+size_t memavail_sampler_drain(struct memavail_sampler *s, memavail_sample_fn fn, void *userdata)
+{
+	struct memavail_sampler_bpf__bss *bss = s->skel->bss;
+	uint64_t head = __atomic_load_n(&bss->samples_head, __ATOMIC_ACQUIRE), seq, after;
+	size_t n = 0;
+
+	if (head - s->read_head > MEMAVAIL_SAMPLES) {
+		s->lost += head - s->read_head - MEMAVAIL_SAMPLES;
+		s->read_head = head - MEMAVAIL_SAMPLES;
+	}
+	for (seq = s->read_head; seq < head; seq++) {
+		struct memavail_sample sample = bss->samples[seq & (MEMAVAIL_SAMPLES - 1)];
+
+		/* Overwritten while we read it: the timer lapped the reader. */
+		after = __atomic_load_n(&bss->samples_head, __ATOMIC_ACQUIRE);
+		if (after - seq > MEMAVAIL_SAMPLES - 1) {
+			s->lost++;
+			continue;
+		}
+		fn(userdata, sample.ts_ns / NSEC_PER_USEC, (double)sample.pages * (double)s->page_size);
+		n++;
+	}
+	s->read_head = head;
+	return n;
+}
+
+void memavail_sampler_stats(const struct memavail_sampler *s, struct memavail_sampler_stats *st)
+{
+	const struct memavail_sampler_bpf__bss *bss = s->skel->bss;
+
+	*st = (struct memavail_sampler_stats){
+		.samples = bss->samples_head,
+		.lost = s->lost,
+		.compute_errors = bss->compute_errors,
+		.callback_runs = bss->callback_runs,
+		.callback_ns = bss->callback_ns,
+	};
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MEMWATCHD_MEMAVAIL_SAMPLER_H
+#define MEMWATCHD_MEMAVAIL_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Available memory sampled in the kernel (bpf/memavail_sampler.bpf.c): a
+ * timer computes it from the kernel's counters every sample interval, so the
+ * daemon need not wake up ten times a second to read /proc/meminfo. It is
+ * used only where one computation agrees with MemAvailable. */
+struct memavail_sampler;
+struct bpf_shared_maps;
+struct procfile;
+
+/* Loads, checks the computation against MemAvailable read from meminfo
+ * (within tolerance, a ratio) and arms the timer. -EOPNOTSUPP with why set
+ * when the kernel cannot run it or the figures disagree. */
+int memavail_sampler_start(struct memavail_sampler **ret, struct bpf_shared_maps *shared, uint64_t interval_msec,
+			   double tolerance, struct procfile *meminfo, char *why, size_t whylen);
+void memavail_sampler_free(struct memavail_sampler *s);
+
+/* Takes effect at the next expiry. */
+void memavail_sampler_set_interval(struct memavail_sampler *s, uint64_t interval_msec);
+
+/* Calls fn for every sample taken since the last call, oldest first, with
+ * its CLOCK_MONOTONIC time in µs. Returns how many; *lost counts samples
+ * overwritten before they were read. */
+typedef void (*memavail_sample_fn)(void *userdata, uint64_t t_usec, double bytes);
+size_t memavail_sampler_drain(struct memavail_sampler *s, memavail_sample_fn fn, void *userdata);
+
+/* One computation now, in bytes. */
+int memavail_sampler_compute_now(struct memavail_sampler *s, double *bytes);
+
+struct memavail_sampler_stats {
+	uint64_t samples;        /* computed and kept in the ring */
+	uint64_t lost;           /* overwritten before user space read them */
+	uint64_t compute_errors; /* computations that failed */
+	uint64_t callback_runs;
+	uint64_t callback_ns;    /* time in the timer callback, in softirq */
+};
+void memavail_sampler_stats(const struct memavail_sampler *s, struct memavail_sampler_stats *st);
+
+#endif
