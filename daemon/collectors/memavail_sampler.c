@@ -152,8 +152,10 @@ size_t memavail_sampler_drain(struct memavail_sampler *s, memavail_sample_fn fn,
 	for (seq = s->read_head; seq < head; seq++) {
 		struct memavail_sample sample = bss->samples[seq & (MEMAVAIL_SAMPLES - 1)];
 
-		/* Overwritten while we read it: the timer lapped the reader. */
-		after = __atomic_load_n(&bss->samples_head, __ATOMIC_ACQUIRE);
+		/* Overwritten while we read it: the timer lapped the reader. The
+		 * fence keeps the slot's loads before the head's. */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		after = __atomic_load_n(&bss->samples_head, __ATOMIC_RELAXED);
 		if (after - seq > MEMAVAIL_SAMPLES - 1) {
 			s->lost++;
 			continue;

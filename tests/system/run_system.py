@@ -263,7 +263,7 @@ def judge(s, lines, rc, timed_out, unit_sha, rows, smoke=False, figures=None, ru
         ops.judge_reload(s, v, b, singles)
         ops.judge_memory(s, v, b, figures if figures is not None else {}, ("memory-start",))
         return v
-    sj.judge_memavail(s, v, b)
+    sj.judge_memavail(s, v, b, want)
     sj.judge_reclaim(s, v, b)
     log(f"[{s}] per-cgroup figures (daemon at the window end; kernel: the cgroup's files before / after):")
     sj.judge_cgroup_files(s, v, b)

@@ -214,9 +214,13 @@ def judge_metrics_lint(s, v, b):
           else f"promtool check metrics exit {r.returncode}: {out[:600]}")
 
 
-def judge_memavail(s, v, b):
-    """memcg reclaim instants of mw-cache: the fexit figure stamped on each
-    against MemAvailable the guest sampled (50 ms apart) just before and after."""
+def judge_memavail(s, v, b, want):
+    """memcg reclaim instants of mw-cache: the fexit figure stamped on each (or,
+    where the meminfo collector samples in the kernel, the sampler's when it is
+    newer: counters) against MemAvailable the guest sampled (50 ms apart) just
+    before and after."""
+    sampler = (want.get("meminfo") or {}).get("mode")
+    allowed = ("fexit", "counters") if sampler == "bpf-timer" else ("fexit",)
     samples = []
     for line in b.get("memavail-samples") or []:
         w = line.split()
@@ -230,8 +234,9 @@ def judge_memavail(s, v, b):
     problems, worst, checked, gaps = [], 0.0, 0, []
     for e in ev:
         t, avail = e.get("timestamp"), e.get("available_bytes")
-        if e.get("available_source") != "fexit":
-            problems.append(f"event at {t}: available_source {e.get('available_source')}, want fexit")
+        if e.get("available_source") not in allowed:
+            problems.append(f"event at {t}: available_source {e.get('available_source')}, want "
+                            + " or ".join(allowed))
             continue
         before = [x for x in samples if x[0] <= t]
         after = [x for x in samples if x[0] > t]
@@ -253,7 +258,7 @@ def judge_memavail(s, v, b):
         problems.append(f"no memcg_reclaim event of {CACHE_CG} in /api/v1/events")
     elif not checked:
         problems.append(f"{len(ev)} events, none between two MemAvailable samples")
-    detail = (f"{checked} of {len(ev)} memcg_reclaim instants of mw-cache (fexit) within "
+    detail = (f"{checked} of {len(ev)} memcg_reclaim instants of mw-cache ({'/'.join(allowed)}) within "
               f"{worst * 100:.3f}% of the MemAvailable reads around them ({len(samples)} reads, "
               f"nearest {max(gaps or [0]) * 1000:.0f} ms away at most)")
     log(f"[{s}] memavail at pressure: {detail}")

@@ -72,11 +72,14 @@ memavailable_bytes() {
 # now, so that everything the kernel counted before this call is in it (the
 # BPF counters are cumulative and read at each window's end). /proc/meminfo's
 # MemAvailable is read right before and right after the fetch that is kept.
+# With BEFORE_ONCE=1, MemAvailable "before" is read once, before the first
+# try: the window's end then lies between the two reads.
 scrape_fetch() {
 	after=$(($(date +%s) + 1))
 	i=0
+	[ "${BEFORE_ONCE:-}" = 1 ] && avail_before=$(memavailable_bytes)
 	while :; do
-		avail_before=$(memavailable_bytes)
+		[ "${BEFORE_ONCE:-}" = 1 ] || avail_before=$(memavailable_bytes)
 		wget -qO- "http://${SCRAPE_ADDR:-$LISTEN}/metrics" >/tmp/metrics 2>/tmp/wget.err
 		rc=$?
 		avail_after=$(memavailable_bytes)
@@ -462,12 +465,14 @@ cat /tmp/wget.err
 # agrees with /proc/meminfo's MemAvailable read around the scrape.
 # Wait for a window begun after the OOM hog ended. Even then MemAvailable
 # moves now and then by a few MiB within a second (seen on 6.12), so a fetch
-# counts as quiescent only when the reads right before and right after it are
-# within 0.1%; up to 5 tries.
+# counts as quiescent only when the reads before the window's end and after
+# the fetch are within 0.1%; up to 5 tries.
 wait_window_after "$LISTEN" "quiet: the hogs gone"
 tries=0
 while :; do
+	BEFORE_ONCE=1
 	scrape_fetch # sets rc, fresh, avail_before, avail_after (and i)
+	BEFORE_ONCE=
 	tries=$((tries + 1))
 	d=$((avail_after - avail_before))
 	[ $d -lt 0 ] && d=$((-d))

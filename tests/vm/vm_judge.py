@@ -211,7 +211,7 @@ def judge(series, lines, rc, timed_out, host_release, host_fmt):
         problems.append(f"/proc/vmstat oom_kill +{oom_kill}, not +1")
     v.add("3 oom kill", not problems, "; ".join(problems) or
           f"{child}; daemon served after it; vmstat oom_kill +1; memwatch_oom_kills_total +1")
-    judge_events(series, v, b, singles, child)
+    judge_events(series, v, b, singles, child, guest)
     judge_oom_diagnosis(series, v, b, child, oom, guest)
     judge_memavail(series, v, b, singles, guest)
     judge_counters(series, v, b, singles, guest)
@@ -327,10 +327,19 @@ def judge_compaction(v, b, singles, base, vm_base, guest):
           f"vmstat compact_stall +{vm_stalls}; " + "; ".join(parts))
 
 
-def judge_events(series, v, b, singles, child):
+def sampler_mode(guest):
+    """The meminfo collector's mode on this guest's kernel in the table: bpf-timer or procfs."""
+    try:
+        row = expectations.expected("busybox-guest", guest, conditions={}).get("meminfo")
+    except expectations.NoExpectation:
+        return None
+    return row["mode"] if row else None
+
+
+def judge_events(series, v, b, singles, child, guest):
     """(3, continued) /api/v1/events after the OOM kill: an oom_kill event for the
     victim (its comm, and the pid memhog reported), and the kernel's own available
-    figure on direct reclaim events."""
+    figure (or the in-kernel sampler's) on direct reclaim events."""
     fetch = single(singles, "events oom exit")
     log(f"[{series}] /api/v1/events after the OOM kill: exit {fetch}")
     events, why = parse_events(b.get("events oom"))
@@ -361,9 +370,14 @@ def judge_events(series, v, b, singles, child):
     for e in reclaim:
         sources[e.get("available_source")] = sources.get(e.get("available_source"), 0) + 1
     src_text = ", ".join(f"{k} {n}" for k, n in sorted(sources.items(), key=str))
-    kernel_src = [e for e in reclaim if e.get("available_source") in ("fexit", "kprobe")]
+    # The kernel's own figure, or where the meminfo collector samples in the
+    # kernel (bpf-timer), the sampler's computation when that is newer.
+    allowed = ("fexit", "kprobe") + (("counters",) if sampler_mode(guest) == "bpf-timer" else ())
+    kernel_src = [e for e in reclaim if e.get("available_source") in allowed]
     if reclaim and not kernel_src:
-        problems.append(f"no direct_reclaim event has available_source fexit or kprobe ({src_text})")
+        problems.append(f"no direct_reclaim event has available_source {' or '.join(allowed)} ({src_text})")
+    elif len(kernel_src) < len(reclaim):
+        problems.append(f"direct_reclaim events with available_source other than {' or '.join(allowed)} ({src_text})")
     if problems:
         v.add("3 oom event", False, "; ".join(problems))
         return
