@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Page allocations and faults against /proc/vmstat and /proc/PID/stat; a
- * process that exits between walks; a restart reading fresh counters. Run
- * by test_collectors.c. */
+ * process that exits between walks; a restart reading fresh counters; a burst
+ * of exits larger than the exit ring. Run by test_collectors.c. */
 #include <bpf/bpf.h>
 #include <check.h>
 #include <dirent.h>
@@ -331,9 +331,54 @@ START_TEST(test_faults_restart_reads_fresh)
 }
 END_TEST
 
+/* More exits within one window than the exit ring holds (FAULTS_EXITS_RINGBUF_BYTES:
+ * about 4,700 records) are all read: the ring wakes the daemon when half full
+ * rather than at every record or never. The test's own children are counted
+ * by the test; the daemon counts the host's other exits too. */
+#define EXIT_BURST 8000
+
+START_TEST(test_faults_exit_burst)
+{
+	double exits0, exits1, dropped0, dropped1, end0, start;
+	struct mw_daemon *d;
+	int64_t t0, t1;
+	char *body;
+
+	d = start_with_config("[daemon]\nwindow = 10s\nsample_interval = 1s\n");
+	body = next_window(d);
+	mw_assert_collector_expected(body, "faults", NULL);
+	exits0 = metric_or_fail(body, "memwatch_fault_process_exits_total", NULL);
+	dropped0 = metric_or_fail(body, "memwatch_fault_process_exits_dropped_total", NULL);
+	end0 = metric_or_fail(body, "memwatch_window_end_timestamp_seconds", NULL);
+	free(body);
+	start = realtime_now();
+	t0 = mw_mono_ms();
+	for (int i = 0; i < EXIT_BURST; i++) {
+		pid_t pid = vfork();
+
+		if (pid == 0)
+			_exit(0);
+		ck_assert_msg(pid > 0, "vfork: %s", strerror(errno));
+		ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+	}
+	t1 = mw_mono_ms();
+	body = wait_window_after(d, realtime_now());
+	exits1 = metric_or_fail(body, "memwatch_fault_process_exits_total", NULL);
+	dropped1 = metric_or_fail(body, "memwatch_fault_process_exits_dropped_total", NULL);
+	free(body);
+	note("exit burst: %d exits in %lld ms, %.1f s into a 10 s window; the daemon read %.0f, dropped %.0f",
+	     EXIT_BURST, (long long)(t1 - t0), start - end0, exits1 - exits0, dropped1 - dropped0);
+	ck_assert_msg(dropped1 == dropped0, "%.0f of a burst of %d exits dropped", dropped1 - dropped0, EXIT_BURST);
+	ck_assert_msg(exits1 - exits0 >= EXIT_BURST, "memwatch_fault_process_exits_total rose by %.0f, the test made %d",
+		      exits1 - exits0, EXIT_BURST);
+	mw_assert_clean_stop(d);
+}
+END_TEST
+
 void collectors_add_faults_tests(Suite *s)
 {
 	collectors_add_test(s, "allocs_and_faults", test_allocs_and_faults, 120);
 	collectors_add_test(s, "faults_exit_between_walks", test_faults_exit_between_walks, 60);
 	collectors_add_test(s, "faults_restart_reads_fresh", test_faults_restart_reads_fresh, 60);
+	collectors_add_test(s, "faults_exit_burst", test_faults_exit_burst, 90);
 }
