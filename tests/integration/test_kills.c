@@ -56,7 +56,12 @@ END_TEST
  * gave at the kill, as the kernel's own oom-kill line names it. */
 START_TEST(test_oom_cgroup_removed_before_read)
 {
-	static const char conf_fmt[] = "[daemon]\nwindow = 500ms\nlog_level = info\ndebug_pause_events = %s\n";
+	/* The reclaim and compaction collectors name cgroups at each window's
+	 * end (per-cgroup reclaims, exemplars): one that ends between the
+	 * victim's memcg reclaim and the rmdir puts the cgroup in the id -> path
+	 * table, which then names the kill ("table") before the kill would. */
+	static const char conf_fmt[] = "[daemon]\nwindow = 500ms\nlog_level = info\ndebug_pause_events = %s\n"
+				       "[collector.reclaim]\nenabled = no\n[collector.compaction]\nenabled = no\n";
 	struct mw_memcg parent, victim_cg;
 	char text[256], matcher[600], pidstr[16], *conf, *out, *log;
 	struct kernel_oom k;
