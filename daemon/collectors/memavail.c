@@ -400,8 +400,10 @@ static void on_event(void *userdata, const struct memwatch_event *e, struct even
 	struct memavail_state *s = userdata;
 	double bytes;
 
-	if (s->source != MEMAVAIL_PROCFS && e->avail_ts_ns && e->ts_ns >= e->avail_ts_ns &&
-	    e->ts_ns - e->avail_ts_ns <= 2 * NSEC_PER_SEC) {
+	/* The in-kernel sampler, on another CPU, can stamp its figure just after
+	 * the event took its time: as fresh, so taken too. */
+	if (s->source != MEMAVAIL_PROCFS && e->avail_ts_ns &&
+	    (e->ts_ns >= e->avail_ts_ns ? e->ts_ns - e->avail_ts_ns : e->avail_ts_ns - e->ts_ns) <= 2 * NSEC_PER_SEC) {
 		rec->avail_bytes = (double)e->avail_pages * (double)s->page_size;
 		rec->avail_source = source_name(e->flags & EVENT_AVAIL_SAMPLED ? MEMAVAIL_COUNTERS : s->source);
 	} else if (s->event_meminfo.fd >= 0 && meminfo_read_available(&s->event_meminfo, &bytes) == 0) {
