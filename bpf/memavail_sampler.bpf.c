@@ -30,9 +30,7 @@ __u64 interval_ns = 0;
 /* Read by user space (mmapped). */
 struct memavail_sample samples[MEMAVAIL_SAMPLES] = {};
 __u64 samples_head = 0;
-__u64 callback_runs = 0;
 __u64 callback_ns = 0; /* time spent in the callback, softirq: no task is charged for it */
-__u64 compute_errors = 0;
 __s64 last_error = 0;  /* the last failed computation (enum memavail_calc_error), or a bpf_timer error */
 __s64 armed = 0;       /* 1 once armed; negative: why arming failed */
 __u64 now_pages = 0;   /* compute_now's answer */
@@ -77,10 +75,8 @@ static int sample(void *map, __u32 *key, struct sampler_timer *t)
 			m->sampled_ts_ns = start;
 		}
 	} else {
-		compute_errors++;
 		last_error = -pages;
 	}
-	callback_runs++;
 	if (interval) {
 		long r = bpf_timer_start(&t->timer, interval, 0);
 

@@ -23,7 +23,6 @@
 struct memavail_sampler {
 	struct memavail_sampler_bpf *skel;
 	uint64_t read_head; /* samples_head as of the last drain */
-	uint64_t lost;
 	long page_size;
 };
 
@@ -145,10 +144,8 @@ size_t memavail_sampler_drain(struct memavail_sampler *s, memavail_sample_fn fn,
 	uint64_t head = __atomic_load_n(&bss->samples_head, __ATOMIC_ACQUIRE), seq, after;
 	size_t n = 0;
 
-	if (head - s->read_head > MEMAVAIL_SAMPLES) {
-		s->lost += head - s->read_head - MEMAVAIL_SAMPLES;
+	if (head - s->read_head > MEMAVAIL_SAMPLES)
 		s->read_head = head - MEMAVAIL_SAMPLES;
-	}
 	for (seq = s->read_head; seq < head; seq++) {
 		struct memavail_sample sample = bss->samples[seq & (MEMAVAIL_SAMPLES - 1)];
 
@@ -156,10 +153,8 @@ size_t memavail_sampler_drain(struct memavail_sampler *s, memavail_sample_fn fn,
 		 * fence keeps the slot's loads before the head's. */
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		after = __atomic_load_n(&bss->samples_head, __ATOMIC_RELAXED);
-		if (after - seq > MEMAVAIL_SAMPLES - 1) {
-			s->lost++;
+		if (after - seq > MEMAVAIL_SAMPLES - 1)
 			continue;
-		}
 		fn(userdata, sample.ts_ns / NSEC_PER_USEC, (double)sample.pages * (double)s->page_size);
 		n++;
 	}
@@ -167,15 +162,12 @@ size_t memavail_sampler_drain(struct memavail_sampler *s, memavail_sample_fn fn,
 	return n;
 }
 
-void memavail_sampler_stats(const struct memavail_sampler *s, struct memavail_sampler_stats *st)
+uint64_t memavail_sampler_callback_ns(const struct memavail_sampler *s)
 {
-	const struct memavail_sampler_bpf__bss *bss = s->skel->bss;
+	return s->skel->bss->callback_ns;
+}
 
-	*st = (struct memavail_sampler_stats){
-		.samples = bss->samples_head,
-		.lost = s->lost,
-		.compute_errors = bss->compute_errors,
-		.callback_runs = bss->callback_runs,
-		.callback_ns = bss->callback_ns,
-	};
+int memavail_sampler_last_error(const struct memavail_sampler *s)
+{
+	return (int)s->skel->bss->last_error;
 }

@@ -25,21 +25,17 @@ void memavail_sampler_free(struct memavail_sampler *s);
 void memavail_sampler_set_interval(struct memavail_sampler *s, uint64_t interval_msec);
 
 /* Calls fn for every sample taken since the last call, oldest first, with
- * its CLOCK_MONOTONIC time in µs. Returns how many; *lost counts samples
- * overwritten before they were read. */
+ * its CLOCK_MONOTONIC time in µs. Returns how many; samples the timer
+ * overwrote before they were read are skipped. */
 typedef void (*memavail_sample_fn)(void *userdata, uint64_t t_usec, double bytes);
 size_t memavail_sampler_drain(struct memavail_sampler *s, memavail_sample_fn fn, void *userdata);
 
 /* One computation now, in bytes. */
 int memavail_sampler_compute_now(struct memavail_sampler *s, double *bytes);
 
-struct memavail_sampler_stats {
-	uint64_t samples;        /* computed and kept in the ring */
-	uint64_t lost;           /* overwritten before user space read them */
-	uint64_t compute_errors; /* computations that failed */
-	uint64_t callback_runs;
-	uint64_t callback_ns;    /* time in the timer callback, in softirq */
-};
-void memavail_sampler_stats(const struct memavail_sampler *s, struct memavail_sampler_stats *st);
+/* Time the timer's callback spent, in softirq, since start; and the
+ * computation's last error (enum memavail_calc_error), 0 for none. */
+uint64_t memavail_sampler_callback_ns(const struct memavail_sampler *s);
+int memavail_sampler_last_error(const struct memavail_sampler *s);
 
 #endif

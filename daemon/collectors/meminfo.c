@@ -185,12 +185,9 @@ static bool meminfo_wants_samples(void *priv)
 
 static void sampler_stop(struct meminfo_state *s)
 {
-	struct memavail_sampler_stats st;
-
 	if (!s->sampler)
 		return;
-	memavail_sampler_stats(s->sampler, &st);
-	s->sampler_seconds_before += (double)st.callback_ns / 1e9;
+	s->sampler_seconds_before += (double)memavail_sampler_callback_ns(s->sampler) / 1e9;
 	memavail_sampler_free(s->sampler);
 	s->sampler = NULL;
 }
@@ -238,8 +235,9 @@ static void sampler_drain(struct meminfo_state *s)
 	}
 	if (++s->sampler_idle_windows < SAMPLER_STALL_WINDOWS)
 		return;
-	log_warning("Collector meminfo: the in-kernel sampler took no sample in %u windows; sampling /proc/meminfo from user space",
-		    s->sampler_idle_windows);
+	log_warning("Collector meminfo: the in-kernel sampler took no sample in %u windows (last error %d); "
+		    "sampling /proc/meminfo from user space",
+		    s->sampler_idle_windows, memavail_sampler_last_error(s->sampler));
 	sampler_stop(s);
 }
 
@@ -313,14 +311,10 @@ static int meminfo_collect(void *priv, struct snapshot *snap)
 			snapshot_add(snap, METRIC(MW_MEMORY_AVAILABLE_RATIO), NULL, (double)m->available / (double)m->total);
 	}
 	snapshot_add(snap, METRIC(MW_MEMORY_WINDOW_SAMPLES), NULL, (double)s->window_samples);
-	if (s->sampler || s->sampler_seconds_before > 0) {
-		struct memavail_sampler_stats st = { 0 };
-
-		if (s->sampler)
-			memavail_sampler_stats(s->sampler, &st);
+	if (s->sampler || s->sampler_seconds_before > 0)
 		snapshot_add(snap, METRIC(MW_MEMORY_SAMPLER_SECONDS_TOTAL), NULL,
-			     s->sampler_seconds_before + (double)st.callback_ns / 1e9);
-	}
+			     s->sampler_seconds_before +
+				     (s->sampler ? (double)memavail_sampler_callback_ns(s->sampler) / 1e9 : 0));
 	if ((m->present & MEMINFO_HAS_AVAILABLE) && trend_slope(s, now_mono_usec(), &slope)) {
 		snapshot_add(snap, METRIC(MW_MEMORY_AVAILABLE_SLOPE_BYTES_PER_SECOND), NULL, slope);
 		snapshot_add(snap, METRIC(MW_MEMORY_EXHAUSTION_ETA_SECONDS), NULL, slope < 0 ? (double)m->available / -slope : INFINITY);
@@ -341,6 +335,9 @@ static int meminfo_reload(void *priv, const void *cfg)
 	s->horizon_usec = c->horizon_msec * USEC_PER_MSEC;
 	if (strcmp(c->path, s->path) == 0)
 		return 0;
+	/* The kernel samples the machine's figure, which another path may not be. */
+	if (s->sampler)
+		return -EAGAIN;
 	r = procfile_open_whole(&f, c->path, 1 << 20);
 	if (r < 0)
 		return r;
