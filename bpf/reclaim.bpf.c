@@ -18,6 +18,9 @@ struct reclaim_histogram histograms[RECLAIM_KINDS] = {};
 __u64 exemplar_window = 0;
 /* end events with no recorded begin (start map full, or attached mid-stall) */
 __u64 unmatched_ends = 0;
+/* Raised after every write to processes and cgroups: user space reads the
+ * maps again only when it moved since its last read. */
+__u64 map_writes = 0;
 
 /* Thread id << 2 | kind -> begin timestamp. Softlimit reclaim runs nested
  * inside direct reclaim, hence the kind in the key. */
@@ -128,6 +131,7 @@ static __always_inline int handle_end(enum reclaim_kind kind, __u64 nr_reclaimed
 	if (kind != RECLAIM_MEMCG_SOFTLIMIT) {
 		account_process(task, pid_tgid >> 32, kind, delta, nr_reclaimed);
 		account_cgroup(task, kind, delta, nr_reclaimed);
+		__sync_fetch_and_add(&map_writes, 1);
 	}
 	return 0;
 }

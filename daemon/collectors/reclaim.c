@@ -55,6 +55,10 @@ struct reclaim_state {
 	struct label_bases recreated; /* totals of removed cgroups whose path a new one took */
 	struct collector_cgroup_table paths; /* none: no cgroup paths, no per-cgroup series */
 	uint64_t windows;
+	/* The kernel's map_writes when the maps were last read; a delete of
+	 * ours (maps_stale) reads them again too. */
+	uint64_t maps_read_at;
+	bool maps_stale;
 };
 
 static const struct bpf_hook reclaim_hooks[] = {
@@ -154,8 +158,9 @@ static bool process_alive(uint32_t tgid)
  * 5.6+: one system call per 64 entries where the walk took two per entry);
  * entry by entry where the kernel refuses it (older kernels, a bucket larger
  * than a batch). */
-static void read_map(int fd, size_t key_size, void *value, size_t value_size, size_t max, struct tracker *t,
-		     struct tracked_row *(*read)(struct tracker *t, uint64_t key, const void *value))
+/* Unchanged maps are not read: every row stands as it was. */
+static void read_map(int fd, bool changed, size_t key_size, void *value, size_t value_size, size_t max,
+		     struct tracker *t, struct tracked_row *(*read)(struct tracker *t, uint64_t key, const void *value))
 {
 	uint64_t key = 0, next = 0, batch = 0, keys[READ_BATCH];
 	unsigned char values[READ_BATCH * READ_BATCH_VALUE_MAX];
@@ -163,6 +168,10 @@ static void read_map(int fd, size_t key_size, void *value, size_t value_size, si
 	void *prev = NULL;
 
 	tracker_begin(t, max);
+	if (!changed) {
+		tracker_void_read(t);
+		return;
+	}
 	while (value_size <= READ_BATCH_VALUE_MAX && !done) {
 		__u32 count = READ_BATCH;
 		int r = bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch, keys, values, &count, NULL);
@@ -229,7 +238,7 @@ static void put_process(struct snapshot *snap, const char *pid, const char *comm
 	snapshot_add(snap, METRIC(MW_PROCESS_MEMCG_RECLAIM_SECONDS_TOTAL), labels, (double)v[PROC_MEMCG_NS] / 1e9);
 }
 
-static void collect_processes(struct reclaim_state *s, struct snapshot *snap, uint64_t now)
+static void collect_processes(struct reclaim_state *s, struct snapshot *snap, uint64_t now, bool changed)
 {
 	int fd = bpf_map__fd(((struct reclaim_bpf *)s->bpf.skel)->maps.processes);
 	uint64_t ttl = s->cfg.series_ttl_msec * USEC_PER_MSEC;
@@ -238,7 +247,7 @@ static void collect_processes(struct reclaim_state *s, struct snapshot *snap, ui
 	size_t n, i;
 	char pid[16];
 
-	read_map(fd, 4, &value, sizeof(value), s->cfg.max_processes, &s->procs, read_process);
+	read_map(fd, changed, 4, &value, sizeof(value), s->cfg.max_processes, &s->procs, read_process);
 	tracker_update(&s->procs, now);
 	/* An exited process stays exported for series_ttl, so a short-lived one is
 	 * not missed by the next scrape; after that its entry is dropped. */
@@ -247,8 +256,8 @@ static void collect_processes(struct reclaim_state *s, struct snapshot *snap, ui
 			const struct tracked_row *r = &s->procs.rows[i];
 			__u32 k = (__u32)r->key;
 
-			if (tracker_row_idle(r, ttl, now) && !process_alive(k))
-				bpf_map_delete_elem(fd, &k);
+			if (tracker_row_idle(r, ttl, now) && !process_alive(k) && bpf_map_delete_elem(fd, &k) == 0)
+				s->maps_stale = true;
 		}
 	top = calloc(s->cfg.top_k, sizeof(*top));
 	if (!top)
@@ -301,14 +310,15 @@ static void retire_recreated(struct reclaim_state *s, int fd, uint64_t now)
 		if (label_bases_retire(&s->recreated, old->key, tracker_row_label(old), old->total, CG_COUNTERS,
 				       now) < 0)
 			continue;
-		(void)bpf_map_delete_elem(fd, &old->key);
+		if (bpf_map_delete_elem(fd, &old->key) == 0)
+			s->maps_stale = true;
 		/* Neither exported nor folded into "other": its totals are the base now. */
 		memset(old->delta, 0, sizeof(old->delta));
 		old->last_change_usec = 0;
 	}
 }
 
-static void collect_cgroups(struct reclaim_state *s, struct snapshot *snap, uint64_t now)
+static void collect_cgroups(struct reclaim_state *s, struct snapshot *snap, uint64_t now, bool changed)
 {
 	int fd = bpf_map__fd(((struct reclaim_bpf *)s->bpf.skel)->maps.cgroups);
 	uint64_t ttl = s->cfg.series_ttl_msec * USEC_PER_MSEC;
@@ -319,7 +329,7 @@ static void collect_cgroups(struct reclaim_state *s, struct snapshot *snap, uint
 	struct cgroup_labels names;
 	size_t n, i;
 
-	read_map(fd, 8, &value, sizeof(value), s->cfg.max_cgroups, &s->cgroups, read_cgroup);
+	read_map(fd, changed, 8, &value, sizeof(value), s->cfg.max_cgroups, &s->cgroups, read_cgroup);
 	/* No path: removed. It keeps its last one (the row's label) until it goes idle. */
 	for (i = 0; i < s->cgroups.n_rows && s->paths.id >= 0; i++) {
 		struct tracked_row *r = &s->cgroups.rows[i];
@@ -337,8 +347,9 @@ static void collect_cgroups(struct reclaim_state *s, struct snapshot *snap, uint
 		const struct tracked_row *r = &s->cgroups.rows[i];
 
 		if (tracker_row_idle(r, ttl, now) &&
-		    cgroup_hierarchy_lookup(s->paths.hierarchy, s->paths.id, r->key, now, NULL, 0) < 0)
-			bpf_map_delete_elem(fd, &r->key);
+		    cgroup_hierarchy_lookup(s->paths.hierarchy, s->paths.id, r->key, now, NULL, 0) < 0 &&
+		    bpf_map_delete_elem(fd, &r->key) == 0)
+			s->maps_stale = true;
 	}
 	top = calloc(s->cfg.top_k, sizeof(*top));
 	if (!top)
@@ -381,6 +392,8 @@ static int reclaim_collect(void *priv, struct snapshot *snap)
 		.cgroup_path = exemplar_cgroup_path,
 		.userdata = &s->paths,
 	};
+	uint64_t writes;
+	bool changed;
 	int kind;
 
 	for (kind = 0; kind < RECLAIM_KINDS; kind++) {
@@ -398,8 +411,13 @@ static int reclaim_collect(void *priv, struct snapshot *snap)
 		snapshot_add(snap, METRIC(pages_ids[kind]), NULL, (double)__atomic_load_n(&h->pages, __ATOMIC_RELAXED));
 	}
 	snapshot_add(snap, METRIC(MW_RECLAIM_UNMATCHED_ENDS_TOTAL), NULL, (double)__atomic_load_n(&skel->bss->unmatched_ends, __ATOMIC_RELAXED));
-	collect_processes(s, snap, now);
-	collect_cgroups(s, snap, now);
+	/* Loaded before the maps are read: a write landing after the read moves it again. */
+	writes = __atomic_load_n(&skel->bss->map_writes, __ATOMIC_ACQUIRE);
+	changed = s->windows == 0 || s->maps_stale || writes != s->maps_read_at;
+	s->maps_stale = false;
+	collect_processes(s, snap, now, changed);
+	collect_cgroups(s, snap, now, changed);
+	s->maps_read_at = writes;
 	s->windows++;
 	return 0;
 }
