@@ -528,6 +528,11 @@ void core_end_window(struct core *core, uint64_t now_mono, uint64_t now_real)
 		log_error("Out of memory building window %" PRIu64 ", skipped", w.seq);
 		return;
 	}
+	{
+		_cleanup_(snapshot_unrefp) struct snapshot *before = snapshot_ring_latest(core->ring);
+
+		snapshot_size_like(snap, before);
+	}
 	for (i = 0; i < n_all_collectors; i++) {
 		struct collector_instance *ci = &core->collectors[i];
 		size_t cut = snapshot_dropped_series(snap), mark = snapshot_mark(snap);

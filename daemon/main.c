@@ -340,6 +340,21 @@ static void reload(struct core *core, const struct options *o, struct http_serve
 }
 
 #define TRIM_EVERY_WINDOWS 10
+#define TRIM_FREE_BYTES (512 * 1024)
+
+/* A window frees as much as it allocates (its samples, the window that left
+ * the history), in blocks under the mmap threshold. Free pages inside the
+ * heap go back only once they add up to TRIM_FREE_BYTES: trimming whatever
+ * was free every few windows handed back pages the next window faulted in
+ * again (a tenth of the idle daemon's time). The top of the heap is glibc's
+ * (M_TRIM_THRESHOLD). */
+static void trim_heap_if_fragmented(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	if (mi.fordblks > mi.keepcost && mi.fordblks - mi.keepcost >= TRIM_FREE_BYTES)
+		malloc_trim(0);
+}
 #define MAX_WAKE_FDS 8
 
 static int main_loop(struct core *core, const struct options *o, struct http_server **srv, int sfd,
@@ -398,12 +413,8 @@ static int main_loop(struct core *core, const struct options *o, struct http_ser
 		}
 		if (now >= window_end) {
 			core_end_window(core, now, now_real_usec());
-			/* A window frees as much as it allocates (its text, zlib's state, the
-			 * window that left the history), in blocks under the mmap threshold:
-			 * hand the free pages in the heap back now and then rather than let
-			 * fragmentation add up (every window would cost ~0.06% of a core). */
 			if (++windows_since_trim >= TRIM_EVERY_WINDOWS) {
-				malloc_trim(0);
+				trim_heap_if_fragmented();
 				windows_since_trim = 0;
 			}
 			/* Tumbling windows stay on their grid unless we fell a whole window behind. */
@@ -439,7 +450,7 @@ int main(int argc, char *argv[])
 	 * frees blocks of megabytes, which would raise glibc's dynamic threshold
 	 * so that every later large block came from the heap and pinned it. */
 	(void)mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-	/* The main loop trims every TRIM_EVERY_WINDOWS windows; glibc's own trim
+	/* The main loop trims what is free inside the heap; glibc's own trim
 	 * after every free at the top of the heap (a directory stream, a window's
 	 * text) shrank and regrew the heap each window: a TLB flush and page
 	 * faults every second for nothing. */

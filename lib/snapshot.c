@@ -71,6 +71,8 @@ void snapshot_unref(struct snapshot *s)
 
 	if (!s || !refcount_drop(&s->refcount))
 		return;
+	snapshot_unref(s->like);
+	free(s->family_index);
 	for (i = 0; !s->compacted && i < s->n_families; i++)
 		free(s->families[i].samples);
 	free(s->families);
@@ -104,19 +106,90 @@ static int grow(void **array, size_t *cap, size_t n, size_t elem_size, size_t fi
 	return 0;
 }
 
+void snapshot_size_like(struct snapshot *s, struct snapshot *like)
+{
+	if (s->sealed || s->n_families || s->like || !like)
+		return;
+	s->like = snapshot_ref(like);
+	if (like->n_families) {
+		s->families = malloc(like->n_families * sizeof(*s->families));
+		s->cap_families = s->families ? like->n_families : 0;
+	}
+}
+
+static size_t family_hash(const struct metric_desc *desc)
+{
+	uint64_t h = 14695981039346656037ULL; /* FNV-1a */
+
+	for (const unsigned char *c = (const unsigned char *)desc->name; *c; c++)
+		h = (h ^ *c) * 1099511628211ULL;
+	return (size_t)(h ^ desc->n_labels);
+}
+
+static bool same_family(const struct metric_desc *a, const struct metric_desc *b)
+{
+	return a == b || (a->n_labels == b->n_labels && strcmp(a->name, b->name) == 0);
+}
+
+/* The slot of desc's family in the index: its own, or the free one it would take. */
+static size_t family_slot(const struct snapshot *s, const struct metric_desc *desc)
+{
+	size_t i = family_hash(desc) & s->family_index_mask;
+
+	while (s->family_index[i] && !same_family(s->families[s->family_index[i] - 1].desc, desc))
+		i = (i + 1) & s->family_index_mask;
+	return i;
+}
+
+/* Room for one more family in the index, at most half full. */
+static int family_index_grow(struct snapshot *s)
+{
+	size_t cap = s->family_index ? s->family_index_mask + 1 : 64;
+	uint32_t *old = s->family_index;
+
+	if (old && 2 * (s->n_families + 1) <= cap)
+		return 0;
+	while (2 * (s->n_families + 1) > cap)
+		cap *= 2;
+	s->family_index = calloc(cap, sizeof(*s->family_index));
+	if (!s->family_index) {
+		s->family_index = old;
+		return -ENOMEM;
+	}
+	free(old);
+	s->family_index_mask = cap - 1;
+	for (size_t f = 0; f < s->n_families; f++)
+		s->family_index[family_slot(s, s->families[f].desc)] = (uint32_t)(f + 1);
+	return 0;
+}
+
 static struct family *family_get(struct snapshot *s, const struct metric_desc *desc)
 {
-	size_t i;
+	const struct family *before;
+	size_t slot;
 
 	/* Collectors emit a family's samples together, so the last one usually matches. */
-	for (i = s->n_families; i > 0; i--)
-		if (s->families[i - 1].desc == desc ||
-		    (s->families[i - 1].desc->n_labels == desc->n_labels &&
-		     strcmp(s->families[i - 1].desc->name, desc->name) == 0))
-			return &s->families[i - 1];
-	if (grow((void **)&s->families, &s->cap_families, s->n_families, sizeof(*s->families), 32) < 0)
+	if (s->n_families && s->families[s->n_families - 1].desc == desc)
+		return &s->families[s->n_families - 1];
+	if (family_index_grow(s) < 0)
 		return NULL;
+	slot = family_slot(s, desc);
+	if (s->family_index[slot])
+		return &s->families[s->family_index[slot] - 1];
+	if (s->n_families >= UINT32_MAX - 1 ||
+	    grow((void **)&s->families, &s->cap_families, s->n_families, sizeof(*s->families), 32) < 0)
+		return NULL;
+	s->family_index[slot] = (uint32_t)(s->n_families + 1);
 	s->families[s->n_families] = (struct family){ .desc = desc };
+	before = s->like && s->n_families < s->like->n_families ? &s->like->families[s->n_families] : NULL;
+	if (before && before->desc == desc && before->n) {
+		struct sample *samples = malloc(before->n * sizeof(*samples));
+
+		if (samples) {
+			s->families[s->n_families].samples = samples;
+			s->families[s->n_families].cap = before->n;
+		}
+	}
 	return &s->families[s->n_families++];
 }
 
@@ -246,6 +319,8 @@ int snapshot_seal_with(struct snapshot *s, struct snapshot_renderer *renderer)
 {
 	if (s->sealed)
 		return 0;
+	snapshot_unref(TAKE_PTR(s->like));
+	free(TAKE_PTR(s->family_index));
 	snapshot_compact(s);
 	if (snapshot_render_at_seal(s, renderer) < 0)
 		return -ENOMEM;

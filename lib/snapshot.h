@@ -75,6 +75,11 @@ int snapshot_add_histogram_full(struct snapshot *s, const struct metric_desc *de
 				double sum, const struct histogram_native *native,
 				const struct histogram_exemplar *exemplars, size_t n_exemplars);
 
+/* Before the first sample: s is built like `like` (the window before, a
+ * reference is taken until seal), so each family created in the same place
+ * gets room for as many samples as it had there at once. */
+void snapshot_size_like(struct snapshot *s, struct snapshot *like);
+
 /* Raises or lowers the series limit of a snapshot being built: the daemon
  * gives its own health series a budget of their own, on top of the
  * collectors' max_series. */

@@ -21,21 +21,21 @@ struct intern {
 	/* Label vectors by the strings' slots: the families of one cgroup (or
 	 * process) share its vector of label values. */
 	struct label_vector {
-		const size_t *slots; /* NULL: empty */
+		const size_t *slots; /* NULL: empty; else in slot_pool */
 		unsigned n;
 		char **copy;
 	} *vectors;
 	size_t vector_mask;
+	size_t *slot_pool; /* one entry per label value of the window at most */
+	size_t slot_pool_used;
 };
 
 static void intern_done(struct intern *t)
 {
 	free(t->keys);
 	free(t->copies);
-	if (t->vectors)
-		for (size_t i = 0; i <= t->vector_mask; i++)
-			free((void *)t->vectors[i].slots);
 	free(t->vectors);
+	free(t->slot_pool);
 }
 
 static size_t intern_slot(const struct intern *t, const char *str)
@@ -202,7 +202,8 @@ void snapshot_compact(struct snapshot *s)
 		vector_cap *= 2;
 	t.vectors = calloc(vector_cap, sizeof(*t.vectors));
 	t.vector_mask = vector_cap - 1;
-	if (!t.vectors)
+	t.slot_pool = malloc((n_values ? n_values : 1) * sizeof(*t.slot_pool));
+	if (!t.vectors || !t.slot_pool)
 		return;
 	for (i = 0; i < s->n_families; i++)
 		for (j = 0; j < s->families[i].n; j++) {
@@ -227,10 +228,8 @@ void snapshot_compact(struct snapshot *s)
 			v = vector_slot(&t, slots, n);
 			if (v->slots)
 				continue;
-			v->slots = malloc(n * sizeof(*slots));
-			if (!v->slots)
-				return;
-			memcpy((void *)v->slots, slots, n * sizeof(*slots));
+			v->slots = memcpy(t.slot_pool + t.slot_pool_used, slots, n * sizeof(*slots));
+			t.slot_pool_used += n;
 			v->n = n;
 			size += n * sizeof(char *);
 		}

@@ -84,6 +84,13 @@ struct snapshot {
 	size_t n_families, cap_families;
 	size_t n_series, max_series, dropped_series;
 	struct arena_block *arena;
+	/* While building: the window before, whose families (in the same order)
+	 * size this one's arrays (snapshot_size_like); dropped at seal. */
+	struct snapshot *like;
+	/* While building: family index + 1 by name and label count (open
+	 * addressing, 0 free), so a new family costs no scan of the others. */
+	uint32_t *family_index;
+	size_t family_index_mask;
 	/* Each format's body (the text ones NUL-terminated) and its gzip member
 	 * share one block when both are rendered together (at seal, for a format
 	 * asked for lately); a gzip member asked for later gets one of its own.

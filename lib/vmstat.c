@@ -21,13 +21,14 @@ static const char *const zone_names[] = {
 
 struct vmstat_field {
 	const char *key;
+	size_t key_len;
 	size_t offset;
 	uint64_t flag;
 	bool plain; /* "<key>" counts */
 	bool zoned; /* "<key>_<zone>" counts */
 };
 
-#define FIELD(k, m, f, p, z) { k, offsetof(struct vmstat, m), f, p, z }
+#define FIELD(k, m, f, p, z) { k, sizeof(k) - 1, offsetof(struct vmstat, m), f, p, z }
 
 static const struct vmstat_field vmstat_fields[] = {
 	FIELD("pgfault", pgfault, VMSTAT_HAS_PGFAULT, true, false),
@@ -72,13 +73,16 @@ struct field_state {
 	bool dropped;   /* a key of it was cut by a short read */
 };
 
-/* Finds the field and slot a key feeds, or returns false. */
+/* Finds the field and slot a key feeds, or returns false. The first byte
+ * rules out most of the file's ~180 keys (every nr_*) before any compare. */
 static bool field_lookup(const char *key, size_t n, size_t *ret_field, size_t *ret_slot)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(vmstat_fields); i++) {
+	for (size_t i = 0; n && i < ARRAY_SIZE(vmstat_fields); i++) {
 		const struct vmstat_field *f = &vmstat_fields[i];
-		size_t klen = strlen(f->key);
+		size_t klen = f->key_len;
 
+		if (key[0] != f->key[0] || n < klen)
+			continue;
 		if (f->plain && parse_token_eq(key, n, f->key)) {
 			*ret_field = i;
 			*ret_slot = 0;

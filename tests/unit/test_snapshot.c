@@ -189,6 +189,45 @@ START_TEST(test_many_families_interleaved)
 }
 END_TEST
 
+/* Sized like the window before: more samples than it had, fewer, families in
+ * another order or new ones all come out as without it. */
+START_TEST(test_sized_like_previous_window)
+{
+	enum { NF = 6 };
+	static struct metric_desc descs[NF];
+	static char names[NF][32];
+	static const int before_n[NF] = { 3, 0, 5, 1, 2, 4 };
+	static const int order[NF] = { 0, 2, 1, 3, 5, 4 };
+	static const int now_n[NF] = { 7, 2, 5, 0, 1, 3 };
+	struct snapshot *before = new_snap(1000), *plain = new_snap(1000), *like = new_snap(1000);
+	char label[16];
+	int f, k;
+
+	for (f = 0; f < NF; f++) {
+		snprintf(names[f], sizeof(names[f]), "fam_%d", f);
+		descs[f] = (struct metric_desc){ .name = names[f], .help = "h", .type = METRIC_GAUGE,
+						 .n_labels = 1, .labels = { "k" } };
+		for (k = 0; k < before_n[f]; k++) {
+			snprintf(label, sizeof(label), "%d", k);
+			ck_assert_int_eq(snapshot_add(before, &descs[f], (const char *const[]){ label }, k), 0);
+		}
+	}
+	(void)seal_text(before);
+	snapshot_size_like(like, before);
+	for (int i = 0; i < NF; i++)
+		for (f = order[i], k = 0; k < now_n[f]; k++) {
+			snprintf(label, sizeof(label), "%d", k);
+			ck_assert_int_eq(snapshot_add(plain, &descs[f], (const char *const[]){ label }, f * 10 + k), 0);
+			ck_assert_int_eq(snapshot_add(like, &descs[f], (const char *const[]){ label }, f * 10 + k), 0);
+		}
+	ck_assert_str_eq(seal_text(like), seal_text(plain));
+	ck_assert_uint_eq(snapshot_series(like), snapshot_series(plain));
+	snapshot_unref(before);
+	snapshot_unref(plain);
+	snapshot_unref(like);
+}
+END_TEST
+
 START_TEST(test_max_series)
 {
 	struct snapshot *s = new_snap(3);
@@ -456,6 +495,7 @@ static Suite *snapshot_suite(void)
 	tcase_add_test(core, test_null_label_values);
 	tcase_add_test(core, test_families_grouped);
 	tcase_add_test(core, test_many_families_interleaved);
+	tcase_add_test(core, test_sized_like_previous_window);
 	tcase_add_test(core, test_max_series);
 	tcase_add_test(core, test_max_series_zero);
 	tcase_add_test(core, test_many_series_grow);
