@@ -355,6 +355,7 @@ static void trim_heap_if_fragmented(void)
 	if (mi.fordblks > mi.keepcost && mi.fordblks - mi.keepcost >= TRIM_FREE_BYTES)
 		malloc_trim(0);
 }
+
 #define MAX_WAKE_FDS 8
 
 static int main_loop(struct core *core, const struct options *o, struct http_server **srv, int sfd,
