@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "carry.h"
+#include "hash.h"
 
 #define NO_HISTOGRAM SIZE_MAX
 
@@ -39,10 +40,10 @@ struct carry {
 
 static uint64_t hash_bytes(const char *p, size_t len)
 {
-	uint64_t h = 14695981039346656037ULL; /* FNV-1a */
+	uint64_t h = FNV1A_OFFSET;
 
 	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)p[i]) * 1099511628211ULL;
+		h = fnv1a_step(h, (unsigned char)p[i]);
 	return h;
 }
 

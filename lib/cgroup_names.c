@@ -10,6 +10,7 @@
 #include <string.h>
 #include "cgroup_names.h"
 #include "container_names.h"
+#include "hash.h"
 #include "names_table.h"
 
 struct pod_entry {
@@ -41,13 +42,7 @@ struct cgroup_names {
 
 static uint64_t hash_pod(const char *namespace_, const char *pod)
 {
-	uint64_t h = 14695981039346656037ULL; /* FNV-1a */
-	const char *parts[] = { namespace_, "/", pod };
-
-	for (size_t k = 0; k < 3; k++)
-		for (const char *p = parts[k]; *p; p++)
-			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-	return h;
+	return fnv1a_string(fnv1a_string(fnv1a_string(FNV1A_OFFSET, namespace_), "/"), pod);
 }
 
 void cgroup_labels_values(const char *cgroup, const struct cgroup_labels *labels,

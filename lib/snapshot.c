@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include "hash.h"
 #include "snapshot.h"
 #include "snapshot_internal.h"
 
@@ -119,11 +120,7 @@ void snapshot_size_like(struct snapshot *s, struct snapshot *like)
 
 static size_t family_hash(const struct metric_desc *desc)
 {
-	uint64_t h = 14695981039346656037ULL; /* FNV-1a */
-
-	for (const unsigned char *c = (const unsigned char *)desc->name; *c; c++)
-		h = (h ^ *c) * 1099511628211ULL;
-	return (size_t)(h ^ desc->n_labels);
+	return (size_t)(fnv1a_string(FNV1A_OFFSET, desc->name) ^ desc->n_labels);
 }
 
 static bool same_family(const struct metric_desc *a, const struct metric_desc *b)

@@ -3,6 +3,7 @@
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
+#include "hash.h"
 #include "snapshot_internal.h"
 
 /* A sealed window is kept for `history` windows, so its samples are copied
@@ -40,12 +41,9 @@ static void intern_done(struct intern *t)
 
 static size_t intern_slot(const struct intern *t, const char *str)
 {
-	uint64_t h = 14695981039346656037ULL; /* FNV-1a */
-	const unsigned char *c;
+	uint64_t h = fnv1a_string(FNV1A_OFFSET, str);
 	size_t i;
 
-	for (c = (const unsigned char *)str; *c; c++)
-		h = (h ^ *c) * 1099511628211ULL;
 	for (i = (size_t)h & t->mask; t->keys[i] && strcmp(t->keys[i], str) != 0; i = (i + 1) & t->mask)
 		;
 	return i;
@@ -55,11 +53,11 @@ static size_t intern_slot(const struct intern *t, const char *str)
  * there already. */
 static struct label_vector *vector_slot(const struct intern *t, const size_t *slots, unsigned n)
 {
-	uint64_t h = 14695981039346656037ULL;
+	uint64_t h = FNV1A_OFFSET;
 	size_t i;
 
 	for (unsigned k = 0; k < n; k++)
-		h = (h ^ slots[k]) * 1099511628211ULL;
+		h = fnv1a_step(h, slots[k]);
 	for (i = (size_t)(h ^ n) & t->vector_mask;
 	     t->vectors[i].slots &&
 	     (t->vectors[i].n != n || memcmp(t->vectors[i].slots, slots, n * sizeof(*slots)) != 0);
