@@ -4,6 +4,9 @@
 
 #define FAULTS_COMM_LEN 16
 #define FAULTS_EXITS_RINGBUF_BYTES (256 * 1024)
+/* The kfunc walk's record array starts this big and doubles (to
+ * max_processes) when a walk finds more processes. */
+#define FAULTS_WALK_MIN_SLOTS 4096
 
 /* One record per user thread, written by the task iterator. User space sums
  * the threads of a process; the leader's record also carries the faults of

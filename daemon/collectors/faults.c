@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Page faults per process. A BPF task iterator reads every thread's fault
- * counters straight from task_struct, in a walk that runs only when the host
- * moved (or every walk_interval windows); where iterators are missing,
- * /proc/PID/stat is the fallback. Processes that exit between walks report
+/* Page faults per process. A BPF walk reads every process's fault counters
+ * straight from task_struct, only when the host moved (or every
+ * walk_interval windows): one program run with the kfunc task iterator
+ * (6.7+), else the iter/task iterator, else /proc/PID/stat. Processes that exit between walks report
  * their final counts from an exit hook, applied at the next walk, so far
  * apart walks lose nothing. System totals from /proc/vmstat. */
 #include <linux/types.h>
@@ -14,12 +14,14 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include "clock.h"
 #include "collector.h"
 #include "config.h"
 #include "faults.h"
 #include "faults.skel.h"
+#include "faults_walk.skel.h"
 #include "fileio.h"
 #include "parse.h"
 #include "procstat.h"
@@ -35,13 +37,16 @@ struct faults_config {
 	uint64_t series_ttl_msec;
 	uint64_t walk_interval; /* windows; 1: every window */
 	uint64_t walk_faults;   /* pgfault growth that walks at once */
-	int use_bpf;            /* source: a choice, so an int */
+	int source;             /* enum faults_source: a choice, so an int */
 	char proc_root[256];
 };
 
 struct faults_state {
 	struct faults_config cfg;
 	struct faults_bpf *skel;
+	struct faults_walk_bpf *walk; /* NULL: no kfunc iterator, iter/task walks */
+	const struct fault_record *walk_records; /* its array, mapped */
+	size_t walk_slots;
 	struct bpf_link *iter;
 	struct bpf_link *exit_hook; /* NULL: exits between walks are not seen */
 	struct ring_buffer *exit_ring;
@@ -59,11 +64,15 @@ struct faults_state {
 	size_t n_top, cap_top, n_tracked;
 };
 
-/* auto and bpf are the same: the BPF iterator, /proc if it fails. */
+enum faults_source { SOURCE_PROCFS, SOURCE_BPF, SOURCE_ITER };
+
+/* auto and bpf are the same: the kfunc walk, else the iter/task walk, else
+ * /proc. iter: the iter/task walk even where the kfunc walk runs. */
 static const struct config_choice source_choices[] = {
-	{ "auto", true },
-	{ "bpf", true },
-	{ "procfs", false },
+	{ "auto", SOURCE_BPF },
+	{ "bpf", SOURCE_BPF },
+	{ "iter", SOURCE_ITER },
+	{ "procfs", SOURCE_PROCFS },
 	{ NULL, 0 },
 };
 
@@ -73,7 +82,7 @@ static const struct collector_key faults_keys[] = {
 	{ CONFIG_KEY_DURATION("series_ttl", struct faults_config, series_ttl_msec, 0, 86400000), "0" },
 	{ CONFIG_KEY_UINT("walk_interval", struct faults_config, walk_interval, 1, 3600), "10" },
 	{ CONFIG_KEY_UINT("walk_faults", struct faults_config, walk_faults, 1, UINT64_C(1) << 40), "32768" },
-	{ CONFIG_KEY_CHOICE("source", struct faults_config, use_bpf, source_choices), "auto" },
+	{ CONFIG_KEY_CHOICE("source", struct faults_config, source, source_choices), "auto" },
 	{ CONFIG_KEY_PATH("proc_root", struct faults_config, proc_root), "/proc" },
 };
 
@@ -118,24 +127,79 @@ static int attach_exit_hook(struct faults_state *s)
 	return 0;
 }
 
-/* Loads the iterator and the exit hook, each on its own: a kernel that
- * refuses one keeps the other. Returns the iterator's error, 0 if it runs;
- * *exit_err gets the exit hook's. */
+static void close_walk(struct faults_state *s)
+{
+	if (s->walk_records)
+		munmap((void *)s->walk_records, s->walk_slots * sizeof(struct fault_record));
+	s->walk_records = NULL;
+	faults_walk_bpf__destroy(s->walk);
+	s->walk = NULL;
+	s->walk_slots = 0;
+}
+
+/* The kfunc walk with room for slots processes. */
+static int open_walk(struct faults_state *s, size_t slots)
+{
+	struct faults_walk_bpf *w;
+	void *records;
+	int r;
+
+	w = faults_walk_bpf__open();
+	if (!w)
+		return -errno;
+	r = bpf_map__set_max_entries(w->maps.walk_records, (uint32_t)slots);
+	if (r == 0)
+		r = faults_walk_bpf__load(w);
+	if (r < 0) {
+		faults_walk_bpf__destroy(w);
+		return r;
+	}
+	records = mmap(NULL, slots * sizeof(struct fault_record), PROT_READ, MAP_SHARED,
+		       bpf_map__fd(w->maps.walk_records), 0);
+	if (records == MAP_FAILED) {
+		r = -errno;
+		faults_walk_bpf__destroy(w);
+		return r;
+	}
+	close_walk(s);
+	s->walk = w;
+	s->walk_records = records;
+	s->walk_slots = slots;
+	return 0;
+}
+
+/* Loads the walk and the exit hook, each on its own: a kernel that refuses
+ * one keeps the other. Returns the walk's error, 0 if one runs (kfunc or
+ * iter/task); *exit_err gets the exit hook's. */
 static int start_bpf(struct faults_state *s, int *exit_err)
 {
+	size_t slots = FAULTS_WALK_MIN_SLOTS;
 	int r;
 
 	log_set_libbpf_quiet(true);
+	while (slots < s->cfg.max_processes / 16)
+		slots *= 2;
+	r = s->cfg.source == SOURCE_ITER ? -EOPNOTSUPP : open_walk(s, slots);
+	if (r < 0 && s->cfg.source != SOURCE_ITER)
+		log_debug_errno(r, "faults: no kfunc task iterator, walking with iter/task: %m");
 	*exit_err = 0;
 	s->skel = faults_bpf__open();
 	if (!s->skel) {
-		r = *exit_err = -errno;
+		*exit_err = -errno;
+		r = s->walk ? 0 : *exit_err;
 		goto out;
 	}
+	if (s->walk)
+		bpf_program__set_autoload(s->skel->progs.dump_task_faults, false);
 	if (faults_bpf__load(s->skel) < 0) {
 		/* Perhaps only the exit hook's tracepoint or BTF is missing. */
 		*exit_err = -errno;
 		faults_bpf__destroy(s->skel);
+		s->skel = NULL;
+		if (s->walk) {
+			r = 0;
+			goto out;
+		}
 		s->skel = faults_bpf__open();
 		if (!s->skel) {
 			r = -errno;
@@ -150,6 +214,10 @@ static int start_bpf(struct faults_state *s, int *exit_err)
 		}
 	} else {
 		*exit_err = attach_exit_hook(s);
+	}
+	if (s->walk) {
+		r = 0;
+		goto out;
 	}
 	s->iter = bpf_program__attach_iter(s->skel->progs.dump_task_faults, NULL);
 	r = s->iter ? 0 : -errno;
@@ -174,16 +242,15 @@ static int faults_start(void *priv, const void *cfg, const struct collector_cont
 	snprintf(path, sizeof(path), "%s/vmstat", s->cfg.proc_root);
 	/* Unreadable: no system-wide figures, s->vmstat stays NULL. */
 	(void)vmstat_source_open(ctx->vmstat, path, &s->vmstat);
-	if (s->cfg.use_bpf) {
+	if (s->cfg.source != SOURCE_PROCFS) {
 		r = start_bpf(s, &exit_err);
-		if (r == 0 && exit_err == 0) {
-			snprintf(st->mode, sizeof(st->mode), "iter");
+		if (r == 0)
+			snprintf(st->mode, sizeof(st->mode), "%s", s->walk ? "kfunc" : "iter");
+		if (r == 0 && exit_err == 0)
 			return 0;
-		}
 		st->state = COLLECTOR_DEGRADED;
 		collector_status_note_bpf_error(st, r < 0 ? r : exit_err);
 		if (r == 0) {
-			snprintf(st->mode, sizeof(st->mode), "iter");
 			log_debug_errno(exit_err, "faults: exit hook unavailable: %m");
 			collector_status_set_reason(st, "exit hook tp_btf/sched_process_exit unavailable (%s): a process "
 						    "exiting between walks loses its faults since the last walk",
@@ -259,6 +326,53 @@ static int read_iterator(struct faults_state *s)
 	}
 	close(fd);
 	return r;
+}
+
+/* One program run fills the array with a record per process. A walk that
+ * found more processes than slots loads a larger array (up to
+ * max_processes) and runs again; if that fails, the processes past the end
+ * are left out as max_processes leaves them out. */
+static int run_walk(struct faults_state *s)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+	size_t seen, slots;
+
+	if (bpf_prog_test_run_opts(bpf_program__fd(s->walk->progs.walk_processes), &opts) < 0)
+		return -errno;
+	seen = s->walk->bss->walk_seen;
+	if (seen <= s->walk_slots || s->walk_slots >= s->cfg.max_processes)
+		return 0;
+	for (slots = s->walk_slots; slots < seen && slots < s->cfg.max_processes;)
+		slots *= 2;
+	if (open_walk(s, slots) < 0)
+		return 0;
+	log_debug("faults: %zu processes, walk array grown to %zu", seen, slots);
+	return bpf_prog_test_run_opts(bpf_program__fd(s->walk->progs.walk_processes), &opts) < 0 ? -errno : 0;
+}
+
+static int read_walk(struct faults_state *s)
+{
+	size_t filled, i;
+	int r;
+
+	r = run_walk(s);
+	if (r < 0)
+		return r;
+	filled = s->walk->bss->walk_filled;
+	if (filled > s->walk_slots)
+		filled = s->walk_slots;
+	tracker_begin(&s->procs, s->cfg.max_processes);
+	for (i = 0; i < filled; i++) {
+		const struct fault_record *rec = &s->walk_records[i];
+		struct tracked_row *row = tracker_read(&s->procs, rec->tgid, rec->start_boottime_ns, rec->comm,
+						       FAULTS_COMM_LEN);
+
+		if (!row)
+			continue;
+		row->value[FAULT_MAJOR] = rec->maj_flt;
+		row->value[FAULT_MINOR] = rec->min_flt;
+	}
+	return 0;
 }
 
 /* Only a process that is gone is left out of the walk. One whose stat could
@@ -472,7 +586,7 @@ static int walk(struct faults_state *s, uint64_t now)
 		s->cap_top = s->cfg.top_k;
 	}
 	/* Not opened: the tracker and the last walk's export stand as they were. */
-	r = s->iter ? read_iterator(s) : read_procfs(s);
+	r = s->walk ? read_walk(s) : s->iter ? read_iterator(s) : read_procfs(s);
 	if (r < 0 && !s->procs.reading)
 		return r;
 	drain_exits(s);
@@ -539,7 +653,7 @@ static int faults_reload(void *priv, const void *cfg)
 	struct faults_state *s = priv;
 	const struct faults_config *c = cfg;
 
-	if (c->use_bpf != s->cfg.use_bpf || strcmp(c->proc_root, s->cfg.proc_root) != 0)
+	if (c->source != s->cfg.source || strcmp(c->proc_root, s->cfg.proc_root) != 0)
 		return -EAGAIN;
 	s->cfg = *c;
 	/* Another top_k or series_ttl chooses another export: walk in the next window. */
@@ -588,6 +702,7 @@ static void faults_stop(void *priv)
 	bpf_link__destroy(s->exit_hook);
 	bpf_link__destroy(s->iter);
 	faults_bpf__destroy(s->skel);
+	close_walk(s);
 	free(s->exits);
 	tracker_done(&s->procs);
 	vmstat_source_unref(s->vmstat);
@@ -597,7 +712,7 @@ static void faults_stop(void *priv)
 
 const struct collector_ops faults_collector = {
 	.name = "faults",
-	.summary = "major and minor page faults per process (BPF task iterator and exit hook, /proc fallback) and system-wide",
+	.summary = "major and minor page faults per process (BPF task walk and exit hook, /proc fallback) and system-wide",
 	.default_enabled = true,
 	.config_size = sizeof(struct faults_config),
 	.keys = faults_keys,

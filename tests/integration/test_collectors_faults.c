@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Page allocations and faults against /proc/vmstat and /proc/PID/stat; a
- * process that exits between walks; a restart reading fresh counters; a burst
+/* Page allocations and faults against /proc/vmstat and /proc/PID/stat, for
+ * each walk (kfunc, iter/task, /proc); a process of several threads, one of
+ * them gone; a process that exits between walks; a restart reading fresh counters; a burst
  * of exits larger than the exit ring. Run by test_collectors.c. */
 #include <bpf/bpf.h>
 #include <check.h>
@@ -13,6 +14,7 @@
 #include <linux/magic.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -171,7 +173,118 @@ static void allocs_and_faults_run(const char *source)
 START_TEST(test_allocs_and_faults)
 {
 	allocs_and_faults_run(NULL);
+	allocs_and_faults_run("iter");
 	allocs_and_faults_run("procfs");
+}
+END_TEST
+
+/* The faults of a process of several threads, read where each thread
+ * faulted: the main thread, one that exited (its counts now in the
+ * process's signal_struct) and two that stay, parked. */
+#define THREADS_PARKED 2
+#define THREAD_BYTES (8 * MiB)
+
+struct threaded_child {
+	pthread_barrier_t touched;
+	pthread_barrier_t leave;
+};
+
+static void *thread_touch(void *arg)
+{
+	char *p = mmap(NULL, THREAD_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		_exit(3);
+	touch(p, THREAD_BYTES);
+	return p;
+}
+
+static void *thread_touch_and_park(void *arg)
+{
+	struct threaded_child *tc = arg;
+
+	thread_touch(NULL);
+	pthread_barrier_wait(&tc->touched);
+	pthread_barrier_wait(&tc->leave);
+	return NULL;
+}
+
+static void threaded_child(const void *arg, int cmd, int rep)
+{
+	static struct threaded_child tc;
+	pthread_t gone, parked[THREADS_PARKED];
+	char c;
+
+	child_init();
+	if (read(cmd, &c, 1) != 1)
+		_exit(2);
+	if (pthread_barrier_init(&tc.touched, NULL, THREADS_PARKED + 1) ||
+	    pthread_barrier_init(&tc.leave, NULL, THREADS_PARKED + 1))
+		_exit(3);
+	if (pthread_create(&gone, NULL, thread_touch, NULL) || pthread_join(gone, NULL))
+		_exit(3);
+	for (int i = 0; i < THREADS_PARKED; i++)
+		if (pthread_create(&parked[i], NULL, thread_touch_and_park, &tc))
+			_exit(3);
+	thread_touch(NULL);
+	pthread_barrier_wait(&tc.touched);
+	if (write(rep, "d", 1) != 1)
+		_exit(4);
+	while (read(cmd, &c, 1) > 0)
+		;
+	pthread_barrier_wait(&tc.leave);
+	for (int i = 0; i < THREADS_PARKED; i++)
+		pthread_join(parked[i], NULL);
+	_exit(0);
+}
+
+static void threaded_faults_run(const char *source)
+{
+	char conf[256], matcher[64], mode[64], *body;
+	double minflt, majflt;
+	struct proc_faults pf;
+	struct mw_daemon *d;
+	int cmd, rep, st;
+	pid_t child;
+	char c;
+
+	snprintf(conf, sizeof(conf), "[daemon]\nwindow = 200ms\n[collector.faults]\ntop_k = 1000\nseries_ttl = 10m\n%s%s%s",
+		 source ? "source = " : "", source ? source : "", source ? "\n" : "");
+	d = start_with_config(conf);
+	child = spawn_child(threaded_child, NULL, &cmd, &rep);
+	write_byte(cmd, 'g');
+	read_exact(rep, &c, 1, WORKLOAD_TIMEOUT_MS, "the threads to touch their memory");
+	body = scrape_walked_after(d, realtime_now());
+	pf = proc_stat_faults(child);
+	snprintf(matcher, sizeof(matcher), "pid=\"%d\"", (int)child);
+	minflt = metric_or_fail(body, "memwatch_process_minor_faults_total", matcher);
+	majflt = metric_or_fail(body, "memwatch_process_major_faults_total", matcher);
+	assert_collector(body, "faults", source, mode, sizeof(mode));
+	if (!source)
+		mw_assert_collector_expected(body, "faults", NULL);
+	note("threads (faults source=%s, mode %s): memwatchd minor %.0f major %.0f, /proc/%d/stat minor %llu major %llu",
+	     source ? source : "auto", mode, minflt, majflt, (int)child, pf.minflt, pf.majflt);
+	ck_assert_msg(minflt >= (double)((THREADS_PARKED + 2) * THREAD_BYTES / 4096),
+		      "mode %s: %.0f minor faults for the %d threads' %zu pages each", mode, minflt, THREADS_PARKED + 2,
+		      (size_t)THREAD_BYTES / 4096);
+	ck_assert_msg(fabs(minflt - (double)pf.minflt) <= 0.01 * (double)pf.minflt,
+		      "mode %s: memwatch_process_minor_faults_total{%s} is %.0f, /proc/%d/stat says %llu", mode, matcher,
+		      minflt, (int)child, pf.minflt);
+	ck_assert_msg(majflt == (double)pf.majflt,
+		      "mode %s: memwatch_process_major_faults_total{%s} is %.0f, /proc/%d/stat says %llu", mode, matcher,
+		      majflt, (int)child, pf.majflt);
+	free(body);
+	close(cmd);
+	st = wait_child(child, 10000, "the threaded child");
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the threaded child ended with status 0x%x", st);
+	close(rep);
+	mw_assert_clean_stop(d);
+}
+
+START_TEST(test_faults_threads)
+{
+	threaded_faults_run(NULL);
+	threaded_faults_run("iter");
 }
 END_TEST
 
@@ -284,7 +397,8 @@ START_TEST(test_faults_restart_reads_fresh)
 	d = mw_start(conf, NULL, false);
 	ck_assert_msg(d != NULL, "memwatchd with config\n%s\ndid not start serving /metrics (log above)", base);
 	body = next_window(d);
-	assert_collector(body, "faults", "iter", mode, sizeof(mode));
+	assert_collector(body, "faults", NULL, mode, sizeof(mode));
+	mw_assert_collector_expected(body, "faults", NULL);
 	minflt0 = metric_or_fail(body, "memwatch_process_minor_faults_total", matcher);
 	walks0 = metric_or_fail(body, "memwatch_fault_process_walks_total", NULL);
 	reloads0 = metric_or_fail(body, "memwatch_config_reloads_total", "result=\"success\"");
@@ -378,6 +492,7 @@ END_TEST
 void collectors_add_faults_tests(Suite *s)
 {
 	collectors_add_test(s, "allocs_and_faults", test_allocs_and_faults, 120);
+	collectors_add_test(s, "faults_threads", test_faults_threads, 60);
 	collectors_add_test(s, "faults_exit_between_walks", test_faults_exit_between_walks, 60);
 	collectors_add_test(s, "faults_restart_reads_fresh", test_faults_restart_reads_fresh, 60);
 	collectors_add_test(s, "faults_exit_burst", test_faults_exit_burst, 90);
