@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/types.h>
 #include <zlib.h>
-#include "clock.h"
 #include "snapshot_internal.h"
 
 static void render_family(struct strbuf *sb, const struct family *f)
@@ -50,19 +49,26 @@ static void render_family(struct strbuf *sb, const struct family *f)
 /* Level 6 is zlib's default: within a few percent of 9's size at a fraction of its time. */
 #define GZIP_LEVEL 6
 
-/* A format (or its gzip member) asked for since the seal before last is
- * rendered at seal: a scraper that comes every window, or nearly, then only
+/* The windows in which a format (or its gzip member) was last asked for,
+ * and the one before: the count of seals at the request, 0 for never. */
+struct asked {
+	_Atomic uint64_t last, before;
+};
+
+/* A format asked for since the seal before last, by a scraper that comes at
+ * least every other window, is rendered at seal: that scraper then only
  * takes a reference. One that comes less often (Prometheus every 15 s, 1 s
- * windows) renders on its first request instead: rendering and compressing
- * every window for it would throw away all but one in fifteen. */
+ * windows) renders on its request instead: rendering and compressing at the
+ * seals after each of its scrapes would be thrown away. Counted in windows,
+ * not time, so that how long a window lasts does not matter. */
 struct snapshot_renderer {
 	atomic_uint refcount;
 	pthread_mutex_t lock; /* the compressor's; windows are compressed one at a time */
 	z_stream zs;
 	bool zs_ready;
-	uint64_t sealed_usec[2]; /* the last two seals, newest first; under lock */
-	_Atomic uint64_t asked_usec[EXPO_FORMAT__COUNT]; /* CLOCK_MONOTONIC; 0: never */
-	_Atomic uint64_t gzip_asked_usec[EXPO_FORMAT__COUNT];
+	_Atomic uint64_t seals;
+	struct asked asked[EXPO_FORMAT__COUNT];
+	struct asked gzip_asked[EXPO_FORMAT__COUNT];
 };
 
 struct snapshot_renderer *snapshot_renderer_new(void)
@@ -219,29 +225,40 @@ static void compress_body(struct snapshot *s, enum expo_format f)
 	publish_gzip(b, out, gz_len);
 }
 
-static bool asked_lately(const _Atomic uint64_t *asked, uint64_t since)
+/* At seal number n: asked in one of the last two windows, and before that
+ * at most two windows earlier. */
+static bool asked_every_window(const struct asked *a, uint64_t n)
 {
-	uint64_t at = atomic_load_explicit(asked, memory_order_relaxed);
+	uint64_t last = atomic_load_explicit(&a->last, memory_order_relaxed);
+	uint64_t before = atomic_load_explicit(&a->before, memory_order_relaxed);
 
-	return at != 0 && at >= since;
+	return last != 0 && last + 2 >= n && before != 0 && last - before <= 2;
+}
+
+/* Relaxed: a lost update only renders one body at seal too many or too few.
+ * A second request in the same window changes nothing. */
+static void note_asked(struct asked *a, uint64_t seals)
+{
+	uint64_t last = atomic_load_explicit(&a->last, memory_order_relaxed);
+
+	if (last == seals)
+		return;
+	atomic_store_explicit(&a->before, last, memory_order_relaxed);
+	atomic_store_explicit(&a->last, seals, memory_order_relaxed);
 }
 
 int snapshot_render_at_seal(struct snapshot *s, struct snapshot_renderer *renderer)
 {
-	uint64_t since;
+	uint64_t n;
 
 	s->renderer = renderer ? renderer_ref(renderer) : snapshot_renderer_new();
 	if (!s->renderer)
 		return -ENOMEM;
-	pthread_mutex_lock(&s->renderer->lock);
-	since = s->renderer->sealed_usec[1];
-	s->renderer->sealed_usec[1] = s->renderer->sealed_usec[0];
-	s->renderer->sealed_usec[0] = now_mono_usec();
-	pthread_mutex_unlock(&s->renderer->lock);
+	n = atomic_fetch_add_explicit(&s->renderer->seals, 1, memory_order_relaxed) + 1;
 	for (size_t f = 0; f < EXPO_FORMAT__COUNT; f++) {
-		bool gzip = asked_lately(&s->renderer->gzip_asked_usec[f], since);
+		bool gzip = asked_every_window(&s->renderer->gzip_asked[f], n);
 
-		if (renderers[f] && (gzip || asked_lately(&s->renderer->asked_usec[f], since)) &&
+		if (renderers[f] && (gzip || asked_every_window(&s->renderer->asked[f], n)) &&
 		    render_body(s, f, gzip) < 0)
 			return -ENOMEM;
 	}
@@ -292,8 +309,8 @@ const void *snapshot_body(const struct snapshot *cs, enum expo_format format, bo
 		*len = 0;
 	if (!s->sealed || !renderers[f])
 		return NULL;
-	atomic_store_explicit(gzip ? &s->renderer->gzip_asked_usec[f] : &s->renderer->asked_usec[f],
-			      now_mono_usec(), memory_order_relaxed);
+	note_asked(gzip ? &s->renderer->gzip_asked[f] : &s->renderer->asked[f],
+		   atomic_load_explicit(&s->renderer->seals, memory_order_relaxed));
 	if (!atomic_load_explicit(gzip ? &b->gzip_ready : &b->ready, memory_order_acquire)) {
 		pthread_mutex_lock(&s->render_lock);
 		if (!s->trimmed && !atomic_load_explicit(&b->ready, memory_order_relaxed))

@@ -343,42 +343,59 @@ static size_t trim_and_free(struct snapshot *s)
 	return n;
 }
 
-/* A body asked for in one window is rendered at the next seals, by the
- * renderer the windows share, with its gzip member in the same block only if
- * that was asked for; one nobody asked for is not. Two windows later without
- * a request, nothing is rendered at seal again. */
+/* A body asked for in two windows in a row (or every other window) is
+ * rendered at the next seals, by the renderer the windows share, with its
+ * gzip member in the same block only if that was asked for; one asked for
+ * once (a scraper every 15 windows), or nobody asked for, is not. Two
+ * windows later without a request, nothing is rendered at seal again. */
 START_TEST(test_asked_format_rendered_at_seal)
 {
 	struct snapshot_renderer *r = snapshot_renderer_new();
-	struct snapshot *first, *second, *third, *fourth;
+	struct snapshot *w[9];
 	size_t len;
 
 	ck_assert_ptr_nonnull(r);
-	first = fixed_window_with(r);
-	ck_assert(!snapshot_rendered(first, EXPO_FORMAT_PROTOBUF));
-	ck_assert_ptr_nonnull(snapshot_body(first, EXPO_FORMAT_PROTOBUF, false, NULL));
-	ck_assert_ptr_nonnull(snapshot_body(first, EXPO_FORMAT_TEXT, true, NULL));
-	second = fixed_window_with(r);
-	ck_assert(snapshot_rendered(second, EXPO_FORMAT_PROTOBUF));
-	ck_assert(snapshot_rendered(second, EXPO_FORMAT_TEXT));
-	ck_assert(!snapshot_rendered(second, EXPO_FORMAT_OPENMETRICS));
+	w[0] = fixed_window_with(r);
+	ck_assert(!snapshot_rendered(w[0], EXPO_FORMAT_PROTOBUF));
+	ck_assert_ptr_nonnull(snapshot_body(w[0], EXPO_FORMAT_PROTOBUF, false, NULL));
+	ck_assert_ptr_nonnull(snapshot_body(w[0], EXPO_FORMAT_TEXT, true, NULL));
+	/* Asked once: rendered on request only. A second request in the same
+	 * window is not a second window. */
+	ck_assert_ptr_nonnull(snapshot_body(w[0], EXPO_FORMAT_PROTOBUF, false, NULL));
+	w[1] = fixed_window_with(r);
+	ck_assert(!snapshot_rendered(w[1], EXPO_FORMAT_PROTOBUF));
+	ck_assert(!snapshot_rendered(w[1], EXPO_FORMAT_TEXT));
+	ck_assert_ptr_nonnull(snapshot_body(w[1], EXPO_FORMAT_PROTOBUF, false, NULL));
+	ck_assert_ptr_nonnull(snapshot_body(w[1], EXPO_FORMAT_TEXT, true, NULL));
+	/* Asked in two windows in a row. */
+	w[2] = fixed_window_with(r);
+	ck_assert(snapshot_rendered(w[2], EXPO_FORMAT_PROTOBUF));
+	ck_assert(snapshot_rendered(w[2], EXPO_FORMAT_TEXT));
+	ck_assert(!snapshot_rendered(w[2], EXPO_FORMAT_OPENMETRICS));
 	/* Protobuf plain (one block), the text with its gzip member (one block). */
-	ck_assert_ptr_nonnull(snapshot_body(second, EXPO_FORMAT_TEXT, true, &len));
+	ck_assert_ptr_nonnull(snapshot_body(w[2], EXPO_FORMAT_TEXT, true, &len));
 	ck_assert_uint_gt(len, 0);
-	ck_assert_uint_eq(trim_and_free(second), 2);
-	third = fixed_window_with(r);
-	ck_assert(snapshot_rendered(third, EXPO_FORMAT_PROTOBUF));
-	fourth = fixed_window_with(r);
-	ck_assert(!snapshot_rendered(fourth, EXPO_FORMAT_PROTOBUF));
-	/* The text was asked for in the second window: two windows ago. */
-	ck_assert(snapshot_rendered(fourth, EXPO_FORMAT_TEXT));
-	snapshot_unref(third);
-	third = fixed_window_with(r);
-	ck_assert(!snapshot_rendered(third, EXPO_FORMAT_TEXT));
-	snapshot_unref(first);
-	snapshot_unref(second);
-	snapshot_unref(third);
-	snapshot_unref(fourth);
+	ck_assert_uint_eq(trim_and_free(w[2]), 2);
+	/* The protobuf was last asked for in w[1]: one window ago, then two. */
+	w[3] = fixed_window_with(r);
+	ck_assert(snapshot_rendered(w[3], EXPO_FORMAT_PROTOBUF));
+	w[4] = fixed_window_with(r);
+	ck_assert(!snapshot_rendered(w[4], EXPO_FORMAT_PROTOBUF));
+	/* The text was asked for in w[2]: two windows ago. */
+	ck_assert(snapshot_rendered(w[4], EXPO_FORMAT_TEXT));
+	w[5] = fixed_window_with(r);
+	ck_assert(!snapshot_rendered(w[5], EXPO_FORMAT_TEXT));
+	/* Every third window: too rare to render for. */
+	ck_assert_ptr_nonnull(snapshot_body(w[5], EXPO_FORMAT_OPENMETRICS, false, NULL));
+	w[6] = fixed_window_with(r);
+	w[7] = fixed_window_with(r);
+	w[8] = fixed_window_with(r);
+	ck_assert_ptr_nonnull(snapshot_body(w[8], EXPO_FORMAT_OPENMETRICS, false, NULL));
+	snapshot_unref(w[6]);
+	w[6] = fixed_window_with(r);
+	ck_assert(!snapshot_rendered(w[6], EXPO_FORMAT_OPENMETRICS));
+	for (size_t i = 0; i < 9; i++)
+		snapshot_unref(w[i]);
 	snapshot_renderer_unref(r);
 }
 END_TEST
