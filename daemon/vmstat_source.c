@@ -1,21 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "fileio.h"
 #include "vmstat_source.h"
 
-#define VMSTAT_FILE_MAX (1 << 20)
+#define PROC_FILE_MAX (1 << 20)
+
+enum source_kind { SOURCE_VMSTAT, SOURCE_MEMINFO };
 
 struct vmstat_source {
 	struct vmstat_sources *set;
 	struct vmstat_source *next;
+	enum source_kind kind;
 	char *path;
 	unsigned refs;
 	struct procfile file;
 	uint64_t window; /* of table and result; 0: never read */
 	int result;
-	struct vmstat table;
+	union {
+		struct vmstat vmstat;
+		struct meminfo meminfo;
+	} table;
 	uint64_t reads;
 };
 
@@ -46,7 +53,8 @@ void vmstat_sources_next_window(struct vmstat_sources *set)
 	set->window++;
 }
 
-int vmstat_source_open(struct vmstat_sources *set, const char *path, struct vmstat_source **ret)
+static int source_open(struct vmstat_sources *set, enum source_kind kind, const char *path,
+		       struct vmstat_source **ret)
 {
 	struct vmstat_source *src;
 	int r;
@@ -54,7 +62,7 @@ int vmstat_source_open(struct vmstat_sources *set, const char *path, struct vmst
 	if (!set)
 		return -ENOMEM;
 	for (src = set->list; src; src = src->next)
-		if (strcmp(src->path, path) == 0) {
+		if (src->kind == kind && strcmp(src->path, path) == 0) {
 			src->refs++;
 			*ret = src;
 			return 0;
@@ -67,13 +75,16 @@ int vmstat_source_open(struct vmstat_sources *set, const char *path, struct vmst
 		free(src);
 		return -ENOMEM;
 	}
-	r = procfile_open(&src->file, path, VMSTAT_FILE_MAX);
+	/* meminfo_proc_show() is one seq_file record; /proc/vmstat a record a line. */
+	r = kind == SOURCE_MEMINFO ? procfile_open_whole(&src->file, path, PROC_FILE_MAX)
+				   : procfile_open(&src->file, path, PROC_FILE_MAX);
 	if (r < 0) {
 		free(src->path);
 		free(src);
 		return r;
 	}
 	src->set = set;
+	src->kind = kind;
 	src->refs = 1;
 	src->next = set->list;
 	set->list = src;
@@ -97,7 +108,17 @@ void vmstat_source_unref(struct vmstat_source *src)
 	free(src);
 }
 
-int vmstat_source_get(struct vmstat_source *src, const struct vmstat **ret)
+int vmstat_source_open(struct vmstat_sources *set, const char *path, struct vmstat_source **ret)
+{
+	return source_open(set, SOURCE_VMSTAT, path, ret);
+}
+
+int meminfo_source_open(struct vmstat_sources *set, const char *path, struct vmstat_source **ret)
+{
+	return source_open(set, SOURCE_MEMINFO, path, ret);
+}
+
+static int source_get(struct vmstat_source *src)
 {
 	if (src->window != src->set->window) {
 		const char *data;
@@ -107,11 +128,33 @@ int vmstat_source_get(struct vmstat_source *src, const struct vmstat **ret)
 		src->reads++;
 		src->result = procfile_read(&src->file, &data, &len);
 		if (src->result == 0)
-			src->result = vmstat_parse(data, len, &src->table);
+			src->result = src->kind == SOURCE_MEMINFO ? meminfo_parse(data, len, &src->table.meminfo)
+								  : vmstat_parse(data, len, &src->table.vmstat);
 	}
-	if (src->result < 0)
-		return src->result;
-	*ret = &src->table;
+	return src->result;
+}
+
+int vmstat_source_get(struct vmstat_source *src, const struct vmstat **ret)
+{
+	int r;
+
+	assert(src->kind == SOURCE_VMSTAT);
+	r = source_get(src);
+	if (r < 0)
+		return r;
+	*ret = &src->table.vmstat;
+	return 0;
+}
+
+int meminfo_source_get(struct vmstat_source *src, const struct meminfo **ret)
+{
+	int r;
+
+	assert(src->kind == SOURCE_MEMINFO);
+	r = source_get(src);
+	if (r < 0)
+		return r;
+	*ret = &src->table.meminfo;
 	return 0;
 }
 

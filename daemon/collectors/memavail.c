@@ -78,6 +78,7 @@ struct memavail_state {
 	struct zoneinfo zone;
 	bool zoneinfo_boostless; /* this kernel's zoneinfo prints no boost (5.10) */
 	struct procfile zoneinfo_file, meminfo_file;
+	struct vmstat_source *end_meminfo; /* NULL: meminfo_file is read */
 };
 
 DEFINE_BPF_SKEL_OPS(memavail_bpf);
@@ -322,6 +323,8 @@ static int counters_start(struct memavail_state *s, double tolerance, char *why,
 		r = procfile_open_whole(&s->meminfo_file, "/proc/meminfo", PROCFILE_MAX);
 	if (r == 0)
 		r = read_zoneinfo(s, &s->zone);
+	if (r == 0 && !s->end_meminfo)
+		(void)meminfo_source_open(s->ctx.vmstat, "/proc/meminfo", &s->end_meminfo);
 	if (r < 0) {
 		snprintf(why, whylen, "cannot read /proc/zoneinfo or /proc/meminfo: %s", strerror(-r));
 		return r;
@@ -374,6 +377,20 @@ static void counters_refresh_reserve(struct memavail_state *s)
 	counters_write_params(s, s->source == MEMAVAIL_COUNTERS);
 }
 
+/* MemAvailable at the window's end: the read the meminfo collector makes
+ * anyway, where there is one. */
+static int window_end_available(struct memavail_state *s, double *bytes)
+{
+	const struct meminfo *m;
+
+	if (!s->end_meminfo)
+		return meminfo_read_available(&s->meminfo_file, bytes);
+	if (meminfo_source_get(s->end_meminfo, &m) < 0 || !(m->present & MEMINFO_HAS_AVAILABLE))
+		return -ENODATA;
+	*bytes = (double)m->available;
+	return 0;
+}
+
 static void counters_collect(struct memavail_state *s, struct snapshot *snap)
 {
 	struct memavail_calc c = { 0 };
@@ -387,7 +404,7 @@ static void counters_collect(struct memavail_state *s, struct snapshot *snap)
 		return;
 	computed = (double)c.available_pages * (double)s->page_size;
 	snapshot_add(snap, METRIC(MW_MEMORY_AVAILABLE_COMPUTED_BYTES), NULL, computed);
-	if (meminfo_read_available(&s->meminfo_file, &meminfo) == 0 && meminfo > 0)
+	if (window_end_available(s, &meminfo) == 0 && meminfo > 0)
 		snapshot_add(snap, METRIC(MW_MEMAVAIL_COUNTERS_ERROR_RATIO), NULL, fabs(computed - meminfo) / meminfo);
 }
 
@@ -532,6 +549,7 @@ static void memavail_stop(void *priv)
 	bpf_attachment_destroy(&s->counters);
 	procfile_close(&s->zoneinfo_file);
 	procfile_close(&s->meminfo_file);
+	vmstat_source_unref(s->end_meminfo);
 	procfile_close(&s->event_meminfo);
 	if (s->lock_ready)
 		pthread_mutex_destroy(&s->lock);

@@ -35,6 +35,10 @@ struct trend_point {
 
 struct meminfo_state {
 	struct procfile file;
+	/* The window's end read, shared with other collectors (memavail);
+	 * NULL: s->file is read. */
+	struct vmstat_sources *sources;
+	struct vmstat_source *end_source;
 	char path[256];
 	struct meminfo last;
 	bool have_last;
@@ -158,6 +162,16 @@ static void add_kernel_sample(void *userdata, uint64_t t_usec, double bytes)
 	add_available(userdata, t_usec, (uint64_t)bytes);
 }
 
+static void take_reading(struct meminfo_state *s, const struct meminfo *m, uint64_t now_usec)
+{
+	s->last = *m;
+	s->have_last = true;
+	if (m->present & MEMINFO_HAS_AVAILABLE)
+		add_available(s, now_usec ? now_usec : now_mono_usec(), m->available);
+	else
+		s->window_samples++;
+}
+
 static int meminfo_sample(void *priv, uint64_t now_usec)
 {
 	struct meminfo_state *s = priv;
@@ -169,12 +183,7 @@ static int meminfo_sample(void *priv, uint64_t now_usec)
 		s->read_errors++;
 		return r;
 	}
-	s->last = m;
-	s->have_last = true;
-	if (m.present & MEMINFO_HAS_AVAILABLE)
-		add_available(s, now_usec ? now_usec : now_mono_usec(), m.available);
-	else
-		s->window_samples++;
+	take_reading(s, &m, now_usec);
 	return 0;
 }
 
@@ -263,6 +272,9 @@ static int meminfo_start(void *priv, const void *cfg, const struct collector_con
 	r = meminfo_sample(s, 0);
 	if (r < 0)
 		return r;
+	/* Unopened: the window's end reads s->file. */
+	s->sources = ctx->vmstat;
+	(void)meminfo_source_open(s->sources, c->path, &s->end_source);
 	return sampler_start(s, c, ctx, st);
 }
 
@@ -270,8 +282,19 @@ static int meminfo_start(void *priv, const void *cfg, const struct collector_con
  * the end value, before the gauges copy it (they were a sample behind the ETA). */
 static int window_end_samples(struct meminfo_state *s)
 {
+	const struct meminfo *m;
+	int r;
+
 	sampler_drain(s);
-	return meminfo_sample(s, 0);
+	if (!s->end_source)
+		return meminfo_sample(s, 0);
+	r = meminfo_source_get(s->end_source, &m);
+	if (r < 0) {
+		s->read_errors++;
+		return r;
+	}
+	take_reading(s, m, 0);
+	return 0;
 }
 
 static int meminfo_collect(void *priv, struct snapshot *snap)
@@ -343,6 +366,9 @@ static int meminfo_reload(void *priv, const void *cfg)
 		return r;
 	procfile_close(&s->file);
 	s->file = f;
+	vmstat_source_unref(s->end_source);
+	s->end_source = NULL;
+	(void)meminfo_source_open(s->sources, c->path, &s->end_source);
 	snprintf(s->path, sizeof(s->path), "%s", c->path);
 	return 0;
 }
@@ -352,6 +378,7 @@ static void meminfo_stop(void *priv)
 	struct meminfo_state *s = priv;
 
 	sampler_stop(s);
+	vmstat_source_unref(s->end_source);
 	procfile_close(&s->file);
 }
 

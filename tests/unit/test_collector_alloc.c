@@ -3,7 +3,8 @@
  * configuration path (collector_settings_build, as at start-up and reload),
  * and its default mode, trace = no, on recorded /proc/vmstat fixtures: that
  * mode opens no BPF object, so it runs here without root. trace = yes (BPF)
- * is covered by tests/integration/test_collectors.c. */
+ * is covered by tests/integration/test_collectors.c. Beside it, the window's
+ * shared reads of /proc/vmstat and /proc/meminfo (daemon/vmstat_source.c). */
 #include <check.h>
 #include <errno.h>
 #include <math.h>
@@ -349,16 +350,21 @@ static size_t faults_index(void)
 	return 0;
 }
 
-static void copy_fixture(const char *name, const char *dst)
+static void copy_fixture_of(const char *dir, const char *name, const char *dst)
 {
 	size_t len;
-	char *data = fixture_read("vmstat", name, &len);
+	char *data = fixture_read(dir, name, &len);
 	FILE *f = fopen(dst, "w");
 
 	ck_assert_ptr_nonnull(f);
 	ck_assert_uint_eq(fwrite(data, 1, len, f), len);
 	ck_assert_int_eq(fclose(f), 0);
 	free(data);
+}
+
+static void copy_fixture(const char *name, const char *dst)
+{
+	copy_fixture_of("vmstat", name, dst);
 }
 
 /* alloc (vmstat_path) and faults (proc_root/vmstat) name the same file: one
@@ -429,6 +435,82 @@ START_TEST(test_vmstat_read_once_per_window)
 }
 END_TEST
 
+static size_t meminfo_index(void)
+{
+	for (size_t i = 0; i < n_all_collectors; i++)
+		if (all_collectors[i] == &meminfo_collector)
+			return i;
+	ck_abort_msg("meminfo is not in all_collectors[]");
+	return 0;
+}
+
+/* The meminfo collector's window-end read of /proc/meminfo is the window's
+ * one read for every collector that compares with it (memavail): read once,
+ * the same figures for both, and apart from a vmstat source of that path. */
+START_TEST(test_meminfo_read_once_per_window)
+{
+	char dir[256], path[300], text[512];
+	struct collector_settings *settings;
+	struct vmstat_source *probe, *as_vmstat;
+	struct collector_status st = { 0 };
+	struct vmstat_sources *sources;
+	struct collector_context ctx;
+	struct config_error err;
+	const struct meminfo *m;
+	struct snapshot *snap;
+	void *priv;
+	int r;
+
+	fixture_tmpdir_make(dir, sizeof(dir), "meminfo-once");
+	snprintf(path, sizeof(path), "%s/meminfo", dir);
+	copy_fixture_of("meminfo", "real-6.18.txt", path);
+	snprintf(text, sizeof(text), "[collector.meminfo]\npath = %s\nsampler = procfs\n", path);
+	settings = build(text, &r, &err);
+	ck_assert_msg(r == 0, "%s", err.message);
+	ck_assert_int_eq(vmstat_sources_new(&sources), 0);
+	ctx = (struct collector_context){ .vmstat = sources };
+	priv = calloc(1, meminfo_collector.priv_size);
+	ck_assert_ptr_nonnull(priv);
+	ck_assert_int_eq(meminfo_collector.start(priv, settings[meminfo_index()].cfg, &ctx, &st), 0);
+	ck_assert_int_eq(meminfo_source_open(sources, path, &probe), 0);
+	ck_assert_int_eq(vmstat_source_open(sources, path, &as_vmstat), 0);
+	ck_assert_ptr_ne(probe, as_vmstat);
+
+	vmstat_sources_next_window(sources);
+	snap = snapshot_new(NULL, 1000);
+	ck_assert_int_eq(meminfo_collector.collect(priv, snap), 0);
+	ck_assert_int_eq(snapshot_seal(snap), 0);
+	ck_assert_uint_eq(vmstat_source_reads(probe), 1);
+	/* Changed after the collector's read: the window's table stands. */
+	copy_fixture_of("meminfo", "linux-3.2-no-memavailable.txt", path);
+	ck_assert_int_eq(meminfo_source_get(probe, &m), 0);
+	ck_assert_uint_eq(vmstat_source_reads(probe), 1);
+	ck_assert_uint_eq(m->available, 24371328ULL * 1024);
+	ck_assert_double_eq(snapshot_value(snap, "memwatch_memory_available_bytes", NULL), 24371328.0 * 1024);
+	ck_assert_uint_eq(vmstat_source_reads(as_vmstat), 0);
+	snapshot_unref(snap);
+
+	/* The next window reads the file as it is now, once. */
+	vmstat_sources_next_window(sources);
+	ck_assert_int_eq(meminfo_source_get(probe, &m), 0);
+	ck_assert(!(m->present & MEMINFO_HAS_AVAILABLE));
+	snap = snapshot_new(NULL, 1000);
+	ck_assert_int_eq(meminfo_collector.collect(priv, snap), 0);
+	ck_assert_int_eq(snapshot_seal(snap), 0);
+	ck_assert_uint_eq(vmstat_source_reads(probe), 2);
+	ck_assert(isnan(snapshot_value(snap, "memwatch_memory_available_bytes", NULL)));
+	snapshot_unref(snap);
+
+	vmstat_source_unref(probe);
+	vmstat_source_unref(as_vmstat);
+	meminfo_collector.stop(priv);
+	vmstat_sources_free(sources);
+	free(priv);
+	collector_settings_free(settings);
+	fixture_tmpdir_remove(dir);
+}
+END_TEST
+
 /* Two sets share nothing: each has its own windows and its own open file of a path. */
 START_TEST(test_vmstat_sets_independent)
 {
@@ -479,6 +561,7 @@ static Suite *collector_alloc_suite(void)
 	tcase_add_test(tc, test_vmstat_missing);
 	tcase_add_test(tc, test_vmstat_without_pgalloc);
 	tcase_add_test(tc, test_vmstat_read_once_per_window);
+	tcase_add_test(tc, test_meminfo_read_once_per_window);
 	tcase_add_test(tc, test_vmstat_sets_independent);
 	suite_add_tcase(s, tc);
 	return s;
