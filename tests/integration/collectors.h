@@ -75,6 +75,7 @@ struct mw_daemon *start_with_config(const char *text);
 size_t count_series(const char *body, const char *prefix);
 double metric_or_fail(const char *body, const char *name, const char *matcher);
 char *wait_window_after(struct mw_daemon *d, double after);
+char *wait_window_after_ms(struct mw_daemon *d, double after, int timeout_ms);
 char *next_window(struct mw_daemon *d);
 char *window_bracket(struct mw_daemon *d, double after, void (*read_counters)(unsigned long long v[BRACKET_COUNTERS]),
 		     struct bracket *b);

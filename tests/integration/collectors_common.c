@@ -289,10 +289,11 @@ double metric_or_fail(const char *body, const char *name, const char *matcher)
 }
 
 /* Scrapes until a window that ended after `after` (seconds since the epoch)
- * is published; returns that scrape, so every value in it is from one window. */
-char *wait_window_after(struct mw_daemon *d, double after)
+ * is published, for up to timeout_ms (more than a window); returns that
+ * scrape, so every value in it is from one window. */
+char *wait_window_after_ms(struct mw_daemon *d, double after, int timeout_ms)
 {
-	int64_t deadline = mw_mono_ms() + WINDOW_TIMEOUT_MS;
+	int64_t deadline = mw_mono_ms() + timeout_ms;
 	double end = NAN;
 
 	for (;;) {
@@ -307,6 +308,11 @@ char *wait_window_after(struct mw_daemon *d, double after)
 			      end);
 		mw_sleep_ms(20);
 	}
+}
+
+char *wait_window_after(struct mw_daemon *d, double after)
+{
+	return wait_window_after_ms(d, after, WINDOW_TIMEOUT_MS);
 }
 
 /* The next window, from now on. */

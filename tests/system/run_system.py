@@ -267,7 +267,7 @@ def judge(s, lines, rc, timed_out, unit_sha, rows, smoke=False, figures=None, ru
     sj.judge_reclaim(s, v, b)
     log(f"[{s}] per-cgroup figures (daemon at the window end; kernel: the cgroup's files before / after):")
     sj.judge_cgroup_files(s, v, b)
-    sj.judge_process_faults(s, v, b)
+    sj.judge_process_faults(s, v, b, want)
     ops.judge_oom(s, v, b, singles)
     ops.judge_userspace_kills(s, v, b, singles)
     ops.judge_restart_events(s, v, b)
