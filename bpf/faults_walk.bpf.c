@@ -86,11 +86,13 @@ int walk_processes(void *ctx)
 			recording = true;
 			rec->tgid = tgid;
 			rec->leader = 1;
-			rec->min_flt = sig->min_flt;
-			rec->maj_flt = sig->maj_flt;
+			rec->min_flt = sig->min_flt + t->min_flt;
+			rec->maj_flt = sig->maj_flt + t->maj_flt;
 			rec->start_boottime_ns = leader_start_boottime(leader);
 			bpf_probe_read_kernel(&rec->comm, sizeof(rec->comm), leader->comm);
+			continue;
 		}
+		/* The process's other threads: one lookup each, none for a process of one. */
 		if (!recording)
 			continue;
 		rec = bpf_map_lookup_elem(&walk_records, &slot);

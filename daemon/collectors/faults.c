@@ -179,6 +179,8 @@ static int start_bpf(struct faults_state *s, int *exit_err)
 	log_set_libbpf_quiet(true);
 	while (slots < s->cfg.max_processes / 16)
 		slots *= 2;
+	if (slots > s->cfg.max_processes)
+		slots = s->cfg.max_processes;
 	r = s->cfg.source == SOURCE_ITER ? -EOPNOTSUPP : open_walk(s, slots);
 	if (r < 0 && s->cfg.source != SOURCE_ITER)
 		log_debug_errno(r, "faults: no kfunc task iterator, walking with iter/task: %m");
@@ -342,8 +344,10 @@ static int run_walk(struct faults_state *s)
 	seen = s->walk->bss->walk_seen;
 	if (seen <= s->walk_slots || s->walk_slots >= s->cfg.max_processes)
 		return 0;
-	for (slots = s->walk_slots; slots < seen && slots < s->cfg.max_processes;)
+	for (slots = s->walk_slots; slots < seen;)
 		slots *= 2;
+	if (slots > s->cfg.max_processes)
+		slots = s->cfg.max_processes;
 	if (open_walk(s, slots) < 0)
 		return 0;
 	log_debug("faults: %zu processes, walk array grown to %zu", seen, slots);

@@ -85,14 +85,41 @@ static char *scrape_walked_after(struct mw_daemon *d, double t)
 	}
 }
 
+/* The first process walk from now: child's exported counts equal what
+ * /proc/PID/stat prints (it stands still by now), in the collector mode
+ * source asks for, or the expectation table's for auto (NULL). Returns its
+ * minor faults. */
+static double assert_faults_as_proc(struct mw_daemon *d, pid_t child, const char *source, const char *what)
+{
+	char matcher[64], mode[64], *body = scrape_walked_after(d, realtime_now());
+	struct proc_faults pf = proc_stat_faults(child);
+	double minflt, majflt;
+
+	snprintf(matcher, sizeof(matcher), "pid=\"%d\"", (int)child);
+	minflt = metric_or_fail(body, "memwatch_process_minor_faults_total", matcher);
+	majflt = metric_or_fail(body, "memwatch_process_major_faults_total", matcher);
+	assert_collector(body, "faults", source, mode, sizeof(mode));
+	if (!source)
+		mw_assert_collector_expected(body, "faults", NULL);
+	note("%s (faults source=%s, mode %s): memwatchd minor %.0f major %.0f, /proc/%d/stat minor %llu major %llu",
+	     what, source ? source : "auto", mode, minflt, majflt, (int)child, pf.minflt, pf.majflt);
+	ck_assert_msg(fabs(minflt - (double)pf.minflt) <= 0.01 * (double)pf.minflt,
+		      "%s, mode %s: memwatch_process_minor_faults_total{%s} is %.0f, /proc/%d/stat says %llu", what, mode,
+		      matcher, minflt, (int)child, pf.minflt);
+	ck_assert_msg(majflt == (double)pf.majflt,
+		      "%s, mode %s: memwatch_process_major_faults_total{%s} is %.0f, /proc/%d/stat says %llu", what, mode,
+		      matcher, majflt, (int)child, pf.majflt);
+	free(body);
+	return minflt;
+}
+
 static void allocs_and_faults_run(const char *source)
 {
 	const size_t len = 256 * MiB;
-	char conf[512], matcher[64], mode[64], *body;
+	char conf[512], mode[64], *body;
 	unsigned long long captured0, captured1;
-	double pages0, pages1, dpages, dvm_lo, dvm_hi, captured, minflt, majflt;
+	double pages0, pages1, dpages, dvm_lo, dvm_hi, captured, minflt;
 	struct bracket vm0, vm1;
-	struct proc_faults pf;
 	struct mw_daemon *d;
 	int cmd, rep, st;
 	pid_t child;
@@ -138,30 +165,14 @@ static void allocs_and_faults_run(const char *source)
 		      "the same windows (more than 5%% apart, %.0f pages allowed for compaction captures)",
 		      dpages, dvm_lo, dvm_hi, captured);
 
-	/* The child idles now: its counters cannot move any more, and the
-	 * first walk after this sees their final values. */
-	free(body);
-	body = scrape_walked_after(d, realtime_now());
-	pf = proc_stat_faults(child);
-	snprintf(matcher, sizeof(matcher), "pid=\"%d\"", (int)child);
-	minflt = metric_or_fail(body, "memwatch_process_minor_faults_total", matcher);
-	majflt = metric_or_fail(body, "memwatch_process_major_faults_total", matcher);
-	note("faults source=%s: memwatchd minor %.0f major %.0f, /proc/%d/stat minor %llu major %llu",
-	     source ? source : "auto", minflt, majflt, (int)child, pf.minflt, pf.majflt);
-	ck_assert_msg(fabs(minflt - (double)pf.minflt) <= 0.01 * (double)pf.minflt,
-		      "source=%s: memwatch_process_minor_faults_total{%s} is %.0f, /proc/%d/stat says %llu",
-		      source ? source : "auto", matcher, minflt, (int)child, pf.minflt);
-	ck_assert_msg(minflt >= (double)(len / 4096), "the child's %.0f minor faults are fewer than its %zu pages", minflt,
-		      len / 4096);
-	ck_assert_msg(majflt == (double)pf.majflt,
-		      "source=%s: memwatch_process_major_faults_total{%s} is %.0f, /proc/%d/stat says %llu",
-		      source ? source : "auto", matcher, majflt, (int)child, pf.majflt);
-	assert_collector(body, "faults", source, mode, sizeof(mode));
-	if (!source)
-		mw_assert_collector_expected(body, "faults", NULL);
 	assert_collector(body, "alloc", NULL, mode, sizeof(mode));
 	assert_traced_mode("alloc", mode);
 	free(body);
+	/* The child idles now: its counters cannot move any more, and the
+	 * first walk after this sees their final values. */
+	minflt = assert_faults_as_proc(d, child, source, "a child that touched 256 MiB");
+	ck_assert_msg(minflt >= (double)(len / 4096), "the child's %.0f minor faults are fewer than its %zu pages", minflt,
+		      len / 4096);
 
 	close(cmd);
 	st = wait_child(child, 10000, "the touching child");
@@ -240,11 +251,10 @@ static void threaded_child(const void *arg, int cmd, int rep)
 
 static void threaded_faults_run(const char *source)
 {
-	char conf[256], matcher[64], mode[64], *body;
-	double minflt, majflt;
-	struct proc_faults pf;
+	char conf[256];
 	struct mw_daemon *d;
 	int cmd, rep, st;
+	double minflt;
 	pid_t child;
 	char c;
 
@@ -254,26 +264,10 @@ static void threaded_faults_run(const char *source)
 	child = spawn_child(threaded_child, NULL, &cmd, &rep);
 	write_byte(cmd, 'g');
 	read_exact(rep, &c, 1, WORKLOAD_TIMEOUT_MS, "the threads to touch their memory");
-	body = scrape_walked_after(d, realtime_now());
-	pf = proc_stat_faults(child);
-	snprintf(matcher, sizeof(matcher), "pid=\"%d\"", (int)child);
-	minflt = metric_or_fail(body, "memwatch_process_minor_faults_total", matcher);
-	majflt = metric_or_fail(body, "memwatch_process_major_faults_total", matcher);
-	assert_collector(body, "faults", source, mode, sizeof(mode));
-	if (!source)
-		mw_assert_collector_expected(body, "faults", NULL);
-	note("threads (faults source=%s, mode %s): memwatchd minor %.0f major %.0f, /proc/%d/stat minor %llu major %llu",
-	     source ? source : "auto", mode, minflt, majflt, (int)child, pf.minflt, pf.majflt);
+	minflt = assert_faults_as_proc(d, child, source, "four threads, one gone");
 	ck_assert_msg(minflt >= (double)((THREADS_PARKED + 2) * THREAD_BYTES / 4096),
-		      "mode %s: %.0f minor faults for the %d threads' %zu pages each", mode, minflt, THREADS_PARKED + 2,
+		      "%.0f minor faults for the %d threads' %zu pages each", minflt, THREADS_PARKED + 2,
 		      (size_t)THREAD_BYTES / 4096);
-	ck_assert_msg(fabs(minflt - (double)pf.minflt) <= 0.01 * (double)pf.minflt,
-		      "mode %s: memwatch_process_minor_faults_total{%s} is %.0f, /proc/%d/stat says %llu", mode, matcher,
-		      minflt, (int)child, pf.minflt);
-	ck_assert_msg(majflt == (double)pf.majflt,
-		      "mode %s: memwatch_process_major_faults_total{%s} is %.0f, /proc/%d/stat says %llu", mode, matcher,
-		      majflt, (int)child, pf.majflt);
-	free(body);
 	close(cmd);
 	st = wait_child(child, 10000, "the threaded child");
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the threaded child ended with status 0x%x", st);

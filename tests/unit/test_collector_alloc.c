@@ -23,12 +23,13 @@
 
 #define NAME "test.conf"
 
-static size_t alloc_index(void)
+/* Where ops's settings are in collector_settings_build()'s array. */
+static size_t index_of(const struct collector_ops *ops)
 {
 	for (size_t i = 0; i < n_all_collectors; i++)
-		if (all_collectors[i] == &alloc_collector)
+		if (all_collectors[i] == ops)
 			return i;
-	ck_abort_msg("alloc is not in all_collectors[]");
+	ck_abort_msg("%s is not in all_collectors[]", ops->name);
 	return 0;
 }
 
@@ -71,7 +72,7 @@ static void *alloc_cfg(const char *text)
 	ck_assert_msg(r == 0, "got %d (%s) for:\n%s", r, err.message, text);
 	cfg = malloc(alloc_collector.config_size);
 	ck_assert_ptr_nonnull(cfg);
-	memcpy(cfg, s[alloc_index()].cfg, alloc_collector.config_size);
+	memcpy(cfg, s[index_of(&alloc_collector)].cfg, alloc_collector.config_size);
 	collector_settings_free(s);
 	return cfg;
 }
@@ -341,15 +342,6 @@ END_TEST
 
 /* ---- /proc/vmstat read once per window, shared with faults ---- */
 
-static size_t faults_index(void)
-{
-	for (size_t i = 0; i < n_all_collectors; i++)
-		if (all_collectors[i] == &faults_collector)
-			return i;
-	ck_abort_msg("faults is not in all_collectors[]");
-	return 0;
-}
-
 static void copy_fixture_of(const char *dir, const char *name, const char *dst)
 {
 	size_t len;
@@ -395,8 +387,8 @@ START_TEST(test_vmstat_read_once_per_window)
 	alloc_priv = calloc(1, alloc_collector.priv_size);
 	faults_priv = calloc(1, faults_collector.priv_size);
 	ck_assert(alloc_priv && faults_priv);
-	ck_assert_int_eq(alloc_collector.start(alloc_priv, settings[alloc_index()].cfg, &ctx, &st_alloc), 0);
-	ck_assert_int_eq(faults_collector.start(faults_priv, settings[faults_index()].cfg, &ctx, &st_faults), 0);
+	ck_assert_int_eq(alloc_collector.start(alloc_priv, settings[index_of(&alloc_collector)].cfg, &ctx, &st_alloc), 0);
+	ck_assert_int_eq(faults_collector.start(faults_priv, settings[index_of(&faults_collector)].cfg, &ctx, &st_faults), 0);
 	ck_assert_int_eq(vmstat_source_open(vmstat, path, &probe), 0);
 	ck_assert_uint_eq(vmstat_source_reads(probe), 0); /* opening reads nothing */
 
@@ -435,15 +427,6 @@ START_TEST(test_vmstat_read_once_per_window)
 }
 END_TEST
 
-static size_t meminfo_index(void)
-{
-	for (size_t i = 0; i < n_all_collectors; i++)
-		if (all_collectors[i] == &meminfo_collector)
-			return i;
-	ck_abort_msg("meminfo is not in all_collectors[]");
-	return 0;
-}
-
 /* The meminfo collector's window-end read of /proc/meminfo is the window's
  * one read for every collector that compares with it (memavail): read once,
  * the same figures for both, and apart from a vmstat source of that path. */
@@ -471,7 +454,7 @@ START_TEST(test_meminfo_read_once_per_window)
 	ctx = (struct collector_context){ .vmstat = sources };
 	priv = calloc(1, meminfo_collector.priv_size);
 	ck_assert_ptr_nonnull(priv);
-	ck_assert_int_eq(meminfo_collector.start(priv, settings[meminfo_index()].cfg, &ctx, &st), 0);
+	ck_assert_int_eq(meminfo_collector.start(priv, settings[index_of(&meminfo_collector)].cfg, &ctx, &st), 0);
 	ck_assert_int_eq(meminfo_source_open(sources, path, &probe), 0);
 	ck_assert_int_eq(vmstat_source_open(sources, path, &as_vmstat), 0);
 	ck_assert_ptr_ne(probe, as_vmstat);
