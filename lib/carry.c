@@ -38,15 +38,6 @@ struct carry {
 	uint64_t round;
 };
 
-static uint64_t hash_bytes(const char *p, size_t len)
-{
-	uint64_t h = FNV1A_OFFSET;
-
-	for (size_t i = 0; i < len; i++)
-		h = fnv1a_step(h, (unsigned char)p[i]);
-	return h;
-}
-
 /* The key of a sample: its family's name, then its label values, each NUL-ended. */
 static char *make_key(const struct metric_desc *desc, const char *const *labels, size_t *ret_len)
 {

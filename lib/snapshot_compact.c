@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* A window's samples compacted at seal (snapshot_seal_with() in lib/snapshot.c). */
 #include <assert.h>
+#include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "hash.h"
@@ -15,55 +17,167 @@
  * families), and so are bounds equal to those of the family's previous
  * histogram. */
 
-struct intern {
-	const char **keys; /* open addressing on the string's content */
-	char **copies;
+struct interned_string {
+	const char *str; /* build-time */
+	size_t len;
+	uint64_t hash;
+	char *copy; /* in the block, once compact_into() met it */
+};
+
+/* One cgroup's (or process's) vector of label values, shared by its families. */
+struct label_vector {
+	const uint32_t *strings; /* ordinals into intern.strings, in intern.ordinal_pool */
+	unsigned n;
+	uint64_t hash;
+	char **copy; /* in the block, once compact_into() met it */
+};
+
+/* Open addressing: ordinal + 1 per slot, 0 free. */
+struct intern_table {
+	uint32_t *slots;
 	size_t mask;
-	/* Label vectors by the strings' slots: the families of one cgroup (or
-	 * process) share its vector of label values. */
-	struct label_vector {
-		const size_t *slots; /* NULL: empty; else in slot_pool */
-		unsigned n;
-		char **copy;
-	} *vectors;
-	size_t vector_mask;
-	size_t *slot_pool; /* one entry per label value of the window at most */
-	size_t slot_pool_used;
+};
+
+/* The window's distinct label values and vectors, each sample's looked up
+ * once: sample_vector[] keeps every labelled sample's vector for
+ * compact_into(). The tables grow with what is distinct (a few hundred
+ * values for thousands of samples): sized by the samples, they were zeroed
+ * and faulted in afresh every window. */
+struct intern {
+	struct interned_string *strings;
+	size_t n_strings, cap_strings;
+	struct intern_table string_table;
+	struct label_vector *vectors;
+	size_t n_vectors, cap_vectors;
+	struct intern_table vector_table;
+	uint32_t *ordinal_pool; /* one entry per label value of the window at most */
+	size_t pool_used;
+	uint32_t *sample_vector; /* per labelled sample, in order */
 };
 
 static void intern_done(struct intern *t)
 {
-	free(t->keys);
-	free(t->copies);
+	free(t->strings);
+	free(t->string_table.slots);
 	free(t->vectors);
-	free(t->slot_pool);
+	free(t->vector_table.slots);
+	free(t->ordinal_pool);
+	free(t->sample_vector);
 }
 
-static size_t intern_slot(const struct intern *t, const char *str)
-{
-	uint64_t h = fnv1a_string(FNV1A_OFFSET, str);
-	size_t i;
+#define INTERN_FIRST_CAP 64
 
-	for (i = (size_t)h & t->mask; t->keys[i] && strcmp(t->keys[i], str) != 0; i = (i + 1) & t->mask)
+static uint64_t string_hash(const struct intern *t, size_t i)
+{
+	return t->strings[i].hash;
+}
+
+static uint64_t vector_hash(const struct intern *t, size_t i)
+{
+	return t->vectors[i].hash;
+}
+
+/* Room in tb for an (n + 1)th entry, at most half full. */
+static int table_reserve(const struct intern *t, struct intern_table *tb, size_t n,
+			 uint64_t (*hash_of)(const struct intern *t, size_t i))
+{
+	size_t cap = tb->slots ? tb->mask + 1 : INTERN_FIRST_CAP, j;
+	uint32_t *fresh;
+
+	if (tb->slots && 2 * (n + 1) <= cap)
+		return 0;
+	while (2 * (n + 1) > cap)
+		cap *= 2;
+	fresh = calloc(cap, sizeof(*fresh));
+	if (!fresh)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		for (j = (size_t)hash_of(t, i) & (cap - 1); fresh[j]; j = (j + 1) & (cap - 1))
+			;
+		fresh[j] = (uint32_t)i + 1;
+	}
+	free(tb->slots);
+	tb->slots = fresh;
+	tb->mask = cap - 1;
+	return 0;
+}
+
+static int grow_array(void **items, size_t *cap, size_t n, size_t item_size)
+{
+	size_t fresh_cap = *cap ? 2 * *cap : INTERN_FIRST_CAP;
+	void *fresh;
+
+	if (n < *cap)
+		return 0;
+	fresh = reallocarray(*items, fresh_cap, item_size);
+	if (!fresh)
+		return -ENOMEM;
+	*items = fresh;
+	*cap = fresh_cap;
+	return 0;
+}
+
+/* str's ordinal, a new one when it is new (*added). */
+static int intern_string(struct intern *t, const char *str, uint32_t *ret, bool *added)
+{
+	size_t len = strlen(str), i;
+	uint64_t h = hash_bytes(str, len);
+	struct interned_string *is;
+	uint32_t o;
+
+	*added = false;
+	for (i = (size_t)h & t->string_table.mask; (o = t->string_table.slots[i]); i = (i + 1) & t->string_table.mask) {
+		is = &t->strings[o - 1];
+		if (is->hash == h && is->len == len && memcmp(is->str, str, len) == 0) {
+			*ret = o - 1;
+			return 0;
+		}
+	}
+	if (grow_array((void **)&t->strings, &t->cap_strings, t->n_strings, sizeof(*t->strings)) < 0)
+		return -ENOMEM;
+	t->strings[t->n_strings] = (struct interned_string){ .str = str, .len = len, .hash = h };
+	if (table_reserve(t, &t->string_table, t->n_strings, string_hash) < 0)
+		return -ENOMEM;
+	for (i = (size_t)h & t->string_table.mask; t->string_table.slots[i]; i = (i + 1) & t->string_table.mask)
 		;
-	return i;
+	t->string_table.slots[i] = (uint32_t)t->n_strings + 1;
+	*ret = (uint32_t)t->n_strings++;
+	*added = true;
+	return 0;
 }
 
-/* The slot of the vector of these string slots; *found says whether it is
- * there already. */
-static struct label_vector *vector_slot(const struct intern *t, const size_t *slots, unsigned n)
+/* The vector of these ordinals' ordinal, a new one when it is new (*added). */
+static int intern_vector(struct intern *t, const uint32_t *strings, unsigned n, uint32_t *ret, bool *added)
 {
-	uint64_t h = FNV1A_OFFSET;
+	uint64_t h = n;
+	struct label_vector *v;
+	uint32_t o;
 	size_t i;
 
 	for (unsigned k = 0; k < n; k++)
-		h = fnv1a_step(h, slots[k]);
-	for (i = (size_t)(h ^ n) & t->vector_mask;
-	     t->vectors[i].slots &&
-	     (t->vectors[i].n != n || memcmp(t->vectors[i].slots, slots, n * sizeof(*slots)) != 0);
-	     i = (i + 1) & t->vector_mask)
+		h = hash_mix(h ^ strings[k]);
+	*added = false;
+	for (i = (size_t)h & t->vector_table.mask; (o = t->vector_table.slots[i]); i = (i + 1) & t->vector_table.mask) {
+		v = &t->vectors[o - 1];
+		if (v->hash == h && v->n == n && memcmp(v->strings, strings, n * sizeof(*strings)) == 0) {
+			*ret = o - 1;
+			return 0;
+		}
+	}
+	if (grow_array((void **)&t->vectors, &t->cap_vectors, t->n_vectors, sizeof(*t->vectors)) < 0)
+		return -ENOMEM;
+	t->vectors[t->n_vectors] = (struct label_vector){
+		.strings = memcpy(t->ordinal_pool + t->pool_used, strings, n * sizeof(*strings)), .n = n, .hash = h
+	};
+	t->pool_used += n;
+	if (table_reserve(t, &t->vector_table, t->n_vectors, vector_hash) < 0)
+		return -ENOMEM;
+	for (i = (size_t)h & t->vector_table.mask; t->vector_table.slots[i]; i = (i + 1) & t->vector_table.mask)
 		;
-	return &t->vectors[i];
+	t->vector_table.slots[i] = (uint32_t)t->n_vectors + 1;
+	*ret = (uint32_t)t->n_vectors++;
+	*added = true;
+	return 0;
 }
 
 static bool shares_bounds(const struct histogram_data *prev, const struct histogram_data *h)
@@ -77,16 +191,13 @@ static bool desc_bounds(const struct family *f, const struct histogram_data *h)
 	return h->bounds == f->desc->bounds;
 }
 
-static char *intern_copy(struct intern *t, const char *str, char **strings)
+static char *intern_copy(struct interned_string *is, char **strings)
 {
-	size_t slot = intern_slot(t, str), len;
-
-	if (!t->copies[slot]) {
-		len = strlen(str) + 1;
-		t->copies[slot] = memcpy(*strings, str, len);
-		*strings += len;
+	if (!is->copy) {
+		is->copy = memcpy(*strings, is->str, is->len + 1);
+		*strings += is->len + 1;
 	}
-	return t->copies[slot];
+	return is->copy;
 }
 
 /* Fills block (sized by snapshot_compact) from the build-time data. */
@@ -95,7 +206,7 @@ static void compact_into(const struct snapshot *s, struct intern *t, char *block
 	struct family *nf = (struct family *)block;
 	struct sample *ns = (struct sample *)(nf + s->n_families);
 	char *p = (char *)(ns + s->n_series), *strings = block + strings_at;
-	size_t i, j;
+	size_t i, j, labelled = 0;
 	unsigned k;
 
 	/* Everything before the strings is a multiple of 8 bytes, so stays aligned. */
@@ -112,17 +223,13 @@ static void compact_into(const struct snapshot *s, struct intern *t, char *block
 
 			*ns = (struct sample){ .value = o->value };
 			if (f->desc->n_labels) {
-				size_t slots[METRIC_MAX_LABELS];
-				struct label_vector *v;
+				struct label_vector *v = &t->vectors[t->sample_vector[labelled++]];
 
-				for (k = 0; k < f->desc->n_labels; k++)
-					slots[k] = intern_slot(t, o->label_values[k]);
-				v = vector_slot(t, slots, f->desc->n_labels);
 				if (!v->copy) {
 					v->copy = (char **)p;
-					p += f->desc->n_labels * sizeof(char *);
-					for (k = 0; k < f->desc->n_labels; k++)
-						v->copy[k] = intern_copy(t, o->label_values[k], &strings);
+					p += v->n * sizeof(char *);
+					for (k = 0; k < v->n; k++)
+						v->copy[k] = intern_copy(&t->strings[v->strings[k]], &strings);
 				}
 				ns->label_values = v->copy;
 			}
@@ -157,7 +264,7 @@ static void compact_into(const struct snapshot *s, struct intern *t, char *block
 void snapshot_compact(struct snapshot *s)
 {
 	_cleanup_(intern_done) struct intern t = { 0 };
-	size_t size, strings = 0, n_values = 0, n_labelled = 0, cap = 16, vector_cap = 16, i, j;
+	size_t size, strings = 0, n_values = 0, n_labelled = 0, labelled = 0, i, j;
 	struct arena_block *b, *next;
 	char *block;
 	unsigned k;
@@ -186,50 +293,31 @@ void snapshot_compact(struct snapshot *s)
 			prev = h;
 		}
 	}
-	while (cap < 2 * n_values)
-		cap *= 2;
-	t.keys = calloc(cap, sizeof(*t.keys));
-	t.copies = calloc(cap, sizeof(*t.copies));
-	t.mask = cap - 1;
-	if (!t.keys || !t.copies)
-		return;
-	/* A vector per labelled sample at most: sized by those, not by the
-	 * values, it stays below the mmap threshold (a fresh mapping to fault in
-	 * every window). */
-	while (vector_cap < 2 * n_labelled)
-		vector_cap *= 2;
-	t.vectors = calloc(vector_cap, sizeof(*t.vectors));
-	t.vector_mask = vector_cap - 1;
-	t.slot_pool = malloc((n_values ? n_values : 1) * sizeof(*t.slot_pool));
-	if (!t.vectors || !t.slot_pool)
+	t.ordinal_pool = malloc((n_values ? n_values : 1) * sizeof(*t.ordinal_pool));
+	t.sample_vector = malloc((n_labelled ? n_labelled : 1) * sizeof(*t.sample_vector));
+	if (!t.ordinal_pool || !t.sample_vector || table_reserve(&t, &t.string_table, 0, string_hash) < 0 ||
+	    table_reserve(&t, &t.vector_table, 0, vector_hash) < 0)
 		return;
 	for (i = 0; i < s->n_families; i++)
 		for (j = 0; j < s->families[i].n; j++) {
 			unsigned n = s->families[i].desc->n_labels;
-			size_t slots[METRIC_MAX_LABELS];
-			struct label_vector *v;
+			uint32_t ordinals[METRIC_MAX_LABELS];
+			bool added;
 
 			if (!n)
 				continue;
 			if (n > METRIC_MAX_LABELS)
 				return; /* no descriptor has as many: keep the build-time data */
 			for (k = 0; k < n; k++) {
-				const char *str = s->families[i].samples[j].label_values[k];
-				size_t slot = intern_slot(&t, str);
-
-				if (!t.keys[slot]) {
-					t.keys[slot] = str;
-					strings += strlen(str) + 1;
-				}
-				slots[k] = slot;
+				if (intern_string(&t, s->families[i].samples[j].label_values[k], &ordinals[k], &added) < 0)
+					return;
+				if (added)
+					strings += t.strings[ordinals[k]].len + 1;
 			}
-			v = vector_slot(&t, slots, n);
-			if (v->slots)
-				continue;
-			v->slots = memcpy(t.slot_pool + t.slot_pool_used, slots, n * sizeof(*slots));
-			t.slot_pool_used += n;
-			v->n = n;
-			size += n * sizeof(char *);
+			if (intern_vector(&t, ordinals, n, &t.sample_vector[labelled++], &added) < 0)
+				return;
+			if (added)
+				size += n * sizeof(char *);
 		}
 	block = malloc(size + strings);
 	if (!block)

@@ -332,6 +332,9 @@ START_TEST(test_gzip_reused_across_windows)
 }
 END_TEST
 
+/* More than the intern tables' first size, so they grow while compacting. */
+#define MIXED_CGROUPS 200
+
 /* What a window of a busy host looks like: label values repeated across
  * families, runs of histograms with equal bounds broken by other bounds,
  * histograms without finite buckets, empty and missing label values. */
@@ -350,7 +353,7 @@ static struct snapshot *mixed_snapshot(uint64_t seq, unsigned scale)
 	for (i = 0; i < 8; i++)
 		slots[i] = (i + seq) * scale;
 	ck_assert_int_eq(snapshot_add(s, &free_bytes, NULL, 4096.0 * (double)seq), 0);
-	for (i = 0; i < 20; i++) {
+	for (i = 0; i < MIXED_CGROUPS; i++) {
 		snprintf(cg, sizeof(cg), "/system.slice/unit-%u.service", i);
 		ck_assert_int_eq(snapshot_add(s, &cg_usage, cgl, (double)(i * scale)), 0);
 		ck_assert_int_eq(snapshot_add(s, &pressure, lv, (double)i / 8), 0);
@@ -423,7 +426,7 @@ START_TEST(test_compact_keeps_everything)
 	ck_assert_str_eq(after, text);
 	json_after = render_json(s, prev);
 	ck_assert_str_eq(json_after, json);
-	ck_assert_uint_eq(snapshot_series(s), 1 + 60 + 6 + 2 + 2);
+	ck_assert_uint_eq(snapshot_series(s), 1 + 3 * MIXED_CGROUPS + 6 + 2 + 2);
 	ck_assert_double_eq(snapshot_value(s, "memwatch_events_total", (const char *const[]){ "" }), 1);
 	ck_assert_double_eq(snapshot_value(s, "memwatch_stall_seconds", (const char *const[]){ "sdd" }), 10);
 
