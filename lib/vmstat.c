@@ -83,7 +83,7 @@ static bool field_lookup(const char *key, size_t n, size_t *ret_field, size_t *r
 
 		if (key[0] != f->key[0] || n < klen)
 			continue;
-		if (f->plain && parse_token_eq(key, n, f->key)) {
+		if (f->plain && n == klen && memcmp(key, f->key, klen) == 0) {
 			*ret_field = i;
 			*ret_slot = 0;
 			return true;
@@ -103,15 +103,25 @@ static bool field_lookup(const char *key, size_t n, size_t *ret_field, size_t *r
 	return false;
 }
 
+struct parse_state {
+	struct field_state fields[ARRAY_SIZE(vmstat_fields)];
+	/* Bytes a line the fields want may start with: the file's ~190 lines
+	 * are mostly nr_* and numa_*, ruled out before anything is scanned. */
+	bool may_start[256];
+};
+
 static int parse_line(const struct parse_line *line, void *userdata)
 {
 	const char *p = line->start, *end = line->end, *key, *raw_end = end;
 	bool terminated = line->terminated;
-	struct field_state *st = userdata;
+	struct parse_state *ps = userdata;
+	struct field_state *st = ps->fields;
 	size_t field, slot;
 	uint64_t v;
 	int r;
 
+	if (p < end && !ps->may_start[(unsigned char)*p])
+		return 0;
 	parse_trim(&p, &end);
 	key = p;
 	p = parse_word_end(p, end);
@@ -144,14 +154,17 @@ static int parse_line(const struct parse_line *line, void *userdata)
 
 int vmstat_parse(const char *buf, size_t len, struct vmstat *out)
 {
-	struct field_state st[ARRAY_SIZE(vmstat_fields)] = {0};
+	struct parse_state ps = { .may_start = { [' '] = true, ['\t'] = true } };
+	struct field_state *st = ps.fields;
 	struct vmstat vs = {0};
 	int r;
 
 	if (!out || !parse_text_present(buf, len))
 		return -EINVAL; /* never a valid /proc/vmstat */
 
-	r = parse_lines(buf, len, parse_line, st);
+	for (size_t i = 0; i < ARRAY_SIZE(vmstat_fields); i++)
+		ps.may_start[(unsigned char)vmstat_fields[i].key[0]] = true;
+	r = parse_lines(buf, len, parse_line, &ps);
 	if (r < 0)
 		return r;
 
