@@ -103,6 +103,7 @@ int dump_memcg(struct bpf_iter__cgroup *ctx)
 	rec->max_pages = BPF_CORE_READ(memcg, memory.max);
 	rec->failcnt = BPF_CORE_READ(memcg, memory.failcnt);
 	rec->high_pages = BPF_CORE_READ(memcg, memory.high);
+	rec->watermark_pages = BPF_CORE_READ(memcg, memory.watermark);
 	rec->events_present = 0;
 	read_event(rec, memcg, MEMCG_RECORD_EVENT_LOW, MEMCG_LOW);
 	read_event(rec, memcg, MEMCG_RECORD_EVENT_HIGH, MEMCG_HIGH);

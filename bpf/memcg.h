@@ -29,6 +29,9 @@ struct memcg_record {
 	 * mount option memory_localevents, as memory.events prints them */
 	__u64 events[MEMCG_RECORD_EVENTS];
 	__u64 name_hash;   /* changes when the directory is renamed (a hash of its name's address) */
+	/* memcg->memory.watermark: the lifetime peak v1's memory.max_usage_in_bytes
+	 * and cgroup2's memory.peak (unless reset through the fd, 6.12+) print */
+	__u64 watermark_pages;
 	__u32 events_present; /* bit (1u << MEMCG_RECORD_EVENT_*): the kernel has the event */
 	__u32 under_oom;   /* 1 while the cgroup is under OOM (v1) */
 	__u32 level;       /* 0: the hierarchy's root, whose usage the kernel sums differently */

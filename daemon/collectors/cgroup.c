@@ -380,6 +380,7 @@ static int cgroup_collect(void *priv, struct snapshot *snap)
 	size_t n_sig = 0;
 	int r;
 
+	s->memcg_fresh = false; /* until this window's read, if it reads */
 	if (s->vmstat && vmstat_source_get(s->vmstat, &vm) < 0)
 		vm = NULL;
 	if (vm)

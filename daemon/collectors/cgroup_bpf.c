@@ -213,6 +213,7 @@ int cgroup_bpf_refresh(struct cgroup_state *s)
 	int fd, r = 0;
 
 	s->n_memcg = 0;
+	s->memcg_fresh = false;
 	if (!s->memcg_iter)
 		return 0;
 	bss = s->memcg_skel->bss;
@@ -257,7 +258,32 @@ int cgroup_bpf_refresh(struct cgroup_state *s)
 				     cgroup_key_mix(s->memcg[i].name_hash + s->memcg[i].level);
 	if (bss->overflowed)
 		s->memcg_signature = 0;
+	s->memcg_fresh = true;
 	return 0;
+}
+
+static const struct memcg_record *find_record(const struct cgroup_state *s, uint64_t ino, bool v1)
+{
+	const struct memcg_record key = { .id = ino };
+
+	/* Inode numbers of two hierarchies may meet: only the walked tree's. */
+	if (s->n_memcg == 0 || v1 == s->memcg_v2)
+		return NULL;
+	return bsearch(&key, s->memcg, s->n_memcg, sizeof(*s->memcg), cmp_id);
+}
+
+bool cgroup_bpf_watermark(const struct cgroup_state *s, uint64_t key, uint64_t *bytes)
+{
+	const struct memcg_record *rec;
+
+	if (!s->memcg_fresh)
+		return false;
+	rec = find_record(s, key & ~KEY_V1, (key & KEY_V1) != 0);
+	/* The hierarchy's root has no peak file to stand for. */
+	if (!rec || rec->level == 0)
+		return false;
+	*bytes = rec->watermark_pages * s->page_size;
+	return true;
 }
 
 /* PAGE_COUNTER_MAX, which cgroup2's memory.max and memory.high print as "max". */
@@ -268,12 +294,8 @@ static bool is_page_counter_max(const struct cgroup_state *s, uint64_t pages)
 
 bool cgroup_bpf_lookup(const struct cgroup_state *s, uint64_t ino, bool v1, struct cgroup_mem *m)
 {
-	const struct memcg_record key = { .id = ino }, *rec;
+	const struct memcg_record *rec = find_record(s, ino, v1);
 
-	/* Inode numbers of two hierarchies may meet: only the walked tree's. */
-	if (s->n_memcg == 0 || v1 == s->memcg_v2)
-		return false;
-	rec = bsearch(&key, s->memcg, s->n_memcg, sizeof(*s->memcg), cmp_id);
 	/* The hierarchy's root sums its usage from statistics, not its page counter. */
 	if (!rec || rec->level == 0)
 		return false;

@@ -131,6 +131,7 @@ struct cgroup_state {
 	uint64_t page_size;
 	bool memcg_v2; /* the iterator walks the cgroup2 tree, not v1's */
 	uint64_t memcg_signature; /* of this window's records: ids, names, levels */
+	bool memcg_fresh; /* the records were read in this window (a refresh) */
 	/* cgroup_scan.c: the last full walk's entries can be read again without
 	 * a walk while the records' signature stays the one it saw. */
 	bool layout_valid, layout_truncated;
@@ -188,6 +189,10 @@ int cgroup_bpf_refresh(struct cgroup_state *s);
  * (v1) or cgroup2 tree with this inode from this window's records; false
  * when they do not have it. */
 bool cgroup_bpf_lookup(const struct cgroup_state *s, uint64_t ino, bool v1, struct cgroup_mem *m);
+/* The lifetime peak in bytes of the cgroup with this key (KEY_V1 or not),
+ * when this window's iterator pass read it: false when the records are
+ * older than this window or do not have it. */
+bool cgroup_bpf_watermark(const struct cgroup_state *s, uint64_t key, uint64_t *bytes);
 
 /* cgroup_peak.c: the window peak of every exported cgroup, each collect
  * after the order of export is known; its fd counts in open_files. */

@@ -10,7 +10,8 @@
  *    memory.max_usage_in_bytes (its reset is global, it would disturb other
  *    readers: never written). The lifetime peak gives the window's exactly
  *    when it rose during the window; otherwise the window's usage read stands
- *    in, a lower bound.
+ *    in, a lower bound. A window whose BPF iterator pass read the cgroup
+ *    takes the page counter's watermark from there: what the file prints.
  *  - sampled: no peak file (v2 before 5.19) or no room in the budget of open
  *    files: the window's usage read. */
 #include <errno.h>
@@ -102,6 +103,21 @@ static int peak_read(struct cgroup_state *s, int fd, uint64_t *value)
 	return cgroup_parse_u64_or_max(s->buf, (size_t)n, value, NULL);
 }
 
+/* What the open peak file says now, reset after for fd_reset. A lifetime
+ * peak that this window's iterator pass read is taken from there: the
+ * same figure without a read (the fd stays for the windows between passes). */
+static int peak_fetch(struct cgroup_state *s, uint64_t key, const struct cgroup_peak *p, uint64_t *value)
+{
+	int r;
+
+	if (p->method == CGROUP_PEAK_LIFETIME_RISE && cgroup_bpf_watermark(s, key, value))
+		return 0;
+	r = peak_read(s, p->fd, value);
+	if (r < 0 || p->method != CGROUP_PEAK_FD_RESET)
+		return r;
+	return peak_reset(p->fd);
+}
+
 /* This window's figure for one exported cgroup whose usage this window
  * read is usage. "primed": the file was open and read at the previous
  * window's end, so what it says now covers exactly this window. */
@@ -113,8 +129,7 @@ static void peak_update(struct cgroup_state *s, uint64_t key, const char *path, 
 
 	if (!p->tried)
 		peak_open(s, key, path, p);
-	if (p->fd >= 0 &&
-	    (peak_read(s, p->fd, &v) < 0 || (p->method == CGROUP_PEAK_FD_RESET && peak_reset(p->fd) < 0)))
+	if (p->fd >= 0 && peak_fetch(s, key, p, &v) < 0)
 		cgroup_peak_close(s, p); /* gone, or the kernel refused: the next window opens it again */
 	p->value = usage;
 	if (p->fd >= 0) {

@@ -8,7 +8,10 @@
  * memory.max_usage_in_bytes: lifetime figures, which in a fresh cgroup are
  * the spike's), and the windows before and after must not show it. The way
  * the daemon knows the peak (its label method) must be the one
- * tests/expectations/cgroup_peak.tsv gives for this kernel. Needs root and a
+ * tests/expectations/cgroup_peak.tsv gives for this kernel. Run twice: as
+ * configured by default, where most windows read the peak file, and with
+ * every window read by the BPF cgroup iterator (refresh_interval = 1), whose
+ * pass gives the lifetime peak without the file. Needs root and a
  * memory hierarchy, v1 or cgroup2 (tests/system's system-v2 runs it on v2). */
 #include <check.h>
 #include <errno.h>
@@ -154,6 +157,8 @@ static double window_peak(const char *body, char *method, size_t len)
 	return v;
 }
 
+static const char *const refresh_configs[] = { "", "refresh_interval = 1\n" };
+
 START_TEST(test_spike_between_scrapes)
 {
 	char name[64], conf[512], method[32], want[32], *path, *body;
@@ -163,7 +168,7 @@ START_TEST(test_spike_between_scrapes)
 	int kfd, attempt;
 	char file[320];
 
-	snprintf(name, sizeof(name), "memwatch-peak-%d", (int)runner_pid);
+	snprintf(name, sizeof(name), "memwatch-peak-%d-%d", (int)runner_pid, _i);
 	ck_assert_msg(mw_memcg_make(&cg, NULL, name, CG_LIMIT), "making the memory cgroup %s: %m", name);
 	/* Fresh, so its lifetime peak will be the spike's. */
 	snprintf(file, sizeof(file), "%s/%s", cg.path, memcg_v2 ? "memory.peak" : "memory.max_usage_in_bytes");
@@ -171,8 +176,8 @@ START_TEST(test_spike_between_scrapes)
 	ck_assert_msg(kfd >= 0, "open %s: %m", file);
 	spawn_child();
 
-	snprintf(conf, sizeof(conf), "[daemon]\nwindow = %ds\n\n[collector.cgroup]\ninclude = %s\n", WINDOW_SEC,
-		 cg.label);
+	snprintf(conf, sizeof(conf), "[daemon]\nwindow = %ds\n\n[collector.cgroup]\ninclude = %s\n%s", WINDOW_SEC,
+		 cg.label, refresh_configs[_i]);
 	path = mw_write_temp_file("memwatchd.conf", conf);
 	ck_assert_ptr_nonnull(path);
 	d = mw_start(path, NULL, false);
@@ -195,7 +200,8 @@ START_TEST(test_spike_between_scrapes)
 	if (mw_expected_value("cgroup_peak.tsv", "host", "method", want, sizeof(want)) == 0)
 		ck_assert_msg(strcmp(method, want) == 0, "window peak method %s, want %s (tests/expectations/cgroup_peak.tsv)",
 			      method, want);
-	fprintf(stderr, "window peak method: %s (%s)\n", method, memcg_v2 ? "cgroup2" : "v1");
+	fprintf(stderr, "window peak method: %s (%s), %s\n", method, memcg_v2 ? "cgroup2" : "v1",
+		_i ? "every window read by the iterator where there is one" : "default refresh");
 	free(body);
 
 	/* The spike must fall between the reads of two consecutive windows: it
@@ -263,7 +269,7 @@ static Suite *peak_suite(void)
 
 	tcase_add_checked_fixture(tc, NULL, cleanup);
 	tcase_set_timeout(tc, 240);
-	tcase_add_test(tc, test_spike_between_scrapes);
+	tcase_add_loop_test(tc, test_spike_between_scrapes, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
