@@ -74,8 +74,6 @@ void snapshot_unref(struct snapshot *s)
 		return;
 	snapshot_unref(s->like);
 	free(s->family_index);
-	for (i = 0; !s->compacted && i < s->n_families; i++)
-		free(s->families[i].samples);
 	free(s->families);
 	for (b = s->arena; b; b = next) {
 		next = b->next;
@@ -88,6 +86,27 @@ void snapshot_unref(struct snapshot *s)
 	snapshot_renderer_unref(s->renderer);
 	pthread_mutex_destroy(&s->render_lock);
 	free(s);
+}
+
+/* Makes room for one more sample in a family, doubling its array in the
+ * arena: a window's arrays die with it, and hundreds of small ones freed
+ * every window left the allocator's fast bins to be consolidated by the
+ * next window's first large request. */
+static int samples_grow(struct snapshot *s, struct family *f)
+{
+	size_t cap = f->cap ? 2 * f->cap : 4;
+	struct sample *p;
+
+	if (f->n < f->cap)
+		return 0;
+	p = snapshot_arena_alloc(s, cap * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	if (f->n)
+		memcpy(p, f->samples, f->n * sizeof(*p));
+	f->samples = p;
+	f->cap = cap;
+	return 0;
 }
 
 /* Makes room for one more element in a doubling array (first: the first capacity). */
@@ -120,7 +139,7 @@ void snapshot_size_like(struct snapshot *s, struct snapshot *like)
 
 static size_t family_hash(const struct metric_desc *desc)
 {
-	return (size_t)(fnv1a_string(FNV1A_OFFSET, desc->name) ^ desc->n_labels);
+	return (size_t)(hash_bytes(desc->name, strlen(desc->name)) ^ desc->n_labels);
 }
 
 static bool same_family(const struct metric_desc *a, const struct metric_desc *b)
@@ -165,22 +184,31 @@ static struct family *family_get(struct snapshot *s, const struct metric_desc *d
 	const struct family *before;
 	size_t slot;
 
-	/* Collectors emit a family's samples together, so the last one usually matches. */
+	uint32_t *cached = &s->family_by_desc[((uintptr_t)desc / sizeof(void *)) % FAMILY_BY_DESC_SLOTS];
+
+	/* Collectors emit a family's samples together, so the last one usually
+	 * matches; one cgroup's or process's families in turn find theirs by
+	 * the descriptor's address. */
 	if (s->n_families && s->families[s->n_families - 1].desc == desc)
 		return &s->families[s->n_families - 1];
+	if (*cached && s->families[*cached - 1].desc == desc)
+		return &s->families[*cached - 1];
 	if (family_index_grow(s) < 0)
 		return NULL;
 	slot = family_slot(s, desc);
-	if (s->family_index[slot])
+	if (s->family_index[slot]) {
+		*cached = s->family_index[slot];
 		return &s->families[s->family_index[slot] - 1];
+	}
 	if (s->n_families >= UINT32_MAX - 1 ||
 	    grow((void **)&s->families, &s->cap_families, s->n_families, sizeof(*s->families), 32) < 0)
 		return NULL;
 	s->family_index[slot] = (uint32_t)(s->n_families + 1);
+	*cached = s->family_index[slot];
 	s->families[s->n_families] = (struct family){ .desc = desc };
 	before = s->like && s->n_families < s->like->n_families ? &s->like->families[s->n_families] : NULL;
 	if (before && before->desc == desc && before->n) {
-		struct sample *samples = malloc(before->n * sizeof(*samples));
+		struct sample *samples = snapshot_arena_alloc(s, before->n * sizeof(*samples));
 
 		if (samples) {
 			s->families[s->n_families].samples = samples;
@@ -209,7 +237,7 @@ static struct sample *sample_new(struct snapshot *s, const struct metric_desc *d
 	f = family_get(s, desc);
 	if (!f)
 		return NULL;
-	if (grow((void **)&f->samples, &f->cap, f->n, sizeof(*f->samples), 4) < 0)
+	if (samples_grow(s, f) < 0)
 		return NULL;
 	smp = &f->samples[f->n];
 	*smp = (struct sample){ 0 };

@@ -323,8 +323,6 @@ void snapshot_compact(struct snapshot *s)
 	if (!block)
 		return;
 	compact_into(s, &t, block, size);
-	for (i = 0; i < s->n_families; i++)
-		free(s->families[i].samples);
 	free(s->families);
 	for (b = s->arena; b; b = next) {
 		next = b->next;

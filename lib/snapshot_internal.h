@@ -75,6 +75,8 @@ struct arena_block {
 	char data[];
 };
 
+#define FAMILY_BY_DESC_SLOTS 64
+
 struct snapshot {
 	atomic_uint refcount;
 	bool sealed;
@@ -91,6 +93,9 @@ struct snapshot {
 	 * addressing, 0 free), so a new family costs no scan of the others. */
 	uint32_t *family_index;
 	size_t family_index_mask;
+	/* While building: family index + 1 by the descriptor's address (a cache
+	 * in front of family_index, which hashes the name). */
+	uint32_t family_by_desc[FAMILY_BY_DESC_SLOTS];
 	/* Each format's body (the text ones NUL-terminated) and its gzip member
 	 * share one block when both are rendered together (at seal, for a format
 	 * asked for lately); a gzip member asked for later gets one of its own.
