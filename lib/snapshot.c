@@ -181,10 +181,10 @@ static int family_index_grow(struct snapshot *s)
 
 static struct family *family_get(struct snapshot *s, const struct metric_desc *desc)
 {
-	const struct family *before;
-	size_t slot;
-
 	uint32_t *cached = &s->family_by_desc[((uintptr_t)desc / sizeof(void *)) % FAMILY_BY_DESC_SLOTS];
+	const struct family *before;
+	bool known_new;
+	size_t slot = 0;
 
 	/* Collectors emit a family's samples together, so the last one usually
 	 * matches; one cgroup's or process's families in turn find theirs by
@@ -193,20 +193,26 @@ static struct family *family_get(struct snapshot *s, const struct metric_desc *d
 		return &s->families[s->n_families - 1];
 	if (*cached && s->families[*cached - 1].desc == desc)
 		return &s->families[*cached - 1];
-	if (family_index_grow(s) < 0)
-		return NULL;
-	slot = family_slot(s, desc);
-	if (s->family_index[slot]) {
-		*cached = s->family_index[slot];
-		return &s->families[s->family_index[slot] - 1];
+	before = s->like && s->n_families < s->like->n_families ? &s->like->families[s->n_families] : NULL;
+	/* As long as no lookup needed the index, every family came in the
+	 * window before's order, so its next one is new here: no name hashed. */
+	known_new = !s->family_index && before && before->desc == desc;
+	if (!known_new) {
+		if (family_index_grow(s) < 0)
+			return NULL;
+		slot = family_slot(s, desc);
+		if (s->family_index[slot]) {
+			*cached = s->family_index[slot];
+			return &s->families[s->family_index[slot] - 1];
+		}
 	}
 	if (s->n_families >= UINT32_MAX - 1 ||
 	    grow((void **)&s->families, &s->cap_families, s->n_families, sizeof(*s->families), 32) < 0)
 		return NULL;
-	s->family_index[slot] = (uint32_t)(s->n_families + 1);
-	*cached = s->family_index[slot];
+	if (!known_new)
+		s->family_index[slot] = (uint32_t)(s->n_families + 1);
+	*cached = (uint32_t)(s->n_families + 1);
 	s->families[s->n_families] = (struct family){ .desc = desc };
-	before = s->like && s->n_families < s->like->n_families ? &s->like->families[s->n_families] : NULL;
 	if (before && before->desc == desc && before->n) {
 		struct sample *samples = snapshot_arena_alloc(s, before->n * sizeof(*samples));
 

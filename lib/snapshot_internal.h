@@ -75,7 +75,7 @@ struct arena_block {
 	char data[];
 };
 
-#define FAMILY_BY_DESC_SLOTS 64
+#define FAMILY_BY_DESC_SLOTS 256
 
 struct snapshot {
 	atomic_uint refcount;
@@ -90,7 +90,9 @@ struct snapshot {
 	 * size this one's arrays (snapshot_size_like); dropped at seal. */
 	struct snapshot *like;
 	/* While building: family index + 1 by name and label count (open
-	 * addressing, 0 free), so a new family costs no scan of the others. */
+	 * addressing, 0 free), so a new family costs no scan of the others;
+	 * made at the first lookup that needs it (families in the order of
+	 * the window before need none). */
 	uint32_t *family_index;
 	size_t family_index_mask;
 	/* While building: family index + 1 by the descriptor's address (a cache

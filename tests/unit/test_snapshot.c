@@ -189,6 +189,53 @@ START_TEST(test_many_families_interleaved)
 }
 END_TEST
 
+/* A family is its name and label count, whichever descriptor object adds
+ * to it: a copy of one, met between other families, adds to the same block. */
+START_TEST(test_family_shared_by_equal_descriptors)
+{
+	static const struct metric_desc a = { .name = "fam_a", .help = "h", .type = METRIC_GAUGE };
+	static const struct metric_desc other = { .name = "fam_b", .help = "h", .type = METRIC_GAUGE };
+	struct metric_desc copy = a;
+	struct snapshot *s = new_snap(10);
+
+	ck_assert_int_eq(snapshot_add(s, &a, NULL, 1), 0);
+	ck_assert_int_eq(snapshot_add(s, &other, NULL, 2), 0);
+	ck_assert_int_eq(snapshot_add(s, &copy, NULL, 3), 0);
+	ck_assert_int_eq(snapshot_add(s, &other, NULL, 4), 0);
+	ck_assert_int_eq(snapshot_add(s, &a, NULL, 5), 0);
+	ck_assert_str_eq(seal_text(s), "# HELP fam_a h\n# TYPE fam_a gauge\nfam_a 1\nfam_a 3\nfam_a 5\n"
+				       "# HELP fam_b h\n# TYPE fam_b gauge\nfam_b 2\nfam_b 4\n");
+	snapshot_unref(s);
+}
+END_TEST
+
+/* Families in the window before's order are taken as new without a lookup;
+ * one of them met again later still adds to its own block. */
+START_TEST(test_like_order_then_revisit)
+{
+	static const struct metric_desc a = { .name = "fam_a", .help = "h", .type = METRIC_GAUGE };
+	static const struct metric_desc b = { .name = "fam_b", .help = "h", .type = METRIC_GAUGE };
+	static const struct metric_desc c = { .name = "fam_c", .help = "h", .type = METRIC_GAUGE };
+	const struct metric_desc copy_of_b = b;
+	struct snapshot *before = new_snap(10), *s = new_snap(10);
+
+	ck_assert_int_eq(snapshot_add(before, &a, NULL, 1), 0);
+	ck_assert_int_eq(snapshot_add(before, &b, NULL, 2), 0);
+	(void)seal_text(before);
+	snapshot_size_like(s, before);
+	ck_assert_int_eq(snapshot_add(s, &a, NULL, 1), 0);
+	ck_assert_int_eq(snapshot_add(s, &b, NULL, 2), 0);
+	ck_assert_int_eq(snapshot_add(s, &c, NULL, 3), 0);
+	ck_assert_int_eq(snapshot_add(s, &a, NULL, 4), 0);
+	ck_assert_int_eq(snapshot_add(s, &copy_of_b, NULL, 5), 0);
+	ck_assert_str_eq(seal_text(s), "# HELP fam_a h\n# TYPE fam_a gauge\nfam_a 1\nfam_a 4\n"
+				       "# HELP fam_b h\n# TYPE fam_b gauge\nfam_b 2\nfam_b 5\n"
+				       "# HELP fam_c h\n# TYPE fam_c gauge\nfam_c 3\n");
+	snapshot_unref(before);
+	snapshot_unref(s);
+}
+END_TEST
+
 /* Sized like the window before: more samples than it had, fewer, families in
  * another order or new ones all come out as without it. */
 START_TEST(test_sized_like_previous_window)
@@ -495,6 +542,8 @@ static Suite *snapshot_suite(void)
 	tcase_add_test(core, test_null_label_values);
 	tcase_add_test(core, test_families_grouped);
 	tcase_add_test(core, test_many_families_interleaved);
+	tcase_add_test(core, test_family_shared_by_equal_descriptors);
+	tcase_add_test(core, test_like_order_then_revisit);
 	tcase_add_test(core, test_sized_like_previous_window);
 	tcase_add_test(core, test_max_series);
 	tcase_add_test(core, test_max_series_zero);
