@@ -3,6 +3,7 @@
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
@@ -19,6 +20,7 @@
 #include "fileio.h"
 #include "json.h"
 #include "log.h"
+#include "psi.h"
 
 #define MAX_SOURCES 16
 #define MAX_SUBSCRIBERS 8
@@ -115,6 +117,43 @@ static bool name_from_kill(struct event_channel *ch, const struct memwatch_event
 	return cgroup_path_child(parent, e->kill.cgroup_name, sizeof(e->kill.cgroup_name), buf, len) == 0;
 }
 
+/* The victim cgroup's memory pressure now: v2's memory.pressure in the
+ * memory hierarchy, or the same path in the unified one (a hybrid host).
+ * Read before any subscriber runs: a killer's cgroup is removed as soon as
+ * it is empty (systemd-oomd's unit, a container), and on a slow guest the
+ * subscribers' own reads took long enough to lose that race. */
+static void read_cgroup_pressure(struct cgroup_hierarchy *h, const char *path, struct kill_record *k)
+{
+	struct cgroup_hierarchy_roots roots;
+	const char *bases[2];
+	struct psi_stats psi;
+
+	if (!h || !path[0])
+		return;
+	cgroup_hierarchy_roots(h, &roots);
+	bases[0] = roots.mode == CGROUP_MEMORY_V2 ? roots.memory : "";
+	bases[1] = roots.unified;
+	for (size_t i = 0; i < ARRAY_SIZE(bases); i++) {
+		char file[PATH_MAX + 320], *text = NULL;
+		size_t len = 0;
+		int r;
+
+		if (!bases[i][0] || snprintf(file, sizeof(file), "%s%s/memory.pressure", bases[i], path) >= (int)sizeof(file))
+			continue;
+		if (read_full_file(file, 4096, &text, &len) < 0)
+			continue;
+		r = psi_parse(text, len, &psi);
+		free(text);
+		if (r < 0)
+			continue;
+		k->psi_some_avg10 = psi.some.avg10 / 100.0;
+		k->psi_some_total_sec = (double)psi.some.total_usec / 1e6;
+		k->psi_full_avg10 = psi.has_full ? psi.full.avg10 / 100.0 : NAN;
+		k->psi_full_total_sec = psi.has_full ? (double)psi.full.total_usec / 1e6 : NAN;
+		return;
+	}
+}
+
 /* victim_cgroup: the victim's path when it was named from the kill, which
  * names the OOM cgroup too when the two are one. */
 static struct kill_record *kill_record_new(struct event_channel *ch, const struct memwatch_event *e,
@@ -208,6 +247,8 @@ static int handle_event(void *ctx, void *data, size_t size)
 		if (from_kill)
 			cgroup_source = "kill";
 		rec.kill = kill_record_new(ch, &e, cgroup_source, from_kill ? rec.cgroup : NULL);
+		if (rec.kill)
+			read_cgroup_pressure(ch->cgroups, rec.cgroup, rec.kill);
 	}
 	call_subscribers(ch, &e, &rec);
 	if (ch->sink)

@@ -26,7 +26,6 @@
 #include "events.h"
 #include "fileio.h"
 #include "oom.skel.h"
-#include "psi.h"
 
 DEFINE_BPF_SKEL_OPS(oom_bpf);
 
@@ -175,40 +174,6 @@ static void note_cgroup(struct oom_table *t, unsigned kind, const char *by, cons
 	c->names = *names;
 }
 
-/* The victim cgroup's memory pressure now: v2's memory.pressure in the
- * memory hierarchy, or the same path in the unified one (a hybrid host). */
-static void read_cgroup_pressure(struct cgroup_hierarchy *h, const char *path, struct kill_record *k)
-{
-	struct cgroup_hierarchy_roots roots;
-	const char *bases[2];
-	struct psi_stats psi;
-
-	if (!h || !path[0])
-		return;
-	cgroup_hierarchy_roots(h, &roots);
-	bases[0] = roots.mode == CGROUP_MEMORY_V2 ? roots.memory : "";
-	bases[1] = roots.unified;
-	for (size_t i = 0; i < ARRAY_SIZE(bases); i++) {
-		char file[PATH_MAX + 320], *text = NULL;
-		size_t len = 0;
-		int r;
-
-		if (!bases[i][0] || snprintf(file, sizeof(file), "%s%s/memory.pressure", bases[i], path) >= (int)sizeof(file))
-			continue;
-		if (read_full_file(file, 4096, &text, &len) < 0)
-			continue;
-		r = psi_parse(text, len, &psi);
-		free(text);
-		if (r < 0)
-			continue;
-		k->psi_some_avg10 = psi.some.avg10 / 100.0;
-		k->psi_some_total_sec = (double)psi.some.total_usec / 1e6;
-		k->psi_full_avg10 = psi.has_full ? psi.full.avg10 / 100.0 : NAN;
-		k->psi_full_total_sec = psi.has_full ? (double)psi.full.total_usec / 1e6 : NAN;
-		return;
-	}
-}
-
 /* On the event channel's consumer thread, for each kill event. */
 static void on_kill(void *userdata, const struct memwatch_event *raw, struct event_record *rec)
 {
@@ -239,10 +204,8 @@ static void on_kill(void *userdata, const struct memwatch_event *raw, struct eve
 		cgroup_names_resolve_event(t->names, rec->cgroup, now_mono_usec(), &names);
 	else
 		names = (struct cgroup_labels){ .unit = "" };
-	if (rec->kill) {
+	if (rec->kill)
 		rec->kill->names = names;
-		read_cgroup_pressure(s->ctx.cgroups, rec->cgroup, rec->kill);
-	}
 	if (rec->kind == EVENT_USERSPACE_KILL)
 		by = rec->kill ? rec->kill->killer : "unknown";
 	else

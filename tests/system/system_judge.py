@@ -29,6 +29,8 @@ CACHE_CG = "/system.slice/mw-cache.service"
 OOM_CG = "/system.slice/mw-oom.service"
 IDLE_CG = "/system.slice/mw-idle.service"
 SELF_CG = "/system.slice/mw-systemtest.service"
+# The daemon's own unit: it reads its cgroup while it builds the window.
+DAEMON_CG = "/system.slice/memwatchd.service"
 
 
 # ---------------------------------------------------------------- parsing
@@ -323,7 +325,7 @@ def judge_cgroup_files(s, v, b):
     exported = {lab["cgroup"] for n, lab, _ in m if n.startswith("memwatch_cgroup_memory_usage_bytes")}
     exported -= {"/", "other"}
     problems, compared, exact, moved, usage_exact = [], 0, 0, 0, 0
-    shown = {IDLE_CG, CACHE_CG, "/system.slice/memwatchd.service", "/system.slice"}
+    shown = {IDLE_CG, CACHE_CG, DAEMON_CG, "/system.slice"}
     for cg in sorted(exported):
         a, z = before.get(cg), after.get(cg)
         if a is None or z is None:
@@ -346,8 +348,10 @@ def judge_cgroup_files(s, v, b):
             gauge = key in ("current", "max", "high")
             # The test's own unit runs the reads and the scrape (curl, awk):
             # its memory.current moves while the window is taken and can be
-            # back where it was by the second read.
-            if cg == SELF_CG and key == "current":
+            # back where it was by the second read. So does the daemon's:
+            # it reads its own cgroup while it allocates the window, and a
+            # charge takes a batch of 64 pages per CPU (seen: +256 KiB on 6.1).
+            if cg in (SELF_CG, DAEMON_CG) and key == "current":
                 moved += 1
                 continue
             if gauge and lo != hi:
