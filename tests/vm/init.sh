@@ -58,6 +58,11 @@ allocstalls() {
 	awk '$1 ~ /^allocstall_/ { n += $2 } END { print n + 0 }' /proc/vmstat
 }
 
+# kswapd's balancing runs (one per wake-up that found work).
+kswapd_runs() {
+	awk '$1 == "pageoutrun" { print $2 + 0 }' /proc/vmstat
+}
+
 meminfo_mib() {
 	awk -v k="$1:" '$1 == k { print int($2 / 1024) }' /proc/meminfo
 }
@@ -283,7 +288,8 @@ scrape baseline
 # THP off below 512 MiB of RAM (hugepage_init), so turn it back on, madvise only.
 # On 6.18 and 6.19 those faults can fall back to small pages without
 # reclaiming (as in scenario 7), and kswapd keeps up with the rest; so when the
-# first round made no direct reclaim (allocstall_* unchanged), a second round
+# first round made no direct reclaim (allocstall_* unchanged), or reclaimed only
+# directly and never woke kswapd (pageoutrun unchanged), a second round
 # refills the cache and a small hog first raises vm.min_free_kbytes above
 # MemFree (memhog -R): its own allocations are then below the min watermark
 # and reclaim directly. The shell restores the sysctl after it.
@@ -304,9 +310,14 @@ mark "reading $cache MiB of $CACHE_DEV into the page cache (MemFree $free MiB)"
 # The last close of a block device drops its page cache: hold it open meanwhile.
 exec 3<"$CACHE_DEV"
 stalls_before=$(allocstalls)
+runs_before=$(kswapd_runs)
 min_free_before=$(cat /proc/sys/vm/min_free_kbytes)
 # -R again, twice at most: under TCG kswapd sometimes keeps up with one (arm64
-# 6.18 and 6.19, no allocstall from either hog).
+# 6.18 and 6.19, no allocstall from either hog). Done when both happened:
+# direct reclaim and a kswapd run. Huge-page faults reclaim directly without
+# waking kswapd (GFP_TRANSHUGE has no __GFP_KSWAPD_RECLAIM); whether their
+# small-page fallbacks cross the low watermark depends on a few MiB (5.10:
+# 91 stalls, kswapd never woken).
 for how in -H -R -R -R; do
 	dd if="$CACHE_DEV" of=/dev/null bs=1M count=$cache 2>&1 | tail -n 1
 	avail=$(meminfo_mib MemAvailable)
@@ -326,8 +337,8 @@ for how in -H -R -R -R; do
 	memhog $how $hog
 	mark "reclaim hog rc=$?"
 	[ "$how" = "-R" ] && echo "$min_free_before" >/proc/sys/vm/min_free_kbytes
-	[ "$(allocstalls)" -gt "$stalls_before" ] && break
-	mark "reclaim hog $how made no direct reclaim (allocstall_* +0)"
+	[ "$(allocstalls)" -gt "$stalls_before" ] && [ "$(kswapd_runs)" -gt "$runs_before" ] && break
+	mark "reclaim hog $how: allocstall_* +$(($(allocstalls) - stalls_before)), pageoutrun +$(($(kswapd_runs) - runs_before)): not both yet"
 done
 exec 3<&-
 vmstat_block reclaim
