@@ -109,8 +109,7 @@ static int samples_grow(struct snapshot *s, struct family *f)
 	return 0;
 }
 
-/* Makes room for one more element in a doubling array (first: the first capacity). */
-static int grow(void **array, size_t *cap, size_t n, size_t elem_size, size_t first)
+int snapshot_grow_array(void **array, size_t *cap, size_t n, size_t elem_size, size_t first)
 {
 	size_t new_cap;
 	void *p;
@@ -118,7 +117,7 @@ static int grow(void **array, size_t *cap, size_t n, size_t elem_size, size_t fi
 	if (n < *cap)
 		return 0;
 	new_cap = *cap ? *cap * 2 : first;
-	p = realloc(*array, new_cap * elem_size);
+	p = reallocarray(*array, new_cap, elem_size);
 	if (!p)
 		return -ENOMEM;
 	*array = p;
@@ -207,7 +206,7 @@ static struct family *family_get(struct snapshot *s, const struct metric_desc *d
 		}
 	}
 	if (s->n_families >= UINT32_MAX - 1 ||
-	    grow((void **)&s->families, &s->cap_families, s->n_families, sizeof(*s->families), 32) < 0)
+	    snapshot_grow_array((void **)&s->families, &s->cap_families, s->n_families, sizeof(*s->families), 32) < 0)
 		return NULL;
 	if (!known_new)
 		s->family_index[slot] = (uint32_t)(s->n_families + 1);

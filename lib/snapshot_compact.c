@@ -77,43 +77,33 @@ static uint64_t vector_hash(const struct intern *t, size_t i)
 	return t->vectors[i].hash;
 }
 
-/* Room in tb for an (n + 1)th entry, at most half full. */
-static int table_reserve(const struct intern *t, struct intern_table *tb, size_t n,
-			 uint64_t (*hash_of)(const struct intern *t, size_t i))
+/* Files ordinal n (entries 0..n-1 are in tb already) under hash h, first
+ * doubling tb when it would be more than half full. */
+static int table_add(const struct intern *t, struct intern_table *tb, size_t n, uint64_t h,
+		     uint64_t (*hash_of)(const struct intern *t, size_t i))
 {
 	size_t cap = tb->slots ? tb->mask + 1 : INTERN_FIRST_CAP, j;
-	uint32_t *fresh;
 
-	if (tb->slots && 2 * (n + 1) <= cap)
-		return 0;
-	while (2 * (n + 1) > cap)
-		cap *= 2;
-	fresh = calloc(cap, sizeof(*fresh));
-	if (!fresh)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		for (j = (size_t)hash_of(t, i) & (cap - 1); fresh[j]; j = (j + 1) & (cap - 1))
-			;
-		fresh[j] = (uint32_t)i + 1;
+	if (!tb->slots || 2 * (n + 1) > cap) {
+		uint32_t *fresh;
+
+		while (2 * (n + 1) > cap)
+			cap *= 2;
+		fresh = calloc(cap, sizeof(*fresh));
+		if (!fresh)
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++) {
+			for (j = (size_t)hash_of(t, i) & (cap - 1); fresh[j]; j = (j + 1) & (cap - 1))
+				;
+			fresh[j] = (uint32_t)i + 1;
+		}
+		free(tb->slots);
+		tb->slots = fresh;
+		tb->mask = cap - 1;
 	}
-	free(tb->slots);
-	tb->slots = fresh;
-	tb->mask = cap - 1;
-	return 0;
-}
-
-static int grow_array(void **items, size_t *cap, size_t n, size_t item_size)
-{
-	size_t fresh_cap = *cap ? 2 * *cap : INTERN_FIRST_CAP;
-	void *fresh;
-
-	if (n < *cap)
-		return 0;
-	fresh = reallocarray(*items, fresh_cap, item_size);
-	if (!fresh)
-		return -ENOMEM;
-	*items = fresh;
-	*cap = fresh_cap;
+	for (j = (size_t)h & tb->mask; tb->slots[j]; j = (j + 1) & tb->mask)
+		;
+	tb->slots[j] = (uint32_t)n + 1;
 	return 0;
 }
 
@@ -122,25 +112,24 @@ static int intern_string(struct intern *t, const char *str, uint32_t *ret, bool 
 {
 	size_t len = strlen(str), i;
 	uint64_t h = hash_bytes(str, len);
+	const struct intern_table *tb = &t->string_table;
 	struct interned_string *is;
 	uint32_t o;
 
 	*added = false;
-	for (i = (size_t)h & t->string_table.mask; (o = t->string_table.slots[i]); i = (i + 1) & t->string_table.mask) {
+	for (i = (size_t)h & tb->mask; tb->slots && (o = tb->slots[i]); i = (i + 1) & tb->mask) {
 		is = &t->strings[o - 1];
 		if (is->hash == h && is->len == len && memcmp(is->str, str, len) == 0) {
 			*ret = o - 1;
 			return 0;
 		}
 	}
-	if (grow_array((void **)&t->strings, &t->cap_strings, t->n_strings, sizeof(*t->strings)) < 0)
+	if (snapshot_grow_array((void **)&t->strings, &t->cap_strings, t->n_strings, sizeof(*t->strings),
+				INTERN_FIRST_CAP) < 0)
 		return -ENOMEM;
 	t->strings[t->n_strings] = (struct interned_string){ .str = str, .len = len, .hash = h };
-	if (table_reserve(t, &t->string_table, t->n_strings, string_hash) < 0)
+	if (table_add(t, &t->string_table, t->n_strings, h, string_hash) < 0)
 		return -ENOMEM;
-	for (i = (size_t)h & t->string_table.mask; t->string_table.slots[i]; i = (i + 1) & t->string_table.mask)
-		;
-	t->string_table.slots[i] = (uint32_t)t->n_strings + 1;
 	*ret = (uint32_t)t->n_strings++;
 	*added = true;
 	return 0;
@@ -149,6 +138,7 @@ static int intern_string(struct intern *t, const char *str, uint32_t *ret, bool 
 /* The vector of these ordinals' ordinal, a new one when it is new (*added). */
 static int intern_vector(struct intern *t, const uint32_t *strings, unsigned n, uint32_t *ret, bool *added)
 {
+	const struct intern_table *tb = &t->vector_table;
 	uint64_t h = n;
 	struct label_vector *v;
 	uint32_t o;
@@ -157,24 +147,22 @@ static int intern_vector(struct intern *t, const uint32_t *strings, unsigned n, 
 	for (unsigned k = 0; k < n; k++)
 		h = hash_mix(h ^ strings[k]);
 	*added = false;
-	for (i = (size_t)h & t->vector_table.mask; (o = t->vector_table.slots[i]); i = (i + 1) & t->vector_table.mask) {
+	for (i = (size_t)h & tb->mask; tb->slots && (o = tb->slots[i]); i = (i + 1) & tb->mask) {
 		v = &t->vectors[o - 1];
 		if (v->hash == h && v->n == n && memcmp(v->strings, strings, n * sizeof(*strings)) == 0) {
 			*ret = o - 1;
 			return 0;
 		}
 	}
-	if (grow_array((void **)&t->vectors, &t->cap_vectors, t->n_vectors, sizeof(*t->vectors)) < 0)
+	if (snapshot_grow_array((void **)&t->vectors, &t->cap_vectors, t->n_vectors, sizeof(*t->vectors),
+				INTERN_FIRST_CAP) < 0)
 		return -ENOMEM;
 	t->vectors[t->n_vectors] = (struct label_vector){
 		.strings = memcpy(t->ordinal_pool + t->pool_used, strings, n * sizeof(*strings)), .n = n, .hash = h
 	};
 	t->pool_used += n;
-	if (table_reserve(t, &t->vector_table, t->n_vectors, vector_hash) < 0)
+	if (table_add(t, &t->vector_table, t->n_vectors, h, vector_hash) < 0)
 		return -ENOMEM;
-	for (i = (size_t)h & t->vector_table.mask; t->vector_table.slots[i]; i = (i + 1) & t->vector_table.mask)
-		;
-	t->vector_table.slots[i] = (uint32_t)t->n_vectors + 1;
 	*ret = (uint32_t)t->n_vectors++;
 	*added = true;
 	return 0;
@@ -295,8 +283,7 @@ void snapshot_compact(struct snapshot *s)
 	}
 	t.ordinal_pool = malloc((n_values ? n_values : 1) * sizeof(*t.ordinal_pool));
 	t.sample_vector = malloc((n_labelled ? n_labelled : 1) * sizeof(*t.sample_vector));
-	if (!t.ordinal_pool || !t.sample_vector || table_reserve(&t, &t.string_table, 0, string_hash) < 0 ||
-	    table_reserve(&t, &t.vector_table, 0, vector_hash) < 0)
+	if (!t.ordinal_pool || !t.sample_vector)
 		return;
 	for (i = 0; i < s->n_families; i++)
 		for (j = 0; j < s->families[i].n; j++) {

@@ -117,6 +117,9 @@ struct snapshot {
 	} bodies[EXPO_FORMAT__COUNT];
 };
 
+/* Makes room for one more element in a doubling array (first: the first capacity). */
+int snapshot_grow_array(void **array, size_t *cap, size_t n, size_t elem_size, size_t first);
+
 /* A snapshot's or a renderer's references: the acq_rel of the last drop
  * orders every holder's reads before the free. */
 static inline void refcount_take(atomic_uint *refcount)

@@ -189,20 +189,26 @@ START_TEST(test_many_families_interleaved)
 }
 END_TEST
 
+static const struct metric_desc fam_a = { .name = "fam_a", .help = "h", .type = METRIC_GAUGE };
+static const struct metric_desc fam_b = { .name = "fam_b", .help = "h", .type = METRIC_GAUGE };
+static const struct metric_desc fam_c = { .name = "fam_c", .help = "h", .type = METRIC_GAUGE };
+
+/* Adds one gauge per descriptor, in order, with the values 1, 2, ... */
+static void add_in_turn(struct snapshot *s, const struct metric_desc *const *descs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		ck_assert_int_eq(snapshot_add(s, descs[i], NULL, (double)(i + 1)), 0);
+}
+
 /* A family is its name and label count, whichever descriptor object adds
  * to it: a copy of one, met between other families, adds to the same block. */
 START_TEST(test_family_shared_by_equal_descriptors)
 {
-	static const struct metric_desc a = { .name = "fam_a", .help = "h", .type = METRIC_GAUGE };
-	static const struct metric_desc other = { .name = "fam_b", .help = "h", .type = METRIC_GAUGE };
-	struct metric_desc copy = a;
+	const struct metric_desc copy_of_a = fam_a;
+	const struct metric_desc *const adds[] = { &fam_a, &fam_b, &copy_of_a, &fam_b, &fam_a };
 	struct snapshot *s = new_snap(10);
 
-	ck_assert_int_eq(snapshot_add(s, &a, NULL, 1), 0);
-	ck_assert_int_eq(snapshot_add(s, &other, NULL, 2), 0);
-	ck_assert_int_eq(snapshot_add(s, &copy, NULL, 3), 0);
-	ck_assert_int_eq(snapshot_add(s, &other, NULL, 4), 0);
-	ck_assert_int_eq(snapshot_add(s, &a, NULL, 5), 0);
+	add_in_turn(s, adds, 5);
 	ck_assert_str_eq(seal_text(s), "# HELP fam_a h\n# TYPE fam_a gauge\nfam_a 1\nfam_a 3\nfam_a 5\n"
 				       "# HELP fam_b h\n# TYPE fam_b gauge\nfam_b 2\nfam_b 4\n");
 	snapshot_unref(s);
@@ -213,21 +219,14 @@ END_TEST
  * one of them met again later still adds to its own block. */
 START_TEST(test_like_order_then_revisit)
 {
-	static const struct metric_desc a = { .name = "fam_a", .help = "h", .type = METRIC_GAUGE };
-	static const struct metric_desc b = { .name = "fam_b", .help = "h", .type = METRIC_GAUGE };
-	static const struct metric_desc c = { .name = "fam_c", .help = "h", .type = METRIC_GAUGE };
-	const struct metric_desc copy_of_b = b;
+	const struct metric_desc copy_of_b = fam_b;
+	const struct metric_desc *const adds[] = { &fam_a, &fam_b, &fam_c, &fam_a, &copy_of_b };
 	struct snapshot *before = new_snap(10), *s = new_snap(10);
 
-	ck_assert_int_eq(snapshot_add(before, &a, NULL, 1), 0);
-	ck_assert_int_eq(snapshot_add(before, &b, NULL, 2), 0);
+	add_in_turn(before, adds, 2);
 	(void)seal_text(before);
 	snapshot_size_like(s, before);
-	ck_assert_int_eq(snapshot_add(s, &a, NULL, 1), 0);
-	ck_assert_int_eq(snapshot_add(s, &b, NULL, 2), 0);
-	ck_assert_int_eq(snapshot_add(s, &c, NULL, 3), 0);
-	ck_assert_int_eq(snapshot_add(s, &a, NULL, 4), 0);
-	ck_assert_int_eq(snapshot_add(s, &copy_of_b, NULL, 5), 0);
+	add_in_turn(s, adds, 5);
 	ck_assert_str_eq(seal_text(s), "# HELP fam_a h\n# TYPE fam_a gauge\nfam_a 1\nfam_a 4\n"
 				       "# HELP fam_b h\n# TYPE fam_b gauge\nfam_b 2\nfam_b 5\n"
 				       "# HELP fam_c h\n# TYPE fam_c gauge\nfam_c 3\n");
