@@ -43,6 +43,7 @@ struct memavail_calc {
 	__u32 zones;
 	__s32 error; /* 0, or why it could not be computed (enum memavail_calc_error) */
 	__u32 pad;
+	__u64 dirty_pages; /* not in the computation: the sampler watches it move */
 };
 
 enum memavail_calc_error {

@@ -111,6 +111,10 @@ static __always_inline void memavail_add_node(struct memavail_calc *c, const str
 	if (misc >= 0)
 		v += read_atomic_long(pgdat, vm_stat + misc * sizeof(__s64));
 	c->reclaimable_pages += v > 0 ? v : 0;
+	if (bpf_core_enum_value_exists(enum node_stat_item, NR_FILE_DIRTY)) {
+		v = read_atomic_long(pgdat, vm_stat + bpf_core_enum_value(enum node_stat_item, NR_FILE_DIRTY) * sizeof(__s64));
+		c->dirty_pages += v > 0 ? v : 0;
+	}
 	if (bpf_core_field_exists(pgdat->totalreserve_pages))
 		c->kernel_reserve_pages += BPF_CORE_READ(pgdat, totalreserve_pages);
 }

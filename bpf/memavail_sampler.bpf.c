@@ -36,9 +36,54 @@ __s64 armed = 0;       /* 1 once armed; negative: why arming failed */
 __u64 now_pages = 0;   /* compute_now's answer */
 __s64 now_error = 0;
 
+/* Whether memory moved since user space last read /proc/meminfo: it writes
+ * that read's free, file and dirty pages here and zeroes moved_pages; every
+ * sample raises moved_pages to its largest distance from them since. */
+__u64 mark_free_pages = 0;
+__u64 mark_file_pages = 0;
+__u64 mark_dirty_pages = 0;
+__u64 moved_pages = 0;
+/* Available memory moves with the reserve too (watermarks), which none of
+ * them shows: measured from the first sample after the mark, as the
+ * computation is not MemAvailable to the page. User space zeroes base_taken. */
+__u64 base_available_pages = 0;
+__u64 base_taken = 0;
+
+static __always_inline __u64 distance(__u64 a, __u64 b)
+{
+	return a > b ? a - b : b - a;
+}
+
+static __always_inline void note_movement(const struct memavail_calc *c)
+{
+	__u64 d = distance(c->free_pages, mark_free_pages), file = distance(c->file_pages, mark_file_pages);
+	__u64 dirty = distance(c->dirty_pages, mark_dirty_pages);
+
+	if (file > d)
+		d = file;
+	if (dirty > d)
+		d = dirty;
+	if (d > moved_pages)
+		moved_pages = d;
+}
+
+static __always_inline void note_available(__u64 pages)
+{
+	__u64 d;
+
+	if (!base_taken) {
+		base_available_pages = pages;
+		base_taken = 1;
+		return;
+	}
+	d = distance(pages, base_available_pages);
+	if (d > moved_pages)
+		moved_pages = d;
+}
+
 /* MemAvailable with the kernel's own total reserve (pgdat->totalreserve_pages
  * summed as the zones are walked): compute with none, then take it off. */
-static __always_inline __s64 compute_available(void)
+static __always_inline __s64 compute_available(bool track_movement)
 {
 	__u32 zero = 0;
 	struct memavail_latest *m = bpf_map_lookup_elem(&memavail, &zero);
@@ -51,6 +96,8 @@ static __always_inline __s64 compute_available(void)
 	c = bpf_map_lookup_elem(&memavail_scratch, &zero);
 	if (!c)
 		return -MEMAVAIL_CALC_NO_LAYOUT;
+	if (track_movement)
+		note_movement(c);
 	return pages > (__s64)c->kernel_reserve_pages ? pages - (__s64)c->kernel_reserve_pages : 0;
 }
 
@@ -62,11 +109,12 @@ static int sample(void *map, __u32 *key, struct sampler_timer *t)
 	__u32 zero = 0;
 	__s64 pages;
 
-	pages = compute_available();
+	pages = compute_available(true);
 	if (pages >= 0) {
 		slot = &samples[samples_head & (MEMAVAIL_SAMPLES - 1)];
 		slot->ts_ns = start;
 		slot->pages = pages;
+		note_available(pages);
 		/* A full barrier: the slot is written before the head moves. */
 		__sync_fetch_and_add(&samples_head, 1);
 		m = bpf_map_lookup_elem(&memavail, &zero);
@@ -113,7 +161,7 @@ int arm_sampler(void *ctx)
 SEC("?syscall")
 int compute_now(void *ctx)
 {
-	__s64 pages = compute_available();
+	__s64 pages = compute_available(false);
 
 	if (pages >= 0) {
 		now_pages = pages;

@@ -130,6 +130,11 @@ struct collector_ops {
 	/* Optional, with sample: a descriptor that turns readable when sample
 	 * must run before the window ends (a ring buffer half full), or -1. */
 	int (*wake_fd)(void *priv);
+	/* Optional: whether nothing it watches moved since the last window in
+	 * which /proc/meminfo was read. The core holds that table through a
+	 * window (vmstat_sources_quiet_window) only when every running instance
+	 * that answers says so, and one at least does. */
+	bool (*quiet)(void *priv);
 	/* At the end of a window: write every sample into the snapshot. */
 	int (*collect)(void *priv, struct snapshot *snap);
 	/* Optional: apply a changed configuration in place, keeping BPF maps,

@@ -491,6 +491,9 @@ static void add_meta(struct core *core, struct snapshot *snap, uint64_t now_real
 	snapshot_add(snap, METRIC(MW_CONFIG_RELOADS_TOTAL), (const char *const[]){ "success" },
 		     (double)(core->reloads_total - core->reload_failures_total));
 	snapshot_add(snap, METRIC(MW_CONFIG_RELOADS_TOTAL), (const char *const[]){ "failure" }, (double)core->reload_failures_total);
+	snapshot_add(snap, METRIC(MW_QUIET_WINDOWS_TOTAL), NULL, (double)core->quiet_windows_total);
+	snapshot_add(snap, METRIC(MW_MEMINFO_AGE_SECONDS), NULL,
+		     (double)(core->window_start_mono_usec - core->meminfo_read_mono_usec) / 1e6);
 	event_channel_collect(core->events, snap);
 }
 
@@ -505,6 +508,45 @@ static void check_owners(const struct snapshot *snap, size_t mark, const char *p
 			*logged = true;
 			log_error("%s emitted %s, which the catalogue gives to %s", producer, d->name, d->owner);
 		}
+}
+
+/* A window may keep the last /proc/meminfo table while the
+ * last read is younger than quiet_read_interval (give or take half a window),
+ * no pressure instant came since, and the collectors that watch memory move
+ * in the kernel (the meminfo collector's sampler) all say nothing did. */
+static bool quiet_window(struct core *core, uint64_t now_mono, uint64_t instants)
+{
+	const struct daemon_config *d = &core->config->daemon;
+	uint64_t limit = (uint64_t)d->quiet_read_msec * USEC_PER_MSEC, half = (uint64_t)d->window_msec * USEC_PER_MSEC / 2;
+	bool answered = false;
+	size_t i;
+
+	if (!limit || now_mono - core->meminfo_read_mono_usec + half >= limit || instants != core->instants_at_read)
+		return false;
+	for (i = 0; i < n_all_collectors; i++) {
+		struct collector_instance *ci = &core->collectors[i];
+
+		if (!ci->status.running || !ci->ops->quiet)
+			continue;
+		if (!ci->ops->quiet(ci->priv))
+			return false;
+		answered = true;
+	}
+	return answered;
+}
+
+static void start_tables(struct core *core, uint64_t now_mono)
+{
+	uint64_t instants = event_channel_instants_total(core->events);
+
+	if (quiet_window(core, now_mono, instants)) {
+		vmstat_sources_quiet_window(core->vmstat);
+		core->quiet_windows_total++;
+		return;
+	}
+	vmstat_sources_next_window(core->vmstat);
+	core->meminfo_read_mono_usec = now_mono;
+	core->instants_at_read = instants;
 }
 
 void core_end_window(struct core *core, uint64_t now_mono, uint64_t now_real)
@@ -522,7 +564,7 @@ void core_end_window(struct core *core, uint64_t now_mono, uint64_t now_real)
 	/* The next window starts here, whether this one is published or not. */
 	core->window_start_mono_usec = now_mono;
 	core->window_start_real_usec = now_real;
-	vmstat_sources_next_window(core->vmstat);
+	start_tables(core, now_mono);
 	snap = snapshot_new(&w, core->config->daemon.max_series);
 	if (!snap) {
 		log_error("Out of memory building window %" PRIu64 ", skipped", w.seq);

@@ -64,6 +64,10 @@ struct core {
 	struct event_journal *journal;    /* the channel's sink; NULL without a channel */
 	struct bpf_shared_maps shared_maps;
 	uint64_t sample_msec; /* config->daemon.sample_msec, where collectors read it */
+	/* Quiet windows hold the /proc/meminfo table read at meminfo_read_mono_usec. */
+	uint64_t quiet_windows_total;
+	uint64_t meminfo_read_mono_usec;
+	uint64_t instants_at_read; /* event_channel_instants_total() then */
 };
 
 /* Checks every [collector.NAME] section against the collectors' own keys. */

@@ -592,6 +592,25 @@ void event_channel_between_events(struct event_channel *ch, void (*fn)(void *use
 		pthread_mutex_unlock(&ch->subscribers_lock);
 }
 
+uint64_t event_channel_instants_total(struct event_channel *ch)
+{
+	uint64_t total = 0;
+	size_t i, k;
+
+	if (!ch)
+		return 0;
+	pthread_mutex_lock(&ch->lock);
+	for (k = 0; k < EVENT_KINDS; k++) {
+		total += ch->retired_emitted[k] + ch->retired_gated[k] + ch->retired_dropped[k];
+		for (i = 0; i < ch->n_sources; i++)
+			total += __atomic_load_n(&ch->sources[i]->emitted[k], __ATOMIC_RELAXED) +
+				 __atomic_load_n(&ch->sources[i]->gated[k], __ATOMIC_RELAXED) +
+				 __atomic_load_n(&ch->sources[i]->dropped[k], __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&ch->lock);
+	return total;
+}
+
 void event_channel_collect(struct event_channel *ch, struct snapshot *snap)
 {
 	uint64_t dropped = 0, gated[EVENT_KINDS] = { 0 }, instants[EVENT_KINDS] = { 0 }, received[EVENT_KINDS];

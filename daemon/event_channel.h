@@ -114,6 +114,9 @@ void event_channel_restore(struct event_channel *ch, struct event_record *recs, 
 
 /* The channel's own families, and the pressure instants of every kind. */
 void event_channel_collect(struct event_channel *ch, struct snapshot *snap);
+/* Pressure instants the kernel saw so far, of every kind, whether sent,
+ * gated or dropped: moves with any memory pressure. 0 without a channel. */
+uint64_t event_channel_instants_total(struct event_channel *ch);
 /* Every kept event, oldest first, under the channel's lock: fn must be quick. */
 void event_channel_foreach_recent(struct event_channel *ch, void (*fn)(const struct event_record *e, void *ud),
 				  void *ud);

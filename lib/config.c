@@ -35,7 +35,7 @@ struct parse_state {
 	int r;
 	/* daemon keys already seen, to reject duplicates */
 	unsigned daemon_seen;
-	unsigned daemon_line[16]; /* where each daemon key was set, by daemon_keys[] index */
+	unsigned daemon_line[24]; /* where each daemon key was set, by daemon_keys[] index */
 	unsigned events_seen;     /* the same for [events] */
 };
 
@@ -49,6 +49,7 @@ void daemon_config_defaults(struct daemon_config *d)
 		.max_series = 20000,
 		.max_connections = 64,
 		.event_gate_msec = 50,
+		.quiet_read_msec = 5000,
 		.event_history = 1000,
 		.event_buffer_bytes = 64 * 1024,
 		.drop_capabilities = true,
@@ -345,6 +346,7 @@ static const struct config_key daemon_keys[] = {
 	CONFIG_KEY_CUSTOM("tls_key_file", DAEMON, tls_key_file, parse_tls_file),
 	CONFIG_KEY_CUSTOM("basic_auth_users", DAEMON, basic_auth, parse_users_key),
 	CONFIG_KEY_BOOL("debug_perf_buffer", DAEMON, debug_perf_buffer),
+	CONFIG_KEY_DURATION("quiet_read_interval", DAEMON, quiet_read_msec, 0, QUIET_READ_MSEC_MAX),
 };
 _Static_assert(ARRAY_SIZE(daemon_keys) <= ARRAY_SIZE(((struct parse_state *)NULL)->daemon_line),
 	       "a daemon key without a daemon_line[] slot");

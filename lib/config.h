@@ -21,6 +21,7 @@
 #define MAX_CONNECTIONS_MIN 1u
 #define MAX_CONNECTIONS_MAX 1024u
 #define EVENT_GATE_MSEC_MAX 10000u
+#define QUIET_READ_MSEC_MAX 60000u
 #define EVENT_HISTORY_MIN 1u
 #define EVENT_HISTORY_MAX 100000u
 #define EVENT_BUFFER_MIN 4096u
@@ -50,6 +51,7 @@ struct daemon_config {
 	uint32_t max_series;
 	uint32_t max_connections;
 	uint32_t event_gate_msec;    /* at most one pressure event of a kind per gate, in the kernel */
+	uint32_t quiet_read_msec;    /* /proc/meminfo at least this often while memory stands still; 0: every window */
 	uint32_t event_history;      /* events kept for /api/v1/events */
 	uint32_t event_buffer_bytes; /* BPF ring buffer size (rounded up to a power of two) */
 	bool debug_pause_events;     /* tests: stop draining the event channel */

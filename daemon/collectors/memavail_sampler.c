@@ -162,6 +162,28 @@ size_t memavail_sampler_drain(struct memavail_sampler *s, memavail_sample_fn fn,
 	return n;
 }
 
+void memavail_sampler_mark(struct memavail_sampler *s, uint64_t free_pages, uint64_t file_pages, uint64_t dirty_pages)
+{
+	struct memavail_sampler_bpf__bss *bss = s->skel->bss;
+
+	/* A sample racing these stores can only overstate the movement. */
+	__atomic_store_n(&bss->mark_free_pages, free_pages, __ATOMIC_RELAXED);
+	__atomic_store_n(&bss->mark_file_pages, file_pages, __ATOMIC_RELAXED);
+	__atomic_store_n(&bss->mark_dirty_pages, dirty_pages, __ATOMIC_RELAXED);
+	__atomic_store_n(&bss->base_taken, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&bss->moved_pages, 0, __ATOMIC_RELEASE);
+}
+
+uint64_t memavail_sampler_moved_pages(const struct memavail_sampler *s)
+{
+	return __atomic_load_n(&s->skel->bss->moved_pages, __ATOMIC_ACQUIRE);
+}
+
+uint64_t memavail_sampler_samples_taken(const struct memavail_sampler *s)
+{
+	return __atomic_load_n(&s->skel->bss->samples_head, __ATOMIC_ACQUIRE);
+}
+
 uint64_t memavail_sampler_callback_ns(const struct memavail_sampler *s)
 {
 	return s->skel->bss->callback_ns;

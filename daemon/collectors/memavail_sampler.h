@@ -30,6 +30,15 @@ void memavail_sampler_set_interval(struct memavail_sampler *s, uint64_t interval
 typedef void (*memavail_sample_fn)(void *userdata, uint64_t t_usec, double bytes);
 size_t memavail_sampler_drain(struct memavail_sampler *s, memavail_sample_fn fn, void *userdata);
 
+/* Sets the mark, the free, file (LRU) and dirty pages of a /proc/meminfo read
+ * just made: from then on each sample notes how far memory moved from it,
+ * and how far available memory moved from the first sample after it. */
+void memavail_sampler_mark(struct memavail_sampler *s, uint64_t free_pages, uint64_t file_pages, uint64_t dirty_pages);
+/* The largest distance of free, file or dirty pages from the mark over the samples
+ * since it was set, in pages; and the samples taken since start (a timer
+ * that stopped leaves it still). No system call: both are in mapped memory. */
+uint64_t memavail_sampler_moved_pages(const struct memavail_sampler *s);
+uint64_t memavail_sampler_samples_taken(const struct memavail_sampler *s);
 /* One computation now, in bytes. */
 int memavail_sampler_compute_now(struct memavail_sampler *s, double *bytes);
 

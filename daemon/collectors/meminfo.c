@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "clock.h"
 #include "collector.h"
 #include "config.h"
@@ -56,6 +57,11 @@ struct meminfo_state {
 	double sampler_seconds_before; /* of timers given up, so the counter never goes back */
 	enum sampler_choice cfg_sampler;
 	double cfg_sampler_tolerance;
+	/* Quiet windows: the sampler measures movement from the last read. */
+	bool marked;
+	uint64_t quiet_limit_pages;
+	uint64_t samples_seen;
+	long page_size;
 };
 
 static const struct config_choice sampler_choices[] = {
@@ -199,6 +205,7 @@ static void sampler_stop(struct meminfo_state *s)
 	s->sampler_seconds_before += (double)memavail_sampler_callback_ns(s->sampler) / 1e9;
 	memavail_sampler_free(s->sampler);
 	s->sampler = NULL;
+	s->marked = false;
 }
 
 /* Starts the kernel's sampling: auto falls back to /proc/meminfo and says why. */
@@ -259,6 +266,7 @@ static int meminfo_start(void *priv, const void *cfg, const struct collector_con
 
 	snprintf(st->mode, sizeof(st->mode), "procfs");
 	snprintf(s->path, sizeof(s->path), "%s", c->path);
+	s->page_size = sysconf(_SC_PAGESIZE);
 	s->horizon_usec = c->horizon_msec * USEC_PER_MSEC;
 	s->cfg_sampler = c->sampler;
 	s->cfg_sampler_tolerance = c->sampler_tolerance;
@@ -278,6 +286,47 @@ static int meminfo_start(void *priv, const void *cfg, const struct collector_con
 	return sampler_start(s, c, ctx, st);
 }
 
+/* Memory that moved by more than this since the last read ends a quiet
+ * spell: a thousandth of the machine, and at least a MiB. */
+static uint64_t quiet_limit_pages(const struct meminfo *m, long page_size)
+{
+	uint64_t pages = m->total / (uint64_t)page_size / 1024, floor = (1u << 20) / (uint64_t)page_size;
+
+	return pages > floor ? pages : floor;
+}
+
+static void mark_reading(struct meminfo_state *s, const struct meminfo *m)
+{
+	const unsigned needed = MEMINFO_HAS_TOTAL | MEMINFO_HAS_FREE | MEMINFO_HAS_ACTIVE_FILE |
+				MEMINFO_HAS_INACTIVE_FILE | MEMINFO_HAS_DIRTY;
+	const uint64_t page = (uint64_t)s->page_size;
+
+	if (!s->sampler || (m->present & needed) != needed) {
+		s->marked = false;
+		return;
+	}
+	memavail_sampler_mark(s->sampler, m->free / page, (m->active_file + m->inactive_file) / page, m->dirty / page);
+	s->quiet_limit_pages = quiet_limit_pages(m, s->page_size);
+	s->marked = true;
+}
+
+/* Quiet: the timer sampled since the last call, and free, file and dirty
+ * pages stayed within the limit of the last read at every sample (and
+ * available memory of the first sample since). */
+static bool meminfo_quiet(void *priv)
+{
+	struct meminfo_state *s = priv;
+	uint64_t taken;
+
+	if (!s->sampler || !s->marked)
+		return false;
+	taken = memavail_sampler_samples_taken(s->sampler);
+	if (taken == s->samples_seen)
+		return false;
+	s->samples_seen = taken;
+	return memavail_sampler_moved_pages(s->sampler) <= s->quiet_limit_pages;
+}
+
 /* The window ends now: the timer's samples, then one last read so "last" is
  * the end value, before the gauges copy it (they were a sample behind the ETA). */
 static int window_end_samples(struct meminfo_state *s)
@@ -293,7 +342,14 @@ static int window_end_samples(struct meminfo_state *s)
 		s->read_errors++;
 		return r;
 	}
+	if (!vmstat_source_fresh(s->end_source)) {
+		/* Held from an earlier window: the samples alone say where MemAvailable went. */
+		s->last = *m;
+		s->have_last = true;
+		return 0;
+	}
 	take_reading(s, m, 0);
+	mark_reading(s, m);
 	return 0;
 }
 
@@ -394,6 +450,7 @@ const struct collector_ops meminfo_collector = {
 	.start = meminfo_start,
 	.sample = meminfo_sample,
 	.wants_samples = meminfo_wants_samples,
+	.quiet = meminfo_quiet,
 	.collect = meminfo_collect,
 	.reload = meminfo_reload,
 	.stop = meminfo_stop,

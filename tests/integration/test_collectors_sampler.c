@@ -6,7 +6,8 @@
  * a window shows between the window's maximum and its last value, and stays
  * within what the test saw; the daemon's main thread
  * wakes as often as its mode says (the kernel's count of its context
- * switches); a reloaded sample interval changes the samples per window.
+ * switches); a reloaded sample interval changes the samples per window;
+ * while memory stands still /proc/meminfo is held (quiet windows).
  * Run by test_collectors.c. */
 #include <check.h>
 #include <math.h>
@@ -218,8 +219,152 @@ START_TEST(test_sampler_wakeups_and_reload)
 }
 END_TEST
 
+/* Quiet windows (daemon/core.c, quiet_window): memory that moved more than
+ * a thousandth of the machine (at least 1 MiB) since the last read ends a
+ * quiet spell. */
+static double quiet_limit_bytes(void)
+{
+	return fmax((double)meminfo_bytes("MemTotal") / 1024, 1.0 * MiB);
+}
+
+struct quiet_view {
+	double quiet_total, age, free;
+};
+
+static struct quiet_view quiet_view(const char *body)
+{
+	return (struct quiet_view){
+		.quiet_total = metric_or_fail(body, "memwatch_quiet_windows_total", NULL),
+		.age = metric_or_fail(body, "memwatch_meminfo_age_seconds", NULL),
+		.free = metric_or_fail(body, "memwatch_memory_free_bytes", NULL),
+	};
+}
+
+/* A window either read /proc/meminfo (age 0, no quiet window counted) or
+ * held it (one counted, younger than the interval allows). */
+static void assert_quiet_consistent(const struct quiet_view *before, const struct quiet_view *w, double interval_s)
+{
+	if (w->quiet_total == before->quiet_total) {
+		ck_assert_msg(w->age == 0, "a window that counted no quiet window reports /proc/meminfo %.3f s old", w->age);
+		return;
+	}
+	ck_assert_msg(w->quiet_total == before->quiet_total + 1, "%g quiet windows counted in one window",
+		      w->quiet_total - before->quiet_total);
+	ck_assert_msg(w->age > 0 && w->age <= interval_s, "a quiet window with /proc/meminfo %.3f s old (interval %.0f s)",
+		      w->age, interval_s);
+}
+
+#define QUIET_INTERVAL_S 10.0
+#define QUIET_WAIT_WINDOWS 40
+
+/* Where the kernel samples, a host whose memory stands still holds
+ * /proc/meminfo (the test's own reads of MemFree agree with the held figure within
+ * the limit), memory the test takes ends the spell before its interval is
+ * up, and quiet_read_interval = 0 reads every window. Where the daemon
+ * samples /proc/meminfo itself, no window is quiet. */
+START_TEST(test_sampler_quiet)
+{
+	char *conf = mw_write_temp_file("quiet.conf", "[daemon]\nwindow = 1s\nquiet_read_interval = 10s\n");
+	double limit = quiet_limit_bytes(), own_free, own_min = INFINITY, own_max = 0, free0, free1, t_took;
+	struct quiet_view prev, w;
+	char mode[32], cg[256], c;
+	struct mw_daemon *d;
+	int i, cmd, rep, st;
+	bool quiet = false;
+	pid_t child;
+	char *body;
+
+	ck_assert_ptr_nonnull(conf);
+	d = mw_start(conf, NULL, false);
+	ck_assert_msg(d != NULL, "memwatchd did not start");
+	body = next_window(d);
+	expected_sampler(body, mode, sizeof(mode));
+	prev = quiet_view(body);
+	free(body);
+	if (strcmp(mode, "procfs") == 0) {
+		for (i = 0; i < 5; i++) {
+			body = next_window(d);
+			w = quiet_view(body);
+			free(body);
+			ck_assert_msg(w.quiet_total == 0 && w.age == 0,
+				      "mode procfs: %g quiet windows, /proc/meminfo %.3f s old (want none: no sampler to say memory stood still)",
+				      w.quiet_total, w.age);
+		}
+		goto out;
+	}
+
+	/* 1. A spell: the held free memory stays within the limit of the kernel's. */
+	for (i = 0; i < QUIET_WAIT_WINDOWS && !quiet; i++) {
+		body = next_window(d);
+		own_free = (double)meminfo_bytes("MemFree");
+		own_min = fmin(own_min, own_free);
+		own_max = fmax(own_max, own_free);
+		w = quiet_view(body);
+		free(body);
+		assert_quiet_consistent(&prev, &w, QUIET_INTERVAL_S);
+		if (w.age > 0) {
+			quiet = true;
+			ck_assert_msg(fabs(w.free - own_free) <= 2 * limit,
+				      "a quiet window holds MemFree %.1f MiB, the kernel's is %.1f MiB: more than twice the "
+				      "limit (%.1f MiB) apart",
+				      w.free / MiB, own_free / MiB, limit / MiB);
+		}
+		prev = w;
+	}
+	ck_assert_msg(quiet, "no quiet window in %d windows; MemFree, read by the test at each, moved %.1f MiB "
+		      "(limit %.1f MiB between reads)", QUIET_WAIT_WINDOWS, (own_max - own_min) / MiB, limit / MiB);
+
+	/* 2. Taking 4 limits ends it: the first window a sample saw it in reads again. */
+	memcg_path(cg, sizeof(cg), "-quiet");
+	memcg_create(cg, (unsigned long long)(4 * limit) + 64 * MiB);
+	free0 = (double)meminfo_bytes("MemFree");
+	child = spawn_toucher(cg, (size_t)(4 * limit), &cmd, &rep);
+	write_byte(cmd, 'g');
+	read_exact(rep, &c, 1, WINDOW_TIMEOUT_MS, "the toucher's report");
+	t_took = realtime_now();
+	free1 = (double)meminfo_bytes("MemFree");
+	body = wait_window_after(d, t_took + 0.25);
+	w = quiet_view(body);
+	free(body);
+	close(cmd);
+	st = wait_child(child, 10000, "the toucher");
+	close(rep);
+	memcg_remove(cg);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the toucher ended with status 0x%x", st);
+	note("quiet: MemFree %.1f MiB before the child took %.1f MiB, %.1f MiB after; the next window: /proc/meminfo %.3f s "
+	     "old, MemFree %.1f MiB",
+	     free0 / MiB, 4 * limit / MiB, free1 / MiB, w.age, w.free / MiB);
+	ck_assert_msg(free0 - free1 >= 2 * limit, "MemFree fell only %.1f MiB while the child took %.1f MiB",
+		      (free0 - free1) / MiB, 4 * limit / MiB);
+	ck_assert_msg(w.age == 0, "the window after the child took %.1f MiB held /proc/meminfo %.3f s old", 4 * limit / MiB,
+		      w.age);
+	ck_assert_msg(w.free <= free0 - (free0 - free1) / 2,
+		      "the window after the child took its memory reports MemFree %.1f MiB: not half the fall the test "
+		      "saw (%.1f to %.1f MiB)",
+		      w.free / MiB, free0 / MiB, free1 / MiB);
+
+	/* 3. Switched off, every window reads. */
+	reload_config(d, conf, "[daemon]\nwindow = 1s\nquiet_read_interval = 0\n");
+	body = next_window(d);
+	prev = quiet_view(body);
+	free(body);
+	for (i = 0; i < 4; i++) {
+		body = next_window(d);
+		w = quiet_view(body);
+		free(body);
+		ck_assert_msg(w.age == 0 && w.quiet_total == prev.quiet_total,
+			      "quiet_read_interval = 0: /proc/meminfo %.3f s old, %g quiet windows more", w.age,
+			      w.quiet_total - prev.quiet_total);
+	}
+out:
+	free(conf);
+	mw_assert_clean_stop(d);
+}
+END_TEST
+
 void collectors_add_sampler_tests(Suite *s)
 {
 	collectors_add_test(s, "sampler_fall", test_sampler_fall, 120);
 	collectors_add_test(s, "sampler_wakeups_and_reload", test_sampler_wakeups_and_reload, 120);
+	collectors_add_test(s, "sampler_quiet", test_sampler_quiet, 180);
 }
