@@ -510,10 +510,10 @@ static void check_owners(const struct snapshot *snap, size_t mark, const char *p
 		}
 }
 
-/* A window may keep the last /proc/meminfo table while the
- * last read is younger than quiet_read_interval (give or take half a window),
- * no pressure instant came since, and the collectors that watch memory move
- * in the kernel (the meminfo collector's sampler) all say nothing did. */
+/* A window may keep the last /proc/meminfo table while that read is younger
+ * than quiet_read_interval (give or take half a window), no pressure instant
+ * came since, and the collectors that watch memory move in the kernel (the
+ * meminfo collector's sampler) all say nothing did. */
 static bool quiet_window(struct core *core, uint64_t now_mono, uint64_t instants)
 {
 	const struct daemon_config *d = &core->config->daemon;

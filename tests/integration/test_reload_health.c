@@ -33,7 +33,8 @@ static bool health_family(const char *name, size_t len)
 		"memwatch_build_info", "memwatch_collector_", "memwatch_window_seconds",
 		"memwatch_sample_interval_seconds", "memwatch_window_end_timestamp_seconds",
 		"memwatch_start_time_seconds", "memwatch_series_dropped_total", "memwatch_config_reloads_total",
-		"memwatch_events_", "memwatch_pressure_events_total",
+		"memwatch_events_", "memwatch_pressure_events_total", "memwatch_quiet_windows_total",
+		"memwatch_meminfo_age_seconds",
 	};
 
 	for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++)
