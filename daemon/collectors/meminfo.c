@@ -43,7 +43,7 @@ struct meminfo_state {
 	char path[256];
 	struct meminfo last;
 	bool have_last;
-	uint64_t window_min, window_max;
+	uint64_t window_min, window_max, window_last;
 	uint64_t window_samples;
 	uint64_t read_errors;
 	uint64_t horizon_usec;
@@ -160,6 +160,7 @@ static void add_available(struct meminfo_state *s, uint64_t t_usec, uint64_t ava
 		s->window_min = available;
 	if (available > s->window_max)
 		s->window_max = available;
+	s->window_last = available;
 	s->window_samples++;
 }
 
@@ -343,9 +344,12 @@ static int window_end_samples(struct meminfo_state *s)
 		return r;
 	}
 	if (!vmstat_source_fresh(s->end_source)) {
-		/* Held from an earlier window: the samples alone say where MemAvailable went. */
+		/* Held from an earlier window: the samples alone say where
+		 * available memory went, and the last of them is its figure now. */
 		s->last = *m;
 		s->have_last = true;
+		if (s->window_samples && (m->present & MEMINFO_HAS_AVAILABLE))
+			s->last.available = s->window_last;
 		return 0;
 	}
 	take_reading(s, m, 0);

@@ -228,7 +228,7 @@ static double quiet_limit_bytes(void)
 }
 
 struct quiet_view {
-	double quiet_total, age, free;
+	double quiet_total, age, free, available, window_min, window_max;
 };
 
 static struct quiet_view quiet_view(const char *body)
@@ -237,6 +237,9 @@ static struct quiet_view quiet_view(const char *body)
 		.quiet_total = metric_or_fail(body, "memwatch_quiet_windows_total", NULL),
 		.age = metric_or_fail(body, "memwatch_meminfo_age_seconds", NULL),
 		.free = metric_or_fail(body, "memwatch_memory_free_bytes", NULL),
+		.available = metric_or_fail(body, "memwatch_memory_available_bytes", NULL),
+		.window_min = metric_or_fail(body, "memwatch_memory_available_window_min_bytes", NULL),
+		.window_max = metric_or_fail(body, "memwatch_memory_available_window_max_bytes", NULL),
 	};
 }
 
@@ -252,6 +255,10 @@ static void assert_quiet_consistent(const struct quiet_view *before, const struc
 		      w->quiet_total - before->quiet_total);
 	ck_assert_msg(w->age > 0 && w->age <= interval_s, "a quiet window with /proc/meminfo %.3f s old (interval %.0f s)",
 		      w->age, interval_s);
+	/* Its available memory is the last sample's, not the held read's. */
+	ck_assert_msg(w->window_min <= w->available && w->available <= w->window_max,
+		      "a quiet window's available memory %.0f B is outside its samples' %.0f..%.0f B", w->available,
+		      w->window_min, w->window_max);
 }
 
 #define QUIET_INTERVAL_S 10.0
