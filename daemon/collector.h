@@ -69,7 +69,16 @@ struct collector_context {
 	/* The daemon's sample interval ([daemon] sample_interval), kept current
 	 * across reloads by the core. */
 	const uint64_t *sample_msec;
+	/* How many window lengths the window being collected spans: 1, more
+	 * when it went on while memory stood still (core_window_goes_on). Gates
+	 * that count windows count these. NULL (tests) means 1. */
+	const uint64_t *window_lengths;
 };
+
+static inline uint64_t collector_window_lengths(const struct collector_context *ctx)
+{
+	return ctx->window_lengths && *ctx->window_lengths ? *ctx->window_lengths : 1;
+}
 
 /* One of the cgroup hierarchy's shared id -> path tables (ctx->cgroups), as a
  * collector holds it: zeroed or after a failed open, it has none. */
@@ -130,11 +139,13 @@ struct collector_ops {
 	/* Optional, with sample: a descriptor that turns readable when sample
 	 * must run before the window ends (a ring buffer half full), or -1. */
 	int (*wake_fd)(void *priv);
-	/* Optional: whether nothing it watches moved since the last window in
-	 * which /proc/meminfo was read. The core holds that table through a
-	 * window (vmstat_sources_quiet_window) only when every running instance
-	 * that answers says so, and one at least does. */
+	/* Optional: whether nothing it watches moved since the window started.
+	 * The window goes on past its length (core_window_goes_on) only when
+	 * every running instance that answers says so, and one at least does. */
 	bool (*quiet)(void *priv);
+	/* Optional: whether something it counts happened since its last
+	 * collect; one that did ends the window at its length, quiet or not. */
+	bool (*busy)(void *priv);
 	/* At the end of a window: write every sample into the snapshot. */
 	int (*collect)(void *priv, struct snapshot *snap);
 	/* Optional: apply a changed configuration in place, keeping BPF maps,

@@ -88,6 +88,7 @@ static struct collector_context collector_context(struct core *core)
 	return (struct collector_context){
 		.events = core->events, .shared_maps = &core->shared_maps, .cgroups = core->cgroups,
 		.names = core->names, .vmstat = core->vmstat, .sample_msec = &core->sample_msec,
+		.window_lengths = &core->window_lengths,
 	};
 }
 
@@ -382,8 +383,8 @@ static void add_meta(struct core *core, struct snapshot *snap, uint64_t now_real
 		     (double)(core->reloads_total - core->reload_failures_total));
 	snapshot_add(snap, METRIC(MW_CONFIG_RELOADS_TOTAL), (const char *const[]){ "failure" }, (double)core->reload_failures_total);
 	snapshot_add(snap, METRIC(MW_QUIET_WINDOWS_TOTAL), NULL, (double)core->quiet_windows_total);
-	snapshot_add(snap, METRIC(MW_MEMINFO_AGE_SECONDS), NULL,
-		     (double)(core->window_start_mono_usec - core->meminfo_read_mono_usec) / 1e6);
+	snapshot_add(snap, METRIC(MW_WINDOW_LENGTH_SECONDS), NULL,
+		     (double)(snapshot_window(snap)->end_mono_usec - snapshot_window(snap)->start_mono_usec) / 1e6);
 	event_channel_collect(core->events, snap);
 }
 
@@ -400,43 +401,45 @@ static void check_owners(const struct snapshot *snap, size_t mark, const char *p
 		}
 }
 
-/* A window may keep the last /proc/meminfo table while that read is younger
- * than quiet_read_interval (give or take half a window), no pressure instant
- * came since, and the collectors that watch memory move in the kernel (the
- * meminfo collector's sampler) all say nothing did. */
-static bool quiet_window(struct core *core, uint64_t now_mono, uint64_t instants)
+/* A window goes on past its length, up to quiet_read_interval (give or take
+ * half a window), while no pressure instant came since it started, no reload,
+ * no collector counted what ends it (kswapd wakes) and every running
+ * collector that watches memory move (the meminfo collector's sampler) says
+ * nothing did: at rest the daemon then reads and publishes once an interval,
+ * and a window still ends within its length of a move. */
+bool core_window_goes_on(struct core *core, uint64_t now_mono)
 {
 	const struct daemon_config *d = &core->config->daemon;
 	uint64_t limit = (uint64_t)d->quiet_read_msec * USEC_PER_MSEC, half = (uint64_t)d->window_msec * USEC_PER_MSEC / 2;
 	bool answered = false;
 	size_t i;
 
-	if (!limit || now_mono - core->meminfo_read_mono_usec + half >= limit || instants != core->instants_at_read)
+	if (!limit || core->reloaded || now_mono - core->window_start_mono_usec + half >= limit ||
+	    event_channel_instants_total(core->events) != core->instants_at_start)
 		return false;
 	for (i = 0; i < n_all_collectors; i++) {
 		struct collector_instance *ci = &core->collectors[i];
 
-		if (!ci->status.running || !ci->ops->quiet)
+		if (!ci->status.running)
+			continue;
+		if (ci->ops->busy && ci->ops->busy(ci->priv))
+			return false;
+		if (!ci->ops->quiet)
 			continue;
 		if (!ci->ops->quiet(ci->priv))
 			return false;
 		answered = true;
 	}
+	if (answered)
+		core->quiet_windows_total++;
 	return answered;
 }
 
-static void start_tables(struct core *core, uint64_t now_mono)
+static uint64_t window_lengths(const struct snapshot_window *w, uint32_t window_msec)
 {
-	uint64_t instants = event_channel_instants_total(core->events);
+	uint64_t length = (uint64_t)window_msec * USEC_PER_MSEC, n = (w->end_mono_usec - w->start_mono_usec + length / 2) / length;
 
-	if (quiet_window(core, now_mono, instants)) {
-		vmstat_sources_quiet_window(core->vmstat);
-		core->quiet_windows_total++;
-		return;
-	}
-	vmstat_sources_next_window(core->vmstat);
-	core->meminfo_read_mono_usec = now_mono;
-	core->instants_at_read = instants;
+	return n ? n : 1;
 }
 
 void core_end_window(struct core *core, uint64_t now_mono, uint64_t now_real)
@@ -452,9 +455,12 @@ void core_end_window(struct core *core, uint64_t now_mono, uint64_t now_real)
 	size_t i, dropped, health_mark;
 
 	/* The next window starts here, whether this one is published or not. */
+	core->window_lengths = window_lengths(&w, core->config->daemon.window_msec);
 	core->window_start_mono_usec = now_mono;
 	core->window_start_real_usec = now_real;
-	start_tables(core, now_mono);
+	core->instants_at_start = event_channel_instants_total(core->events);
+	core->reloaded = false;
+	vmstat_sources_next_window(core->vmstat);
 	snap = snapshot_new(&w, core->config->daemon.max_series);
 	if (!snap) {
 		log_error("Out of memory building window %" PRIu64 ", skipped", w.seq);
@@ -655,6 +661,7 @@ int core_reload(struct core *core, struct config *config, struct collector_setti
 		}
 		collector_restart(core, ci, config->daemon.max_series);
 	}
+	core->reloaded = true;
 	bpf_attach_release_caches(); /* the kernel's BTF, parsed again by a restart */
 	collector_settings_free(settings);
 	config_free(core->config);

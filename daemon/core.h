@@ -64,10 +64,10 @@ struct core {
 	struct event_journal *journal;    /* the channel's sink; NULL without a channel */
 	struct bpf_shared_maps shared_maps;
 	uint64_t sample_msec; /* config->daemon.sample_msec, where collectors read it */
-	/* Quiet windows hold the /proc/meminfo table read at meminfo_read_mono_usec. */
-	uint64_t quiet_windows_total;
-	uint64_t meminfo_read_mono_usec;
-	uint64_t instants_at_read; /* event_channel_instants_total() then */
+	uint64_t window_lengths; /* of the window being collected (collector_context) */
+	uint64_t quiet_windows_total; /* window ends passed over (core_window_goes_on) */
+	uint64_t instants_at_start;   /* event_channel_instants_total() when this window started */
+	bool reloaded;                /* since this window started: it ends at its length */
 };
 
 /* Checks every [collector.NAME] section against the collectors' own keys. */
@@ -97,6 +97,9 @@ bool core_wants_samples(const struct core *core);
  * the sample of each collector whose descriptor polled readable. */
 size_t core_wake_fds(const struct core *core, struct pollfd *fds, size_t max);
 void core_wake(struct core *core, const struct pollfd *fds, size_t n, uint64_t now_mono);
+/* At the end of the window's length: whether it goes on instead, memory
+ * having stood still (daemon.quiet_read_interval). */
+bool core_window_goes_on(struct core *core, uint64_t now_mono);
 /* Ends the current window: every running collector writes into a new snapshot, which is published. */
 void core_end_window(struct core *core, uint64_t now_mono, uint64_t now_real);
 /* Takes over config and settings; the old ones are freed. */

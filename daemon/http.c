@@ -43,7 +43,7 @@ struct http_server {
 	struct MHD_Daemon *mhd;
 	struct snapshot_ring *ring;
 	struct event_channel *events;
-	atomic_uint window_msec;
+	atomic_uint longest_window_msec;
 	int fd;
 	char *tls_cert, *tls_key;
 	struct http_user users[BASIC_AUTH_USERS_MAX];
@@ -174,7 +174,7 @@ static MHD_RESULT serve_metrics(struct http_server *srv, struct MHD_Connection *
 static MHD_RESULT serve_health(struct http_server *srv, struct MHD_Connection *conn)
 {
 	struct snapshot *snap = snapshot_ring_latest(srv->ring);
-	uint64_t stale_after = 3ULL * atomic_load(&srv->window_msec) * USEC_PER_MSEC + USEC_PER_SEC;
+	uint64_t stale_after = 3ULL * atomic_load(&srv->longest_window_msec) * USEC_PER_MSEC + USEC_PER_SEC;
 	bool fresh = snap && now_mono_usec() - snapshot_window(snap)->end_mono_usec <= stale_after;
 
 	snapshot_unref(snap);
@@ -573,7 +573,7 @@ static int load_security(struct http_server *srv, const struct http_security *se
 
 int http_server_start(struct http_server **ret, const struct listen_addr *addr, const char *addr_text,
 		      int listen_fd, unsigned max_connections, struct snapshot_ring *ring,
-		      struct event_channel *events, uint32_t window_msec, const struct http_security *sec)
+		      struct event_channel *events, uint32_t longest_window_msec, const struct http_security *sec)
 {
 	_cleanup_(server_unstarted_freep) struct http_server *srv = NULL;
 	unsigned per_ip = max_connections > 4 ? max_connections / 2 : max_connections;
@@ -591,7 +591,7 @@ int http_server_start(struct http_server **ret, const struct listen_addr *addr, 
 		flags |= MHD_USE_TLS;
 	srv->ring = ring;
 	srv->events = events;
-	atomic_init(&srv->window_msec, window_msec);
+	atomic_init(&srv->longest_window_msec, longest_window_msec);
 	srv->fd = listen_fd >= 0 ? listen_fd : http_bind_listen(addr, addr_text);
 	if (srv->fd < 0)
 		return srv->fd;
@@ -618,9 +618,9 @@ int http_server_start(struct http_server **ret, const struct listen_addr *addr, 
 	return 0;
 }
 
-void http_server_set_window(struct http_server *srv, uint32_t window_msec)
+void http_server_set_window(struct http_server *srv, uint32_t longest_window_msec)
 {
-	atomic_store(&srv->window_msec, window_msec);
+	atomic_store(&srv->longest_window_msec, longest_window_msec);
 }
 
 void http_server_stop(struct http_server *srv)

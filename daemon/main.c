@@ -261,7 +261,7 @@ static int start_http(struct core *core, struct http_server **srv, int listen_fd
 	if (listen_fd < 0 && listen_addr_parse(d->listen, &addr) < 0)
 		return log_error_errno(EINVAL, "Invalid listen address '%s'", d->listen);
 	return http_server_start(srv, &addr, d->listen, listen_fd, d->max_connections, core->ring, core->events,
-				 d->window_msec,
+				 daemon_config_longest_window_msec(d),
 				 &(struct http_security){ d->tls_cert_file, d->tls_key_file, &d->basic_auth });
 }
 
@@ -308,7 +308,7 @@ static void reload(struct core *core, const struct options *o, struct http_serve
 		return;
 	}
 	log_set_max_level(core->config->daemon.log_level);
-	http_server_set_window(*srv, core->config->daemon.window_msec);
+	http_server_set_window(*srv, daemon_config_longest_window_msec(&core->config->daemon));
 	if (!socket_activated && (strcmp(old_listen, core->config->daemon.listen) != 0 ||
 				  old_max_conn != core->config->daemon.max_connections || security_changed)) {
 		struct http_server *fresh = NULL;
@@ -412,7 +412,11 @@ static int main_loop(struct core *core, const struct options *o, struct http_ser
 			sd_notify(false, "WATCHDOG=1");
 			next_watchdog = now + watchdog_usec / 2;
 		}
-		if (now >= window_end) {
+		if (now >= window_end && core_window_goes_on(core, now)) {
+			window_end += d->window_msec * USEC_PER_MSEC;
+			if (window_end <= now)
+				window_end = now + d->window_msec * USEC_PER_MSEC;
+		} else if (now >= window_end) {
 			core_end_window(core, now, now_real_usec());
 			if (++windows_since_trim >= TRIM_EVERY_WINDOWS) {
 				trim_heap_if_fragmented();

@@ -30,7 +30,6 @@ struct vmstat_sources {
 	/* Few entries (one per distinct path in the configuration): a list will do. */
 	struct vmstat_source *list;
 	uint64_t window;
-	bool quiet;
 };
 
 int vmstat_sources_new(struct vmstat_sources **ret)
@@ -52,13 +51,6 @@ void vmstat_sources_free(struct vmstat_sources *set)
 void vmstat_sources_next_window(struct vmstat_sources *set)
 {
 	set->window++;
-	set->quiet = false;
-}
-
-void vmstat_sources_quiet_window(struct vmstat_sources *set)
-{
-	set->window++;
-	set->quiet = true;
 }
 
 static int source_open(struct vmstat_sources *set, enum source_kind kind, const char *path,
@@ -128,9 +120,7 @@ int meminfo_source_open(struct vmstat_sources *set, const char *path, struct vms
 
 static int source_get(struct vmstat_source *src)
 {
-	bool held = src->set->quiet && src->kind == SOURCE_MEMINFO && src->window && src->result == 0;
-
-	if (src->window != src->set->window && !held) {
+	if (src->window != src->set->window) {
 		const char *data;
 		size_t len;
 
@@ -166,11 +156,6 @@ int meminfo_source_get(struct vmstat_source *src, const struct meminfo **ret)
 		return r;
 	*ret = &src->table.meminfo;
 	return 0;
-}
-
-bool vmstat_source_fresh(const struct vmstat_source *src)
-{
-	return src->window == src->set->window;
 }
 
 uint64_t vmstat_source_reads(const struct vmstat_source *src)

@@ -24,11 +24,6 @@ void vmstat_sources_free(struct vmstat_sources *set);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct vmstat_sources *, vmstat_sources_free)
 /* The core, at each window's end before any collector collects. */
 void vmstat_sources_next_window(struct vmstat_sources *set);
-/* Instead, at the end of a quiet window (memory stood still since the last
- * read): every /proc/meminfo table read before stays in use, and only a
- * meminfo source without one reads. /proc/vmstat, whose counters move with
- * any activity, reads as in any window. */
-void vmstat_sources_quiet_window(struct vmstat_sources *set);
 
 /* A reference to path's source in set, opened on first use. -errno when
  * path cannot be opened; -ENOMEM without a set (none could be made). */
@@ -43,9 +38,6 @@ int vmstat_source_get(struct vmstat_source *src, const struct vmstat **ret);
  * collector that reports them or compares with them. */
 int meminfo_source_open(struct vmstat_sources *set, const char *path, struct vmstat_source **ret);
 int meminfo_source_get(struct vmstat_source *src, const struct meminfo **ret);
-
-/* Whether src's table was read in this window (not held from an earlier one). */
-bool vmstat_source_fresh(const struct vmstat_source *src);
 
 /* How many times src's file has been read: the tests' counting hook. */
 uint64_t vmstat_source_reads(const struct vmstat_source *src);

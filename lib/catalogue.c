@@ -740,14 +740,14 @@ const struct metric_desc metric_catalogue[METRIC__COUNT] = {
 	},
 	[MW_QUIET_WINDOWS_TOTAL] = {
 		.name = "memwatch_quiet_windows_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_NONE,
-		.help = "Windows that kept the last /proc/meminfo figures: the in-kernel sampler saw free, file and dirty pages "
-		 "and available memory stay within a thousandth of memory of them, and no pressure event came (daemon.quiet_read_interval).",
+		.help = "Window ends passed over because memory stood still: the in-kernel sampler saw free, file and dirty pages "
+		 "and available memory stay within a thousandth of memory of the window's first figures, and no pressure event "
+		 "came; the window went on, up to daemon.quiet_read_interval.",
 		.owner = "daemon", .source = "the daemon",
 	},
-	[MW_MEMINFO_AGE_SECONDS] = {
-		.name = "memwatch_meminfo_age_seconds", .type = METRIC_GAUGE, .unit = METRIC_UNIT_SECONDS,
-		.help = "Age, at the window's end, of the /proc/meminfo figures this window reports: 0 when read at its end, "
-		 "less than daemon.quiet_read_interval in quiet windows.",
+	[MW_WINDOW_LENGTH_SECONDS] = {
+		.name = "memwatch_window_length_seconds", .type = METRIC_GAUGE, .unit = METRIC_UNIT_SECONDS,
+		.help = "Length of this window: daemon.window, or up to daemon.quiet_read_interval when memory stood still.",
 		.owner = "daemon", .source = "the daemon",
 	},
 };

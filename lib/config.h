@@ -51,7 +51,7 @@ struct daemon_config {
 	uint32_t max_series;
 	uint32_t max_connections;
 	uint32_t event_gate_msec;    /* at most one pressure event of a kind per gate, in the kernel */
-	uint32_t quiet_read_msec;    /* /proc/meminfo at least this often while memory stands still; 0: every window */
+	uint32_t quiet_read_msec;    /* longest window while memory stands still; 0: every window is window_msec */
 	uint32_t event_history;      /* events kept for /api/v1/events */
 	uint32_t event_buffer_bytes; /* BPF ring buffer size (rounded up to a power of two) */
 	bool debug_pause_events;     /* tests: stop draining the event channel */
@@ -91,6 +91,11 @@ struct config_error {
 };
 
 void daemon_config_defaults(struct daemon_config *d);
+/* The longest a window can last: window_msec, or quiet_read_msec past it. */
+static inline uint32_t daemon_config_longest_window_msec(const struct daemon_config *d)
+{
+	return d->quiet_read_msec > d->window_msec ? d->quiet_read_msec : d->window_msec;
+}
 void events_config_defaults(struct events_config *e);
 
 /* Reads path. With missing_ok, a missing file yields the built-in defaults.

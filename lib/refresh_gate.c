@@ -11,9 +11,10 @@ void refresh_gate_expire(struct refresh_gate *g)
 	g->expired = true;
 }
 
-bool refresh_gate_due(const struct refresh_gate *g, uint64_t interval, const struct refresh_signal *sig, size_t n)
+bool refresh_gate_due(const struct refresh_gate *g, uint64_t interval, uint64_t lengths, const struct refresh_signal *sig,
+		      size_t n)
 {
-	if (!g->primed || g->expired || interval <= 1 || g->windows_since + 1 >= interval)
+	if (!g->primed || g->expired || interval <= 1 || g->lengths_since + (lengths ? lengths : 1) >= interval)
 		return true;
 	if (n > REFRESH_SIGNALS_MAX)
 		n = REFRESH_SIGNALS_MAX;
@@ -38,7 +39,7 @@ void refresh_gate_read(struct refresh_gate *g, const struct refresh_signal *sig,
 		n = REFRESH_SIGNALS_MAX;
 	g->primed = true;
 	g->expired = false;
-	g->windows_since = 0;
+	g->lengths_since = 0;
 	g->read_usec = now_usec;
 	g->reads_total++;
 	g->n_signals = n;
@@ -48,9 +49,9 @@ void refresh_gate_read(struct refresh_gate *g, const struct refresh_signal *sig,
 	}
 }
 
-void refresh_gate_reuse(struct refresh_gate *g)
+void refresh_gate_reuse(struct refresh_gate *g, uint64_t lengths)
 {
-	g->windows_since++;
+	g->lengths_since += lengths ? lengths : 1;
 }
 
 double refresh_gate_age_seconds(const struct refresh_gate *g, uint64_t now_usec)

@@ -19,6 +19,7 @@ struct kswapd_state {
 	struct bpf_attachment bpf;
 	int flavour; /* the attach key it was started with */
 	__u64 last_awake_ns;
+	__u64 wakes_collected; /* wakeups + wakeup_requests at the last collect */
 };
 
 static const struct bpf_hook kswapd_hooks[] = {
@@ -60,12 +61,26 @@ static int kswapd_reload(void *priv, const void *cfg)
 	return 0;
 }
 
+static __u64 wakes(const struct kswapd_counters *c)
+{
+	return __atomic_load_n(&c->wakeups, __ATOMIC_RELAXED) + __atomic_load_n(&c->wakeup_requests, __ATOMIC_RELAXED);
+}
+
+static bool kswapd_busy(void *priv)
+{
+	struct kswapd_state *s = priv;
+
+	return wakes(&((struct kswapd_bpf *)s->bpf.skel)->bss->counters) != s->wakes_collected;
+}
+
 static int kswapd_collect(void *priv, struct snapshot *snap)
 {
 	struct kswapd_state *s = priv;
 	struct kswapd_counters *c = &((struct kswapd_bpf *)s->bpf.skel)->bss->counters;
 	__u64 now_ns = (__u64)now_mono_usec() * 1000, awake_ns;
 	size_t nid;
+
+	s->wakes_collected = wakes(c);
 
 	snapshot_add(snap, METRIC(MW_KSWAPD_WAKEUPS_TOTAL), NULL, (double)__atomic_load_n(&c->wakeups, __ATOMIC_RELAXED));
 	if (s->bpf.hook_present[2])
@@ -107,6 +122,7 @@ const struct collector_ops kswapd_collector = {
 	.priv_size = sizeof(struct kswapd_state),
 	.probe = kswapd_probe,
 	.start = kswapd_start,
+	.busy = kswapd_busy,
 	.collect = kswapd_collect,
 	.reload = kswapd_reload,
 	.stop = kswapd_stop,

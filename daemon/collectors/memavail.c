@@ -79,10 +79,6 @@ struct memavail_state {
 	bool zoneinfo_boostless; /* this kernel's zoneinfo prints no boost (5.10) */
 	struct procfile zoneinfo_file, meminfo_file;
 	struct vmstat_source *end_meminfo; /* NULL: meminfo_file is read */
-	struct {
-		double computed, error_ratio;
-		bool computed_valid, error_valid;
-	} check; /* the last window's computation and its distance from /proc/meminfo */
 };
 
 DEFINE_BPF_SKEL_OPS(memavail_bpf);
@@ -395,39 +391,21 @@ static int window_end_available(struct memavail_state *s, double *bytes)
 	return 0;
 }
 
-/* Whether this window holds an earlier /proc/meminfo read (a quiet window). */
-static bool meminfo_held(struct memavail_state *s)
-{
-	const struct meminfo *m;
-
-	return s->end_meminfo && meminfo_source_get(s->end_meminfo, &m) == 0 && !vmstat_source_fresh(s->end_meminfo);
-}
-
 static void counters_collect(struct memavail_state *s, struct snapshot *snap)
 {
 	struct memavail_calc c = { 0 };
-	double meminfo;
+	double meminfo, computed;
 
 	counters_refresh_reserve(s);
 	snapshot_add(snap, METRIC(MW_MEMAVAIL_TOTAL_RESERVE_BYTES), NULL, (double)s->zone.totalreserve_pages * (double)s->page_size);
 	if (s->wmark_hook)
 		snapshot_add(snap, METRIC(MW_MEMAVAIL_RESERVE_REFRESHES_TOTAL), NULL, (double)s->reserve_refreshes);
-	/* The check holds the computation against a read made now: without one,
-	 * the last check stands (nothing moved since, or the window would not be quiet). */
-	if (!s->check.computed_valid || !meminfo_held(s)) {
-		s->check.computed_valid = s->check.error_valid = false;
-		if (counters_compute(s, &c) < 0)
-			return;
-		s->check.computed = (double)c.available_pages * (double)s->page_size;
-		s->check.computed_valid = true;
-		if (window_end_available(s, &meminfo) == 0 && meminfo > 0) {
-			s->check.error_ratio = fabs(s->check.computed - meminfo) / meminfo;
-			s->check.error_valid = true;
-		}
-	}
-	snapshot_add(snap, METRIC(MW_MEMORY_AVAILABLE_COMPUTED_BYTES), NULL, s->check.computed);
-	if (s->check.error_valid)
-		snapshot_add(snap, METRIC(MW_MEMAVAIL_COUNTERS_ERROR_RATIO), NULL, s->check.error_ratio);
+	if (counters_compute(s, &c) < 0)
+		return;
+	computed = (double)c.available_pages * (double)s->page_size;
+	snapshot_add(snap, METRIC(MW_MEMORY_AVAILABLE_COMPUTED_BYTES), NULL, computed);
+	if (window_end_available(s, &meminfo) == 0 && meminfo > 0)
+		snapshot_add(snap, METRIC(MW_MEMAVAIL_COUNTERS_ERROR_RATIO), NULL, fabs(computed - meminfo) / meminfo);
 }
 
 /* On the event channel's consumer thread, for every pressure instant and OOM

@@ -343,15 +343,6 @@ static int window_end_samples(struct meminfo_state *s)
 		s->read_errors++;
 		return r;
 	}
-	if (!vmstat_source_fresh(s->end_source)) {
-		/* Held from an earlier window: the samples alone say where
-		 * available memory went, and the last of them is its figure now. */
-		s->last = *m;
-		s->have_last = true;
-		if (s->window_samples && (m->present & MEMINFO_HAS_AVAILABLE))
-			s->last.available = s->window_last;
-		return 0;
-	}
 	take_reading(s, m, 0);
 	mark_reading(s, m);
 	return 0;

@@ -106,7 +106,7 @@ static struct mw_daemon *start_fixtures(const char *v1, const char *v2, unsigned
 	double v = NAN;
 
 	snprintf(text, sizeof(text),
-		 "[daemon]\nwindow = 500ms\n\n[collector.cgroup]\nv1_root = %s\nv2_root = %s\ntop_k = %u\n", v1, v2,
+		 "[daemon]\nwindow = 500ms\nquiet_read_interval = 0\n\n[collector.cgroup]\nv1_root = %s\nv2_root = %s\ntop_k = %u\n", v1, v2,
 		 top_k);
 	conf = temp_config(text);
 	d = start_or_fail(conf);

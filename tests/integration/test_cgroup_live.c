@@ -177,7 +177,7 @@ START_TEST(test_live_cgroup)
 	snprintf(work_path, sizeof(work_path), "%s", live_path);
 
 	/* Only ours: other tests may run cgroups of their own meanwhile. */
-	snprintf(text, sizeof(text), "[daemon]\nwindow = 1s\n\n[collector.cgroup]\ninclude = %s\n", live_name);
+	snprintf(text, sizeof(text), "[daemon]\nwindow = 1s\nquiet_read_interval = 0\n\n[collector.cgroup]\ninclude = %s\n", live_name);
 	conf = temp_config(text);
 	d = start_or_fail(conf);
 	free(conf);
@@ -664,13 +664,13 @@ START_TEST(test_live_sources_agree)
 	run_reader();
 	run_oom_victim();
 
-	snprintf(text, sizeof(text), "[daemon]\nwindow = 1s\n\n[collector.cgroup]\ninclude = %s %s/*\ntop_k = 1000\nsource = bpf\n",
+	snprintf(text, sizeof(text), "[daemon]\nwindow = 1s\nquiet_read_interval = 0\n\n[collector.cgroup]\ninclude = %s %s/*\ntop_k = 1000\nsource = bpf\n",
 		 live_name, live_name);
 	conf = temp_config(text);
 	bpf = start_or_fail(conf);
 	free(conf);
 	snprintf(text, sizeof(text),
-		 "[daemon]\nwindow = 1s\n\n[collector.cgroup]\ninclude = %s %s/*\ntop_k = 1000\nsource = cgroupfs\n", live_name,
+		 "[daemon]\nwindow = 1s\nquiet_read_interval = 0\n\n[collector.cgroup]\ninclude = %s %s/*\ntop_k = 1000\nsource = cgroupfs\n", live_name,
 		 live_name);
 	conf = temp_config(text);
 	fs = start_or_fail(conf);

@@ -129,7 +129,7 @@ static void allocs_and_faults_run(const char *source)
 	 * trace: the pages the BPF program counts, checked against /proc/vmstat (the
 	 * default, vmstat mode, is test_alloc_vmstat_default). */
 	snprintf(conf, sizeof(conf),
-		 "[daemon]\nwindow = 200ms\nsample_interval = 50ms\n[collector.alloc]\ntrace = yes\n"
+		 "[daemon]\nwindow = 200ms\nquiet_read_interval = 0\nsample_interval = 50ms\n[collector.alloc]\ntrace = yes\n"
 		 "[collector.faults]\ntop_k = 1000\nseries_ttl = 10m\n%s%s%s",
 		 source ? "source = " : "", source ? source : "", source ? "\n" : "");
 	d = start_with_config(conf);
@@ -258,7 +258,7 @@ static void threaded_faults_run(const char *source)
 	pid_t child;
 	char c;
 
-	snprintf(conf, sizeof(conf), "[daemon]\nwindow = 200ms\n[collector.faults]\ntop_k = 1000\nseries_ttl = 10m\n%s%s%s",
+	snprintf(conf, sizeof(conf), "[daemon]\nwindow = 200ms\nquiet_read_interval = 0\n[collector.faults]\ntop_k = 1000\nseries_ttl = 10m\n%s%s%s",
 		 source ? "source = " : "", source ? source : "", source ? "\n" : "");
 	d = start_with_config(conf);
 	child = spawn_child(threaded_child, NULL, &cmd, &rep);
@@ -330,7 +330,7 @@ START_TEST(test_faults_exit_between_walks)
 	pid_t child;
 	char *body;
 
-	d = start_with_config("[daemon]\nwindow = 200ms\n[collector.faults]\ntop_k = 1000\nseries_ttl = 10m\n"
+	d = start_with_config("[daemon]\nwindow = 200ms\nquiet_read_interval = 0\n[collector.faults]\ntop_k = 1000\nseries_ttl = 10m\n"
 			      "walk_interval = 5\nwalk_faults = 1099511627776\n");
 	body = scrape_walked_after(d, realtime_now());
 	mw_assert_collector_expected(body, "faults", NULL);
@@ -370,9 +370,9 @@ END_TEST
  * exit fall between the start's walk and the restart. */
 START_TEST(test_faults_restart_reads_fresh)
 {
-	static const char base[] = "[daemon]\nwindow = 200ms\n[collector.faults]\ntop_k = 1000\nseries_ttl = 10m\n"
+	static const char base[] = "[daemon]\nwindow = 200ms\nquiet_read_interval = 0\n[collector.faults]\ntop_k = 1000\nseries_ttl = 10m\n"
 				   "walk_interval = 3600\nwalk_faults = 1099511627776\n";
-	static const char procfs[] = "[daemon]\nwindow = 200ms\n[collector.faults]\ntop_k = 1000\nseries_ttl = 10m\n"
+	static const char procfs[] = "[daemon]\nwindow = 200ms\nquiet_read_interval = 0\n[collector.faults]\ntop_k = 1000\nseries_ttl = 10m\n"
 				     "walk_interval = 3600\nwalk_faults = 1099511627776\nsource = procfs\n";
 	const size_t len = 16 * MiB;
 	int64_t deadline;
@@ -453,7 +453,7 @@ START_TEST(test_faults_exit_burst)
 	int64_t t0, t1;
 	char *body;
 
-	d = start_with_config("[daemon]\nwindow = 10s\nsample_interval = 1s\n");
+	d = start_with_config("[daemon]\nwindow = 10s\nquiet_read_interval = 0\nsample_interval = 1s\n");
 	/* A window is 10 s: every wait allows two of them. */
 	body = wait_window_after_ms(d, realtime_now(), 2 * BURST_WINDOW_MS + WINDOW_TIMEOUT_MS);
 	mw_assert_collector_expected(body, "faults", NULL);

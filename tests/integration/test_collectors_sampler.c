@@ -7,7 +7,7 @@
  * within what the test saw; the daemon's main thread
  * wakes as often as its mode says (the kernel's count of its context
  * switches); a reloaded sample interval changes the samples per window;
- * while memory stands still /proc/meminfo is held (quiet windows).
+ * while memory stands still a window goes on past its length.
  * Run by test_collectors.c. */
 #include <check.h>
 #include <math.h>
@@ -115,7 +115,7 @@ START_TEST(test_sampler_fall)
 	ck_assert_msg(meminfo_bytes("MemAvailable") > DIP_BYTES + 2 * GiB, "MemAvailable is too low for the dip");
 	memcg_path(cg, sizeof(cg), "-fall");
 	memcg_create(cg, DIP_BYTES + 64 * MiB);
-	d = start_with_config("[daemon]\nwindow = 2s\nsample_interval = 100ms\n");
+	d = start_with_config("[daemon]\nwindow = 2s\nquiet_read_interval = 0\nsample_interval = 100ms\n");
 	body = next_window(d);
 	expected_sampler(body, mode, sizeof(mode));
 	free(body);
@@ -170,7 +170,7 @@ static void assert_wakeups(const char *mode, double per_s, const char *what)
 
 START_TEST(test_sampler_wakeups_and_reload)
 {
-	char *conf = mw_write_temp_file("sampler.conf", "[daemon]\nwindow = 1s\nsample_interval = 100ms\n");
+	char *conf = mw_write_temp_file("sampler.conf", "[daemon]\nwindow = 1s\nquiet_read_interval = 0\nsample_interval = 100ms\n");
 	char mode[32];
 	struct mw_daemon *d;
 	double samples, cost;
@@ -194,7 +194,7 @@ START_TEST(test_sampler_wakeups_and_reload)
 	free(body);
 
 	/* A new interval reaches the running timer (or the daemon's own loop). */
-	reload_config(d, conf, "[daemon]\nwindow = 1s\nsample_interval = 250ms\n");
+	reload_config(d, conf, "[daemon]\nwindow = 1s\nquiet_read_interval = 0\nsample_interval = 250ms\n");
 	ck_assert(mw_poll_metric(d->port, "memwatch_sample_interval_seconds", NULL, WINDOW_TIMEOUT_MS, mw_pred_eq,
 				 0.25, NULL));
 	body = next_window(d);
@@ -205,7 +205,7 @@ START_TEST(test_sampler_wakeups_and_reload)
 	ck_assert_msg(samples >= 4 && samples <= 6, "%g samples in a 1 s window at 250 ms", samples);
 
 	/* sampler = procfs: the daemon samples itself, ten times a second. */
-	reload_config(d, conf, "[daemon]\nwindow = 1s\nsample_interval = 100ms\n[collector.meminfo]\nsampler = procfs\n");
+	reload_config(d, conf, "[daemon]\nwindow = 1s\nquiet_read_interval = 0\nsample_interval = 100ms\n[collector.meminfo]\nsampler = procfs\n");
 	ck_assert(mw_poll_metric(d->port, "memwatch_sample_interval_seconds", NULL, WINDOW_TIMEOUT_MS, mw_pred_eq, 0.1,
 				 NULL));
 	body = next_window(d);
@@ -219,56 +219,62 @@ START_TEST(test_sampler_wakeups_and_reload)
 }
 END_TEST
 
-/* Quiet windows (daemon/core.c, quiet_window): memory that moved more than
- * a thousandth of the machine (at least 1 MiB) since the last read ends a
- * quiet spell. */
+/* Windows that go on while memory stands still (daemon/core.c,
+ * core_window_goes_on): memory that moved more than a thousandth of the
+ * machine (at least 1 MiB) since the window started ends it at its length. */
 static double quiet_limit_bytes(void)
 {
 	return fmax((double)meminfo_bytes("MemTotal") / 1024, 1.0 * MiB);
 }
 
 struct quiet_view {
-	double quiet_total, age, free, available, window_min, window_max;
+	double quiet_total, length, end, free, available, window_min, window_max, samples;
 };
 
 static struct quiet_view quiet_view(const char *body)
 {
 	return (struct quiet_view){
 		.quiet_total = metric_or_fail(body, "memwatch_quiet_windows_total", NULL),
-		.age = metric_or_fail(body, "memwatch_meminfo_age_seconds", NULL),
+		.length = metric_or_fail(body, "memwatch_window_length_seconds", NULL),
+		.end = metric_or_fail(body, "memwatch_window_end_timestamp_seconds", NULL),
 		.free = metric_or_fail(body, "memwatch_memory_free_bytes", NULL),
 		.available = metric_or_fail(body, "memwatch_memory_available_bytes", NULL),
 		.window_min = metric_or_fail(body, "memwatch_memory_available_window_min_bytes", NULL),
 		.window_max = metric_or_fail(body, "memwatch_memory_available_window_max_bytes", NULL),
+		.samples = metric_or_fail(body, "memwatch_memory_window_samples", NULL),
 	};
 }
 
-/* A window either read /proc/meminfo (age 0, no quiet window counted) or
- * held it (one counted, younger than the interval allows). */
-static void assert_quiet_consistent(const struct quiet_view *before, const struct quiet_view *w, double interval_s)
+#define QUIET_INTERVAL_S 10.0
+#define QUIET_WAIT_S 90
+/* A window's end is a wake-up of the main thread: late by scheduling only. */
+#define WAKE_SLACK_S 0.4
+
+/* Each window end passed over (one counted) adds a window's length (1 s) to
+ * it, up to the interval; a window that went on holds the samples of its
+ * whole length, not of its last second. */
+static void assert_quiet_consistent(const struct quiet_view *before, const struct quiet_view *w)
 {
-	if (w->quiet_total == before->quiet_total) {
-		ck_assert_msg(w->age == 0, "a window that counted no quiet window reports /proc/meminfo %.3f s old", w->age);
-		return;
-	}
-	ck_assert_msg(w->quiet_total == before->quiet_total + 1, "%g quiet windows counted in one window",
-		      w->quiet_total - before->quiet_total);
-	ck_assert_msg(w->age > 0 && w->age <= interval_s, "a quiet window with /proc/meminfo %.3f s old (interval %.0f s)",
-		      w->age, interval_s);
-	/* Its available memory is the last sample's, not the held read's. */
+	double passed = w->quiet_total - before->quiet_total;
+
+	ck_assert_msg(w->length >= 1.0 - WAKE_SLACK_S && w->length <= QUIET_INTERVAL_S + WAKE_SLACK_S,
+		      "a window %.3f s long (window 1 s, quiet_read_interval %.0f s)", w->length, QUIET_INTERVAL_S);
+	ck_assert_msg(fabs(w->length - (passed + 1)) <= WAKE_SLACK_S,
+		      "a window %.3f s long passed over %g window ends (want its length in seconds less one)", w->length,
+		      passed);
 	ck_assert_msg(w->window_min <= w->available && w->available <= w->window_max,
-		      "a quiet window's available memory %.0f B is outside its samples' %.0f..%.0f B", w->available,
-		      w->window_min, w->window_max);
+		      "available memory %.0f B is outside the window's samples' %.0f..%.0f B", w->available, w->window_min,
+		      w->window_max);
+	/* 100 ms samples: at least half of them, however long the window. */
+	ck_assert_msg(w->samples >= w->length / 0.1 / 2, "a window %.3f s long holds only %g samples", w->length,
+		      w->samples);
 }
 
-#define QUIET_INTERVAL_S 10.0
-#define QUIET_WAIT_WINDOWS 40
-
-/* Where the kernel samples, a host whose memory stands still holds
- * /proc/meminfo (the test's own reads of MemFree agree with the held figure within
- * the limit), memory the test takes ends the spell before its interval is
- * up, and quiet_read_interval = 0 reads every window. Where the daemon
- * samples /proc/meminfo itself, no window is quiet. */
+/* Where the kernel samples, a host whose memory stands still gets windows
+ * that go on (the test's own read of MemFree agrees with the window's within
+ * the limit), memory the test takes ends one within a window's length, and
+ * quiet_read_interval = 0 gives every window its length. Where the daemon
+ * samples /proc/meminfo itself, no window goes on. */
 START_TEST(test_sampler_quiet)
 {
 	char *conf = mw_write_temp_file("quiet.conf", "[daemon]\nwindow = 1s\nquiet_read_interval = 10s\n");
@@ -277,6 +283,7 @@ START_TEST(test_sampler_quiet)
 	char mode[32], cg[256], c;
 	struct mw_daemon *d;
 	int i, cmd, rep, st;
+	int64_t deadline;
 	bool quiet = false;
 	pid_t child;
 	char *body;
@@ -293,35 +300,36 @@ START_TEST(test_sampler_quiet)
 			body = next_window(d);
 			w = quiet_view(body);
 			free(body);
-			ck_assert_msg(w.quiet_total == 0 && w.age == 0,
-				      "mode procfs: %g quiet windows, /proc/meminfo %.3f s old (want none: no sampler to say memory stood still)",
-				      w.quiet_total, w.age);
+			ck_assert_msg(w.quiet_total == 0 && fabs(w.length - 1.0) <= WAKE_SLACK_S,
+				      "mode procfs: %g window ends passed over, a window %.3f s long (want none: no sampler to "
+				      "say memory stood still)",
+				      w.quiet_total, w.length);
 		}
 		goto out;
 	}
 
-	/* 1. A spell: the held free memory stays within the limit of the kernel's. */
-	for (i = 0; i < QUIET_WAIT_WINDOWS && !quiet; i++) {
-		body = next_window(d);
+	/* 1. Memory stands still: a window goes on, and its MemFree is the kernel's within the limit. */
+	for (deadline = mw_mono_ms() + QUIET_WAIT_S * 1000; !quiet && mw_mono_ms() < deadline;) {
+		body = wait_window_after_ms(d, prev.end, (int)(QUIET_INTERVAL_S + 5) * 1000);
 		own_free = (double)meminfo_bytes("MemFree");
 		own_min = fmin(own_min, own_free);
 		own_max = fmax(own_max, own_free);
 		w = quiet_view(body);
 		free(body);
-		assert_quiet_consistent(&prev, &w, QUIET_INTERVAL_S);
-		if (w.age > 0) {
+		assert_quiet_consistent(&prev, &w);
+		if (w.quiet_total > prev.quiet_total) {
 			quiet = true;
 			ck_assert_msg(fabs(w.free - own_free) <= 2 * limit,
-				      "a quiet window holds MemFree %.1f MiB, the kernel's is %.1f MiB: more than twice the "
-				      "limit (%.1f MiB) apart",
-				      w.free / MiB, own_free / MiB, limit / MiB);
+				      "a window that went on %.3f s reports MemFree %.1f MiB, the kernel's is %.1f MiB: more "
+				      "than twice the limit (%.1f MiB) apart",
+				      w.length, w.free / MiB, own_free / MiB, limit / MiB);
 		}
 		prev = w;
 	}
-	ck_assert_msg(quiet, "no quiet window in %d windows; MemFree, read by the test at each, moved %.1f MiB "
-		      "(limit %.1f MiB between reads)", QUIET_WAIT_WINDOWS, (own_max - own_min) / MiB, limit / MiB);
+	ck_assert_msg(quiet, "no window went on in %d s; MemFree, read by the test after each, moved %.1f MiB "
+		      "(limit %.1f MiB)", QUIET_WAIT_S, (own_max - own_min) / MiB, limit / MiB);
 
-	/* 2. Taking 4 limits ends it: the first window a sample saw it in reads again. */
+	/* 2. Taking 4 limits ends the window within a window's length, not the interval. */
 	memcg_path(cg, sizeof(cg), "-quiet");
 	memcg_create(cg, (unsigned long long)(4 * limit) + 64 * MiB);
 	free0 = (double)meminfo_bytes("MemFree");
@@ -330,7 +338,7 @@ START_TEST(test_sampler_quiet)
 	read_exact(rep, &c, 1, WINDOW_TIMEOUT_MS, "the toucher's report");
 	t_took = realtime_now();
 	free1 = (double)meminfo_bytes("MemFree");
-	body = wait_window_after(d, t_took + 0.25);
+	body = wait_window_after_ms(d, t_took, (int)(QUIET_INTERVAL_S + 5) * 1000);
 	w = quiet_view(body);
 	free(body);
 	close(cmd);
@@ -338,19 +346,22 @@ START_TEST(test_sampler_quiet)
 	close(rep);
 	memcg_remove(cg);
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the toucher ended with status 0x%x", st);
-	note("quiet: MemFree %.1f MiB before the child took %.1f MiB, %.1f MiB after; the next window: /proc/meminfo %.3f s "
-	     "old, MemFree %.1f MiB",
-	     free0 / MiB, 4 * limit / MiB, free1 / MiB, w.age, w.free / MiB);
+	note("quiet: MemFree %.1f MiB before the child took %.1f MiB, %.1f MiB after; the next window ended %.3f s later, "
+	     "%.3f s long, MemFree %.1f MiB",
+	     free0 / MiB, 4 * limit / MiB, free1 / MiB, w.end - t_took, w.length, w.free / MiB);
 	ck_assert_msg(free0 - free1 >= 2 * limit, "MemFree fell only %.1f MiB while the child took %.1f MiB",
 		      (free0 - free1) / MiB, 4 * limit / MiB);
-	ck_assert_msg(w.age == 0, "the window after the child took %.1f MiB held /proc/meminfo %.3f s old", 4 * limit / MiB,
-		      w.age);
+	/* The sample that sees the fall (100 ms apart) can come after the next
+	 * window end: that one goes on, the one after ends. */
+	ck_assert_msg(w.end - t_took <= 2 * 1.0 + 0.1 + WAKE_SLACK_S,
+		      "the window after the child took %.1f MiB ended %.3f s later (window 1 s, interval %.0f s)",
+		      4 * limit / MiB, w.end - t_took, QUIET_INTERVAL_S);
 	ck_assert_msg(w.free <= free0 - (free0 - free1) / 2,
 		      "the window after the child took its memory reports MemFree %.1f MiB: not half the fall the test "
 		      "saw (%.1f to %.1f MiB)",
 		      w.free / MiB, free0 / MiB, free1 / MiB);
 
-	/* 3. Switched off, every window reads. */
+	/* 3. Switched off, every window has its length. */
 	reload_config(d, conf, "[daemon]\nwindow = 1s\nquiet_read_interval = 0\n");
 	body = next_window(d);
 	prev = quiet_view(body);
@@ -359,8 +370,8 @@ START_TEST(test_sampler_quiet)
 		body = next_window(d);
 		w = quiet_view(body);
 		free(body);
-		ck_assert_msg(w.age == 0 && w.quiet_total == prev.quiet_total,
-			      "quiet_read_interval = 0: /proc/meminfo %.3f s old, %g quiet windows more", w.age,
+		ck_assert_msg(fabs(w.length - 1.0) <= WAKE_SLACK_S && w.quiet_total == prev.quiet_total,
+			      "quiet_read_interval = 0: a window %.3f s long, %g window ends passed over", w.length,
 			      w.quiet_total - prev.quiet_total);
 	}
 out:

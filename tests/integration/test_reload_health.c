@@ -34,7 +34,7 @@ static bool health_family(const char *name, size_t len)
 		"memwatch_sample_interval_seconds", "memwatch_window_end_timestamp_seconds",
 		"memwatch_start_time_seconds", "memwatch_series_dropped_total", "memwatch_config_reloads_total",
 		"memwatch_events_", "memwatch_pressure_events_total", "memwatch_quiet_windows_total",
-		"memwatch_meminfo_age_seconds",
+		"memwatch_window_length_seconds",
 	};
 
 	for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++)
@@ -116,7 +116,7 @@ START_TEST(test_health_budget)
 	}
 	/* Uncapped first: what the cgroup collector exports for these cgroups. */
 	ck_assert(asprintf(&text,
-			   "[daemon]\nwindow = 1s\nmax_series = 1000000\n"
+			   "[daemon]\nwindow = 1s\nquiet_read_interval = 0\nmax_series = 1000000\n"
 			   "[collector.cgroup]\nv1_root = %s\nv2_root = none\ntop_k = 10000\nmax_cgroups = 100000\n",
 			   root) >= 0);
 	conf = mw_write_temp_file("memwatchd.conf", text);
@@ -153,7 +153,7 @@ START_TEST(test_health_budget)
 
 	/* The smallest cap: the daemon's own series must all stay. */
 	ck_assert(asprintf(&text,
-			   "[daemon]\nwindow = 1s\nmax_series = 100\n"
+			   "[daemon]\nwindow = 1s\nquiet_read_interval = 0\nmax_series = 100\n"
 			   "[collector.cgroup]\nv1_root = %s\nv2_root = none\ntop_k = 10000\nmax_cgroups = 100000\n",
 			   root) >= 0);
 	reload_to(d, conf, text, &a, &b);

@@ -34,12 +34,13 @@
 #define MARKUP_NAME "<script>alert(1"
 #define MARKUP_ESCAPED "&lt;script&gt;alert(1"
 
-/* 500 ms windows; every series of the faults collector, so that the test's own
+/* 500 ms windows, each ending at its length; every series of the faults collector, so that the test's own
  * processes are exported whatever else runs on the host; a process walk every
  * fourth window only, so that most pages fall between two walks. */
 static const char ui_config[] = "# memwatchd UI tests\n"
 				"[daemon]\n"
 				"window = 500ms\n"
+				"quiet_read_interval = 0\n"
 				"\n"
 				"[collector.memavail]\n"
 				"method = procfs\n"

@@ -41,7 +41,7 @@ void wl_fixture_start(struct wl_fixture *f)
 			 f->cg[i].path + strlen(v1 ? MEMCG_V1_ROOT : CGROUP_V2_ROOT));
 	/* history: room for every window a test looks at, however slow the browser. */
 	snprintf(config, sizeof(config),
-		 "# memwatchd per-workload view tests\n[daemon]\nwindow = 500ms\nhistory = 240\n\n"
+		 "# memwatchd per-workload view tests\n[daemon]\nwindow = 500ms\nquiet_read_interval = 0\nhistory = 240\n\n"
 		 "[collector.memavail]\nmethod = procfs\n\n"
 		 "[collector.cgroup]\ninclude = %s %s\ntop_k = 1000\n",
 		 f->label[0], f->label[1]);

@@ -103,8 +103,9 @@ class Run:
         self.prom_log = os.path.join(self.tmp, "prometheus.log")
         mport = self.mport = opslib.free_port()
         conf = os.path.join(self.tmp, "memwatchd.conf")
+        # Every window ends at its length: the test counts windows between scrapes.
         with open(conf, "w") as f:
-            f.write("[daemon]\nlisten = 127.0.0.1:%d\nwindow = 1s\nlog_level = info\n" % mport)
+            f.write("[daemon]\nlisten = 127.0.0.1:%d\nwindow = 1s\nquiet_read_interval = 0\nlog_level = info\n" % mport)
         denv = {k: v for k, v in os.environ.items()
                 if k not in ("NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "WATCHDOG_USEC")}
         self.daemon = subprocess.Popen([exe, "--config", conf], stdin=subprocess.DEVNULL,

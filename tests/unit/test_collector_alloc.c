@@ -427,95 +427,6 @@ START_TEST(test_vmstat_read_once_per_window)
 }
 END_TEST
 
-/* A quiet window keeps the /proc/meminfo table read before (the meminfo
- * collector's gauges stay, its window gets no end-of-window sample) and says
- * it is not fresh; a meminfo source with no table yet reads all the same;
- * /proc/vmstat reads as in any window; the next window reads both. */
-START_TEST(test_quiet_window_holds_meminfo)
-{
-	char dir[256], mpath[300], vpath[300], late_path[300], text[1024];
-	struct vmstat_source *mprobe, *vprobe, *late;
-	struct collector_settings *settings;
-	struct collector_status st = { 0 };
-	struct vmstat_sources *sources;
-	struct collector_context ctx;
-	struct config_error err;
-	const struct meminfo *m;
-	const struct vmstat *vm;
-	struct snapshot *snap;
-	void *priv;
-	int r;
-
-	fixture_tmpdir_make(dir, sizeof(dir), "quiet-window");
-	snprintf(mpath, sizeof(mpath), "%s/meminfo", dir);
-	snprintf(vpath, sizeof(vpath), "%s/vmstat", dir);
-	snprintf(late_path, sizeof(late_path), "%s/meminfo-late", dir);
-	copy_fixture_of("meminfo", "real-6.18.txt", mpath);
-	copy_fixture_of("meminfo", "real-6.18.txt", late_path);
-	copy_fixture("real-6.18.txt", vpath);
-	snprintf(text, sizeof(text), "[collector.meminfo]\npath = %s\nsampler = procfs\n", mpath);
-	settings = build(text, &r, &err);
-	ck_assert_msg(r == 0, "%s", err.message);
-	ck_assert_int_eq(vmstat_sources_new(&sources), 0);
-	ctx = (struct collector_context){ .vmstat = sources };
-	priv = calloc(1, meminfo_collector.priv_size);
-	ck_assert_ptr_nonnull(priv);
-	ck_assert_int_eq(meminfo_collector.start(priv, settings[index_of(&meminfo_collector)].cfg, &ctx, &st), 0);
-	ck_assert_int_eq(meminfo_source_open(sources, mpath, &mprobe), 0);
-	ck_assert_int_eq(vmstat_source_open(sources, vpath, &vprobe), 0);
-
-	vmstat_sources_next_window(sources);
-	snap = snapshot_new(NULL, 1000);
-	ck_assert_int_eq(meminfo_collector.collect(priv, snap), 0);
-	ck_assert_int_eq(snapshot_seal(snap), 0);
-	ck_assert(vmstat_source_fresh(mprobe));
-	ck_assert_double_eq(snapshot_value(snap, "memwatch_memory_free_bytes", NULL), 24381224.0 * 1024);
-	snapshot_unref(snap);
-	ck_assert_int_eq(vmstat_source_get(vprobe, &vm), 0);
-	ck_assert_uint_eq(vm->pgfree, 26815768);
-
-	copy_fixture_of("meminfo", "linux-3.2-no-memavailable.txt", mpath);
-	copy_fixture("linux-3.10-centos7.txt", vpath);
-	vmstat_sources_quiet_window(sources);
-	snap = snapshot_new(NULL, 1000);
-	ck_assert_int_eq(meminfo_collector.collect(priv, snap), 0);
-	ck_assert_int_eq(snapshot_seal(snap), 0);
-	ck_assert_uint_eq(vmstat_source_reads(mprobe), 1);
-	ck_assert(!vmstat_source_fresh(mprobe));
-	ck_assert_double_eq(snapshot_value(snap, "memwatch_memory_free_bytes", NULL), 24381224.0 * 1024);
-	ck_assert_double_eq(snapshot_value(snap, "memwatch_memory_window_samples", NULL), 0);
-	snapshot_unref(snap);
-	ck_assert_int_eq(vmstat_source_get(vprobe, &vm), 0);
-	ck_assert_uint_eq(vmstat_source_reads(vprobe), 2);
-	ck_assert(vmstat_source_fresh(vprobe));
-	ck_assert_uint_eq(vm->pgfree, 1333400000);
-	/* Opened during the quiet window: nothing to hold, so it reads. */
-	ck_assert_int_eq(meminfo_source_open(sources, late_path, &late), 0);
-	ck_assert_int_eq(meminfo_source_get(late, &m), 0);
-	ck_assert_uint_eq(vmstat_source_reads(late), 1);
-	ck_assert(vmstat_source_fresh(late));
-
-	vmstat_sources_next_window(sources);
-	snap = snapshot_new(NULL, 1000);
-	ck_assert_int_eq(meminfo_collector.collect(priv, snap), 0);
-	ck_assert_int_eq(snapshot_seal(snap), 0);
-	ck_assert_uint_eq(vmstat_source_reads(mprobe), 2);
-	ck_assert(vmstat_source_fresh(mprobe));
-	ck_assert(!vmstat_source_fresh(late)); /* not read in this window yet */
-	ck_assert_double_eq(snapshot_value(snap, "memwatch_memory_free_bytes", NULL), 153432.0 * 1024);
-	snapshot_unref(snap);
-
-	vmstat_source_unref(late);
-	vmstat_source_unref(vprobe);
-	vmstat_source_unref(mprobe);
-	meminfo_collector.stop(priv);
-	vmstat_sources_free(sources);
-	free(priv);
-	collector_settings_free(settings);
-	fixture_tmpdir_remove(dir);
-}
-END_TEST
-
 /* The meminfo collector's window-end read of /proc/meminfo is the window's
  * one read for every collector that compares with it (memavail): read once,
  * the same figures for both, and apart from a vmstat source of that path. */
@@ -633,7 +544,6 @@ static Suite *collector_alloc_suite(void)
 	tcase_add_test(tc, test_vmstat_missing);
 	tcase_add_test(tc, test_vmstat_without_pgalloc);
 	tcase_add_test(tc, test_vmstat_read_once_per_window);
-	tcase_add_test(tc, test_quiet_window_holds_meminfo);
 	tcase_add_test(tc, test_meminfo_read_once_per_window);
 	tcase_add_test(tc, test_vmstat_sets_independent);
 	suite_add_tcase(s, tc);
