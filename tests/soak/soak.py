@@ -96,10 +96,14 @@ EXPECTED_ERR = "Reload failed, keeping the running configuration"
 # cgroups that reclaim here are the OOM kills' dd and cgroup, one every 10 s,
 # and each stays exported for series_ttl (up to top_k), so with the default the
 # series, and the windows that hold them, grow for 5 minutes (measured: 366
-# series after the warm-up, 454 at the end of a 300 s run).
+# series after the warm-up, 454 at the end of a 300 s run). And history is 10
+# windows: windows go on while memory stands still, up to quiet_read_interval
+# (5 s), so the default 60 took up to 300 s to fill (rss grew 480 KiB a
+# minute after the warm-up as the ring filled); 10 fill within 50 s.
 BASE = """[daemon]
 window = 500ms
 sample_interval = 50ms
+history = 10
 event_history = 100
 [collector.cgroup]
 top_k = 20
