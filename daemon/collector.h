@@ -75,9 +75,10 @@ struct collector_context {
 	const uint64_t *window_lengths;
 };
 
-static inline uint64_t collector_window_lengths(const struct collector_context *ctx)
+/* *window_lengths as a collector keeps the pointer from its context. */
+static inline uint64_t collector_window_lengths(const uint64_t *window_lengths)
 {
-	return ctx->window_lengths && *ctx->window_lengths ? *ctx->window_lengths : 1;
+	return window_lengths && *window_lengths ? *window_lengths : 1;
 }
 
 /* One of the cgroup hierarchy's shared id -> path tables (ctx->cgroups), as a

@@ -437,7 +437,8 @@ bool core_window_goes_on(struct core *core, uint64_t now_mono)
 
 static uint64_t window_lengths(const struct snapshot_window *w, uint32_t window_msec)
 {
-	uint64_t length = (uint64_t)window_msec * USEC_PER_MSEC, n = (w->end_mono_usec - w->start_mono_usec + length / 2) / length;
+	uint64_t length = (uint64_t)window_msec * USEC_PER_MSEC;
+	uint64_t n = (w->end_mono_usec - w->start_mono_usec + length / 2) / length;
 
 	return n ? n : 1;
 }

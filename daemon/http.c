@@ -618,7 +618,7 @@ int http_server_start(struct http_server **ret, const struct listen_addr *addr, 
 	return 0;
 }
 
-void http_server_set_window(struct http_server *srv, uint32_t longest_window_msec)
+void http_server_set_longest_window(struct http_server *srv, uint32_t longest_window_msec)
 {
 	atomic_store(&srv->longest_window_msec, longest_window_msec);
 }

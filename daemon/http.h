@@ -25,7 +25,7 @@ int http_server_start(struct http_server **ret, const struct listen_addr *addr, 
 		      struct event_channel *events, uint32_t longest_window_msec, const struct http_security *sec);
 /* A listening socket; bound before capabilities are dropped, so a port below 1024 works. */
 int http_bind_listen(const struct listen_addr *addr, const char *text);
-void http_server_set_window(struct http_server *srv, uint32_t longest_window_msec);
+void http_server_set_longest_window(struct http_server *srv, uint32_t longest_window_msec);
 void http_server_stop(struct http_server *srv);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct http_server *, http_server_stop)
 

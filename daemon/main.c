@@ -308,7 +308,7 @@ static void reload(struct core *core, const struct options *o, struct http_serve
 		return;
 	}
 	log_set_max_level(core->config->daemon.log_level);
-	http_server_set_window(*srv, daemon_config_longest_window_msec(&core->config->daemon));
+	http_server_set_longest_window(*srv, daemon_config_longest_window_msec(&core->config->daemon));
 	if (!socket_activated && (strcmp(old_listen, core->config->daemon.listen) != 0 ||
 				  old_max_conn != core->config->daemon.max_connections || security_changed)) {
 		struct http_server *fresh = NULL;

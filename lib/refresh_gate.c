@@ -11,8 +11,8 @@ void refresh_gate_expire(struct refresh_gate *g)
 	g->expired = true;
 }
 
-bool refresh_gate_due(const struct refresh_gate *g, uint64_t interval, uint64_t lengths, const struct refresh_signal *sig,
-		      size_t n)
+bool refresh_gate_due(const struct refresh_gate *g, uint64_t interval, uint64_t lengths,
+		      const struct refresh_signal *sig, size_t n)
 {
 	if (!g->primed || g->expired || interval <= 1 || g->lengths_since + (lengths ? lengths : 1) >= interval)
 		return true;

@@ -38,8 +38,8 @@ void refresh_gate_reset(struct refresh_gate *g);
  * interval reached (interval <= 1: every window), a signal grew by its
  * threshold or went back (reset), or the set of signals present changed. n
  * is at most REFRESH_SIGNALS_MAX. */
-bool refresh_gate_due(const struct refresh_gate *g, uint64_t interval, uint64_t lengths, const struct refresh_signal *sig,
-		      size_t n);
+bool refresh_gate_due(const struct refresh_gate *g, uint64_t interval, uint64_t lengths,
+		      const struct refresh_signal *sig, size_t n);
 
 /* The window read: remembers the signals and when. */
 void refresh_gate_read(struct refresh_gate *g, const struct refresh_signal *sig, size_t n, uint64_t now_usec);

@@ -386,7 +386,8 @@ static int cgroup_collect(void *priv, struct snapshot *snap)
 	if (vm)
 		n_sig = host_signals(s, vm, sig);
 	/* The signals are taken before the read: what moves during it calls for the next. */
-	if (!may_wait(s, vm) || refresh_gate_due(&s->gate, s->cfg.refresh_interval, collector_window_lengths(&s->ctx), sig, n_sig)) {
+	if (!may_wait(s, vm) ||
+	    refresh_gate_due(&s->gate, s->cfg.refresh_interval, collector_window_lengths(s->window_lengths), sig, n_sig)) {
 		/* The entries go first: the last read's order of export no longer fits them. */
 		free(s->rank);
 		s->rank = NULL;
@@ -398,7 +399,7 @@ static int cgroup_collect(void *priv, struct snapshot *snap)
 		refresh_gate_read(&s->gate, sig, n_sig, now);
 		s->read_fresh = false;
 	} else {
-		refresh_gate_reuse(&s->gate, collector_window_lengths(&s->ctx));
+		refresh_gate_reuse(&s->gate, collector_window_lengths(s->window_lengths));
 	}
 	cgroup_peak_collect(s);
 	emit(s, snap, now);
@@ -495,7 +496,7 @@ static int cgroup_start(void *priv, const void *cfg, const struct collector_cont
 	struct cgroup_state *s = priv;
 	size_t k;
 
-	s->ctx = *ctx;
+	s->window_lengths = ctx->window_lengths;
 	s->hierarchy = ctx->cgroups;
 	s->names = ctx->names;
 	s->roots = (struct roots){ .v1_fd = -1, .v2_fd = -1 };

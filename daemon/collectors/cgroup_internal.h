@@ -143,7 +143,7 @@ struct cgroup_state {
 	struct refresh_gate gate;
 	bool read_fresh; /* the next read reads every memory.stat too (the last collect before a restart) */
 	struct vmstat_source *vmstat; /* NULL: not readable (then every window reads) */
-	struct collector_context ctx;
+	const uint64_t *window_lengths; /* collector_context's */
 	struct cgroup_rank *rank;     /* n_entries of them; NULL until a read ranked */
 	size_t n_keep;
 	uint64_t other_usage, other_ws;

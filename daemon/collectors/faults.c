@@ -56,7 +56,7 @@ struct faults_state {
 	uint64_t exits_total, exits_dropped; /* dropped: no room here */
 	struct tracker procs;
 	struct vmstat_source *vmstat; /* NULL: not readable */
-	struct collector_context ctx;
+	const uint64_t *window_lengths; /* collector_context's */
 	char *buf; /* ITER_CHUNK bytes */
 	/* The last walk's export, re-exported until the next walk: pointers
 	 * into procs.rows, which stand still until the next walk. */
@@ -244,7 +244,7 @@ static int faults_start(void *priv, const void *cfg, const struct collector_cont
 	tracker_init(&s->procs, FAULT_COUNTERS, FAULT_MAJOR, FAULT_MINOR);
 	snprintf(path, sizeof(path), "%s/vmstat", s->cfg.proc_root);
 	/* Unreadable: no system-wide figures, s->vmstat stays NULL. */
-	s->ctx = *ctx;
+	s->window_lengths = ctx->window_lengths;
 	(void)vmstat_source_open(ctx->vmstat, path, &s->vmstat);
 	if (s->cfg.source != SOURCE_PROCFS) {
 		r = start_bpf(s, &exit_err);
@@ -619,13 +619,13 @@ static int faults_collect(void *priv, struct snapshot *snap)
 	/* Without the host's counters nothing says the processes stood still. */
 	/* Without the exit hook, a walk skipped is a process's last faults lost. */
 	if (!vm || refresh_gate_due(&s->gate, s->exit_ring ? s->cfg.walk_interval : 1,
-					 collector_window_lengths(&s->ctx), sig, n_sig)) {
+					 collector_window_lengths(s->window_lengths), sig, n_sig)) {
 		r = walk(s, now);
 		if (r < 0)
 			return r;
 		refresh_gate_read(&s->gate, sig, n_sig, now);
 	} else {
-		refresh_gate_reuse(&s->gate, collector_window_lengths(&s->ctx));
+		refresh_gate_reuse(&s->gate, collector_window_lengths(s->window_lengths));
 	}
 	snapshot_add(snap, METRIC(MW_FAULT_TRACKED_PROCESSES), NULL, (double)s->n_tracked);
 	for (i = 0; i < s->n_top; i++) {

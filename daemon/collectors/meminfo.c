@@ -57,7 +57,7 @@ struct meminfo_state {
 	double sampler_seconds_before; /* of timers given up, so the counter never goes back */
 	enum sampler_choice cfg_sampler;
 	double cfg_sampler_tolerance;
-	/* Quiet windows: the sampler measures movement from the last read. */
+	/* Whether the window may go on: the sampler measures movement from the last read. */
 	bool marked;
 	uint64_t quiet_limit_pages;
 	uint64_t samples_seen;
@@ -287,8 +287,8 @@ static int meminfo_start(void *priv, const void *cfg, const struct collector_con
 	return sampler_start(s, c, ctx, st);
 }
 
-/* Memory that moved by more than this since the last read ends a quiet
- * spell: a thousandth of the machine, and at least a MiB. */
+/* Memory that moved by more than this since the last read ends the window
+ * at its length: a thousandth of the machine, and at least a MiB. */
 static uint64_t quiet_limit_pages(const struct meminfo *m, long page_size)
 {
 	uint64_t pages = m->total / (uint64_t)page_size / 1024, floor = (1u << 20) / (uint64_t)page_size;
