@@ -7,8 +7,19 @@
 #include <bpf/bpf_tracing.h>
 #include "memwatch.bpf.h"
 #include "kswapd.h"
+#include "stir.bpf.h"
 
 struct kswapd_counters counters = {};
+/* Set by user space while a window goes on: a wake ends it. */
+__u64 stir_armed = 0;
+
+static __always_inline void stir_if_armed(void)
+{
+	if (!stir_armed)
+		return;
+	stir_armed = 0;
+	stir_daemon();
+}
 
 /* Volatile: user space reads the slots while the programs run. */
 #define READ_ONCE(x) (*(volatile __typeof__(x) *)&(x))
@@ -33,6 +44,7 @@ static __always_inline int handle_kswapd_wake(int nid)
 	__u64 now = bpf_ktime_get_ns(), *since = awake_since(nid);
 
 	counter_add(&counters.wakeups, 1);
+	stir_if_armed();
 	/* kswapd may go round its loop again without sleeping: keep the first wake. */
 	if (since && !READ_ONCE(*since))
 		WRITE_ONCE(*since, now);
@@ -58,6 +70,7 @@ static __always_inline int handle_kswapd_sleep(int nid)
 static __always_inline int handle_wakeup_request(void)
 {
 	counter_add(&counters.wakeup_requests, 1);
+	stir_if_armed();
 	return 0;
 }
 

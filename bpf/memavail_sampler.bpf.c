@@ -10,6 +10,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "memavail.bpf.h"
+#include "stir.bpf.h"
 
 #define CLOCK_MONOTONIC 1
 
@@ -48,6 +49,8 @@ __u64 moved_pages = 0;
  * computation is not MemAvailable to the page. User space zeroes base_taken. */
 __u64 base_available_pages = 0;
 __u64 base_taken = 0;
+/* Set by user space while a window goes on: moving further than this ends it. */
+__u64 stir_above_pages = 0;
 
 static __always_inline __u64 distance(__u64 a, __u64 b)
 {
@@ -115,6 +118,10 @@ static int sample(void *map, __u32 *key, struct sampler_timer *t)
 		slot->ts_ns = start;
 		slot->pages = pages;
 		note_available(pages);
+		if (stir_above_pages && moved_pages > stir_above_pages) {
+			stir_above_pages = 0;
+			stir_daemon();
+		}
 		/* A full barrier: the slot is written before the head moves. */
 		__sync_fetch_and_add(&samples_head, 1);
 		m = bpf_map_lookup_elem(&memavail, &zero);

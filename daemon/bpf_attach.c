@@ -252,6 +252,32 @@ int bpf_shared_map_reuse(struct bpf_shared_maps *s, struct bpf_map *map)
 	return bpf_map__reuse_fd(map, fd);
 }
 
+int bpf_shared_map_add(struct bpf_shared_maps *s, const char *name, int fd)
+{
+	if (!s || s->n == BPF_SHARED_MAPS_MAX)
+		return -E2BIG;
+	snprintf(s->maps[s->n].name, sizeof(s->maps[0].name), "%s", name);
+	s->maps[s->n++].fd = fd;
+	return 0;
+}
+
+int bpf_shared_map_fd(const struct bpf_shared_maps *s, const char *name)
+{
+	size_t i;
+
+	for (i = 0; s && i < s->n; i++)
+		if (strcmp(s->maps[i].name, name) == 0)
+			return s->maps[i].fd;
+	return -1;
+}
+
+bool bpf_shared_map_join(struct bpf_shared_maps *s, struct bpf_map *map)
+{
+	int fd = bpf_shared_map_fd(s, bpf_map__name(map));
+
+	return fd >= 0 && bpf_map__reuse_fd(map, fd) == 0;
+}
+
 void bpf_shared_maps_close(struct bpf_shared_maps *s)
 {
 	size_t i;

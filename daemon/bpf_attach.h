@@ -100,7 +100,7 @@ int bpf_program_loads_alone(const struct bpf_skel_ops *ops, size_t prog_offset);
 /* BPF maps several objects share across collector instances (the memavail
  * map the pressure programs read): created from the first object's
  * definition, reused by every later one, closed with the core. */
-#define BPF_SHARED_MAPS_MAX 4
+#define BPF_SHARED_MAPS_MAX 8
 
 struct bpf_shared_maps {
 	struct {
@@ -112,6 +112,13 @@ struct bpf_shared_maps {
 
 /* Before load: map becomes the shared map of its name. */
 int bpf_shared_map_reuse(struct bpf_shared_maps *s, struct bpf_map *map);
+/* A map made elsewhere, shared under name from now on; s owns fd. */
+int bpf_shared_map_add(struct bpf_shared_maps *s, const char *name, int fd);
+/* The shared map of that name, or -1. */
+int bpf_shared_map_fd(const struct bpf_shared_maps *s, const char *name);
+/* Before load: map becomes the shared map of its name if one was made
+ * (bpf_shared_map_add); false, and it keeps its own, if none was. */
+bool bpf_shared_map_join(struct bpf_shared_maps *s, struct bpf_map *map);
 void bpf_shared_maps_close(struct bpf_shared_maps *s);
 
 /* On reload: whether an attachment made for the "attach" key old_flavour

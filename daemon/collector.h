@@ -147,6 +147,12 @@ struct collector_ops {
 	/* Optional: whether something it counts happened since its last
 	 * collect; one that did ends the window at its length, quiet or not. */
 	bool (*busy)(void *priv);
+	/* Optional, with quiet or busy: while on, the kernel side writes into
+	 * the shared stir ring (daemon/stir.h) as soon as quiet or busy would
+	 * answer otherwise, so that the daemon sleeps through a window that goes
+	 * on instead of asking at each window length. False where it cannot,
+	 * or when the answer changed already. */
+	bool (*watch)(void *priv, bool on);
 	/* At the end of a window: write every sample into the snapshot. */
 	int (*collect)(void *priv, struct snapshot *snap);
 	/* Optional: apply a changed configuration in place, keeping BPF maps,

@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "core.h"
 #include "log.h"
+#include "stir.h"
 #include "vmstat_source.h"
 
 #define BACKOFF_MAX_WINDOWS 64u
@@ -199,6 +200,8 @@ void core_start_collectors(struct core *core)
 {
 	size_t i;
 
+	if (!core->stir)
+		core->stir = stir_new(&core->shared_maps);
 	for (i = 0; i < n_all_collectors; i++)
 		collector_start(core, &core->collectors[i]);
 	bpf_attach_release_caches();
@@ -232,6 +235,7 @@ void core_done(struct core *core)
 	cgroup_hierarchy_free(core->cgroups);
 	cgroup_names_free(core->names);
 	vmstat_sources_free(core->vmstat);
+	stir_free(core->stir);
 	bpf_shared_maps_close(&core->shared_maps);
 	snapshot_ring_free(core->ring);
 	snapshot_renderer_unref(core->renderer);
@@ -430,9 +434,85 @@ bool core_window_goes_on(struct core *core, uint64_t now_mono)
 			return false;
 		answered = true;
 	}
-	if (answered)
-		core->quiet_windows_total++;
+	core->window_went_on |= answered;
 	return answered;
+}
+
+/* Where core_window_goes_on first says no, on the grid of end_mono. */
+static uint64_t window_last_end(const struct core *core, uint64_t end_mono)
+{
+	const struct daemon_config *d = &core->config->daemon;
+	uint64_t limit = (uint64_t)d->quiet_read_msec * USEC_PER_MSEC, length = (uint64_t)d->window_msec * USEC_PER_MSEC;
+
+	while (end_mono - core->window_start_mono_usec + length / 2 < limit)
+		end_mono += length;
+	return end_mono;
+}
+
+static bool watches(const struct collector_instance *ci)
+{
+	return ci->status.running && (ci->ops->quiet || ci->ops->busy);
+}
+
+bool core_watch(struct core *core, uint64_t *window_end)
+{
+	uint64_t last = window_last_end(core, *window_end);
+	bool all = core->stir != NULL, answered = false;
+	size_t i;
+
+	if (last == *window_end || core->reloaded)
+		return false;
+	core->watching = true;
+	for (i = 0; i < n_all_collectors; i++) {
+		struct collector_instance *ci = &core->collectors[i];
+
+		if (!watches(ci))
+			continue;
+		if (!ci->ops->watch || !ci->ops->watch(ci->priv, true))
+			all = false;
+		else if (ci->ops->quiet)
+			answered = true;
+	}
+	if (!event_channel_watch(core->events, true))
+		all = false;
+	/* An instant counted before the consumer was told to watch stirs nothing. */
+	if (event_channel_instants_total(core->events) != core->instants_at_start)
+		all = false;
+	if (!all || !answered) {
+		core_unwatch(core);
+		return false;
+	}
+	core->window_went_on = true;
+	*window_end = last;
+	return true;
+}
+
+void core_unwatch(struct core *core)
+{
+	size_t i;
+
+	for (i = 0; core->watching && i < n_all_collectors; i++) {
+		struct collector_instance *ci = &core->collectors[i];
+
+		if (watches(ci) && ci->ops->watch)
+			(void)ci->ops->watch(ci->priv, false);
+	}
+	core->watching = false;
+	/* Emptied whether armed or not: a program or the consumer that saw
+	 * the arming just before it was undone may write after. */
+	(void)event_channel_watch(core->events, false);
+	stir_drain(core->stir);
+}
+
+size_t core_stir_fds(const struct core *core, struct pollfd *fds, size_t max)
+{
+	int fd[2] = { stir_fd(core->stir), event_channel_stir_fd(core->events) };
+	size_t i, n = 0;
+
+	for (i = 0; i < ARRAY_SIZE(fd) && n < max; i++)
+		if (fd[i] >= 0)
+			fds[n++] = (struct pollfd){ .fd = fd[i], .events = POLLIN };
+	return n;
 }
 
 static uint64_t window_lengths(const struct snapshot_window *w, uint32_t window_msec)
@@ -457,6 +537,11 @@ void core_end_window(struct core *core, uint64_t now_mono, uint64_t now_real)
 
 	/* The next window starts here, whether this one is published or not. */
 	core->window_lengths = window_lengths(&w, core->config->daemon.window_msec);
+	if (core->window_went_on)
+		core->quiet_windows_total += core->window_lengths - 1;
+	core->window_went_on = false;
+	if (core->watching)
+		core_unwatch(core);
 	core->window_start_mono_usec = now_mono;
 	core->window_start_real_usec = now_real;
 	core->instants_at_start = event_channel_instants_total(core->events);

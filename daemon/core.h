@@ -13,6 +13,7 @@
 #include "ring.h"
 
 struct carry;
+struct stir;
 
 /* Per-collector settings derived from a config: validated before anything is applied. */
 struct collector_settings {
@@ -66,6 +67,9 @@ struct core {
 	uint64_t sample_msec; /* config->daemon.sample_msec, where collectors read it */
 	uint64_t window_lengths; /* of the window being collected (collector_context) */
 	uint64_t quiet_windows_total; /* window ends passed over (core_window_goes_on) */
+	bool window_went_on;          /* this window passed over an end */
+	struct stir *stir;            /* NULL: no ring to sleep on; windows that go on are checked each length */
+	bool watching;                /* core_watch armed the collectors and the channel */
 	uint64_t instants_at_start;   /* event_channel_instants_total() when this window started */
 	bool reloaded;                /* since this window started: it ends at its length */
 };
@@ -100,6 +104,16 @@ void core_wake(struct core *core, const struct pollfd *fds, size_t n, uint64_t n
 /* At the end of the window's length: whether it goes on instead, memory
  * having stood still (daemon.quiet_read_interval). */
 bool core_window_goes_on(struct core *core, uint64_t now_mono);
+/* Sleeping through a window that goes on: asks every running collector
+ * with quiet or busy, and the event channel, to stir the main loop
+ * (core_stir_fds) as soon as their answer would change, and moves
+ * *window_end to where core_window_goes_on would first say no. False, and
+ * nothing armed, where one cannot or something moved already: the loop then
+ * asks at each window length. core_unwatch disarms and empties; the end of
+ * the window does too. */
+bool core_watch(struct core *core, uint64_t *window_end);
+void core_unwatch(struct core *core);
+size_t core_stir_fds(const struct core *core, struct pollfd *fds, size_t max);
 /* Ends the current window: every running collector writes into a new snapshot, which is published. */
 void core_end_window(struct core *core, uint64_t now_mono, uint64_t now_real);
 /* Takes over config and settings; the old ones are freed. */

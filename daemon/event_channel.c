@@ -40,6 +40,8 @@ struct event_channel {
 	pthread_t thread;
 	bool thread_started;
 	int wake_fd; /* eventfd: stop or pause changed */
+	int stir_fd; /* eventfd: the first event since event_channel_watch */
+	atomic_bool watching;
 	atomic_bool stop;
 	atomic_bool paused;
 	long page_size;
@@ -302,6 +304,11 @@ static void *consumer_main(void *arg)
 			(void)!read(ch->wake_fd, &wakes, sizeof(wakes));
 		if (!pfd[1].revents || atomic_load(&ch->paused))
 			continue;
+		if (atomic_exchange(&ch->watching, false)) {
+			uint64_t one = 1;
+
+			(void)!write(ch->stir_fd, &one, sizeof(one));
+		}
 		r = ch->rb ? ring_buffer__consume(ch->rb) : perf_buffer__consume(ch->pb);
 		if (r < 0 && r != -EINTR) {
 			log_warning_errno(r, "Event channel: reading the buffer failed: %m");
@@ -358,12 +365,13 @@ int event_channel_new(const struct event_settings *settings, struct cgroup_hiera
 	ch = calloc(1, sizeof(*ch));
 	if (!ch)
 		return -ENOMEM;
-	ch->fd = ch->wake_fd = ch->cgroup_table = -1;
+	ch->fd = ch->wake_fd = ch->stir_fd = ch->cgroup_table = -1;
 	ch->page_size = sysconf(_SC_PAGESIZE);
 	pthread_mutex_init(&ch->lock, NULL);
 	pthread_mutex_init(&ch->subscribers_lock, NULL);
 	ch->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (ch->wake_fd < 0) {
+	ch->stir_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (ch->wake_fd < 0 || ch->stir_fd < 0) {
 		r = -errno;
 		log_warning_errno(r, "Event channel unavailable (no eventfd for its consumer): %m");
 		return r;
@@ -416,6 +424,8 @@ void event_channel_free(struct event_channel *ch)
 	}
 	if (ch->wake_fd >= 0)
 		close(ch->wake_fd);
+	if (ch->stir_fd >= 0)
+		close(ch->stir_fd);
 	ring_buffer__free(ch->rb);
 	perf_buffer__free(ch->pb);
 	if (ch->fd >= 0)
@@ -590,6 +600,24 @@ void event_channel_between_events(struct event_channel *ch, void (*fn)(void *use
 	fn(userdata);
 	if (ch)
 		pthread_mutex_unlock(&ch->subscribers_lock);
+}
+
+bool event_channel_watch(struct event_channel *ch, bool on)
+{
+	uint64_t n;
+
+	if (!ch)
+		return true;
+	atomic_store(&ch->watching, on);
+	if (!on)
+		(void)!read(ch->stir_fd, &n, sizeof(n));
+	/* Paused, the consumer reads nothing: only the instants count moves. */
+	return ch->thread_started && !atomic_load(&ch->paused);
+}
+
+int event_channel_stir_fd(const struct event_channel *ch)
+{
+	return ch ? ch->stir_fd : -1;
 }
 
 uint64_t event_channel_instants_total(struct event_channel *ch)

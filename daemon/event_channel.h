@@ -117,6 +117,12 @@ void event_channel_collect(struct event_channel *ch, struct snapshot *snap);
 /* Pressure instants the kernel saw so far, of every kind, whether sent,
  * gated or dropped: moves with any memory pressure. 0 without a channel. */
 uint64_t event_channel_instants_total(struct event_channel *ch);
+/* While on, the consumer makes event_channel_stir_fd readable as it finds
+ * the first event in the buffer (a gated burst still sends its first one);
+ * off empties it. Returns whether the consumer is there to do it; without a
+ * channel, nothing can stir and nothing needs to. */
+bool event_channel_watch(struct event_channel *ch, bool on);
+int event_channel_stir_fd(const struct event_channel *ch);
 /* Every kept event, oldest first, under the channel's lock: fn must be quick. */
 void event_channel_foreach_recent(struct event_channel *ch, void (*fn)(const struct event_record *e, void *ud),
 				  void *ud);

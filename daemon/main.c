@@ -357,6 +357,25 @@ static void trim_heap_if_fragmented(void)
 }
 
 #define MAX_WAKE_FDS 8
+#define MAX_STIR_FDS 2
+
+static bool any_readable(const struct pollfd *fds, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (fds[i].revents)
+			return true;
+	return false;
+}
+
+/* The first end on the grid of window_end that is still ahead of now. */
+static uint64_t next_end_on_grid(uint64_t window_end, uint64_t length, uint64_t now)
+{
+	while (window_end >= now + length)
+		window_end -= length;
+	return window_end;
+}
 
 static int main_loop(struct core *core, const struct options *o, struct http_server **srv, int sfd,
 		     bool socket_activated)
@@ -372,8 +391,9 @@ static int main_loop(struct core *core, const struct options *o, struct http_ser
 	window_end = core->window_start_mono_usec + core->config->daemon.window_msec * USEC_PER_MSEC;
 
 	for (;;) {
-		struct pollfd pfd[1 + MAX_WAKE_FDS] = { { .fd = sfd, .events = POLLIN } };
-		size_t n_wake = core_wake_fds(core, pfd + 1, MAX_WAKE_FDS);
+		struct pollfd pfd[1 + MAX_STIR_FDS + MAX_WAKE_FDS] = { { .fd = sfd, .events = POLLIN } };
+		size_t n_stir = core_stir_fds(core, pfd + 1, MAX_STIR_FDS);
+		size_t n_wake = core_wake_fds(core, pfd + 1 + n_stir, MAX_WAKE_FDS);
 		struct timespec timeout;
 		/* Where the kernel samples, the daemon wakes only at the window's end. */
 		bool sampling = core_wants_samples(core);
@@ -383,19 +403,28 @@ static int main_loop(struct core *core, const struct options *o, struct http_ser
 		if (next_watchdog < deadline)
 			deadline = next_watchdog;
 		timeout = time_until(deadline);
-		if (ppoll(pfd, 1 + n_wake, &timeout, NULL) < 0) {
+		if (ppoll(pfd, 1 + n_stir + n_wake, &timeout, NULL) < 0) {
 			if (errno == EINTR)
 				continue;
 			return log_error_errno(errno, "poll() failed: %m");
 		}
+		d = &core->config->daemon;
+		/* Something moved while the window went on: it ends at the next end
+		 * on its grid, where core_window_goes_on asks again. */
+		if (any_readable(pfd + 1, n_stir)) {
+			if (core->watching)
+				window_end = next_end_on_grid(window_end, d->window_msec * USEC_PER_MSEC, now_mono_usec());
+			core_unwatch(core);
+		}
 		/* Before a reload can restart the collectors that own them. */
 		if (n_wake)
-			core_wake(core, pfd + 1, n_wake, now_mono_usec());
+			core_wake(core, pfd + 1 + n_stir, n_wake, now_mono_usec());
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
 			if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 				if (si.ssi_signo == SIGHUP) {
+					core_unwatch(core);
 					reload(core, o, srv, socket_activated);
 					next_sample = now_mono_usec();
 					window_end = core->window_start_mono_usec +
@@ -416,6 +445,8 @@ static int main_loop(struct core *core, const struct options *o, struct http_ser
 			window_end += d->window_msec * USEC_PER_MSEC;
 			if (window_end <= now)
 				window_end = now + d->window_msec * USEC_PER_MSEC;
+			if (!core->watching)
+				(void)core_watch(core, &window_end);
 		} else if (now >= window_end) {
 			core_end_window(core, now, now_real_usec());
 			if (++windows_since_trim >= TRIM_EVERY_WINDOWS) {
@@ -427,6 +458,8 @@ static int main_loop(struct core *core, const struct options *o, struct http_ser
 			if (window_end <= now)
 				window_end = now + d->window_msec * USEC_PER_MSEC;
 			next_sample = now + d->sample_msec * USEC_PER_MSEC;
+			/* Memory that stays still lets it sleep through the window. */
+			(void)core_watch(core, &window_end);
 		} else if (sampling && now >= next_sample) {
 			core_sample(core, now);
 			next_sample += d->sample_msec * USEC_PER_MSEC;

@@ -20,6 +20,8 @@ struct kswapd_state {
 	int flavour; /* the attach key it was started with */
 	__u64 last_awake_ns;
 	__u64 wakes_collected; /* wakeups + wakeup_requests at the last collect */
+	bool stirs;            /* its stir map is the shared one */
+	struct bpf_shared_maps *shared_maps;
 };
 
 static const struct bpf_hook kswapd_hooks[] = {
@@ -39,14 +41,23 @@ static int kswapd_probe(const void *cfg, const struct collector_context *ctx, st
 	return bpf_hooks_probe(kswapd_hooks, ARRAY_SIZE(kswapd_hooks), st);
 }
 
+static int share_stir(void *skel, void *userdata)
+{
+	struct kswapd_state *s = userdata;
+
+	s->stirs = bpf_shared_map_join(s->shared_maps, ((struct kswapd_bpf *)skel)->maps.stir);
+	return 0;
+}
+
 static int kswapd_start(void *priv, const void *cfg, const struct collector_context *ctx,
 			struct collector_status *st)
 {
 	struct kswapd_state *s = priv;
 
 	s->flavour = ((const struct kswapd_config *)cfg)->flavour;
+	s->shared_maps = ctx->shared_maps;
 	return bpf_attach_hooks(&s->bpf, &kswapd_bpf_skel_ops, kswapd_hooks, ARRAY_SIZE(kswapd_hooks), s->flavour,
-				NULL, NULL, st);
+				share_stir, s, st);
 }
 
 /* Only the attach key: in place when the running programs already are what it names. */
@@ -71,6 +82,15 @@ static bool kswapd_busy(void *priv)
 	struct kswapd_state *s = priv;
 
 	return wakes(&((struct kswapd_bpf *)s->bpf.skel)->bss->counters) != s->wakes_collected;
+}
+
+static bool kswapd_watch(void *priv, bool on)
+{
+	struct kswapd_state *s = priv;
+
+	__atomic_store_n(&((struct kswapd_bpf *)s->bpf.skel)->bss->stir_armed, on, __ATOMIC_SEQ_CST);
+	/* A wake before the arming stirred nothing. */
+	return s->stirs && !(on && kswapd_busy(s));
 }
 
 static int kswapd_collect(void *priv, struct snapshot *snap)
@@ -123,6 +143,7 @@ const struct collector_ops kswapd_collector = {
 	.probe = kswapd_probe,
 	.start = kswapd_start,
 	.busy = kswapd_busy,
+	.watch = kswapd_watch,
 	.collect = kswapd_collect,
 	.reload = kswapd_reload,
 	.stop = kswapd_stop,

@@ -24,6 +24,7 @@ struct memavail_sampler {
 	struct memavail_sampler_bpf *skel;
 	uint64_t read_head; /* samples_head as of the last drain */
 	long page_size;
+	bool stirs; /* its stir map is the shared one */
 };
 
 static int run_syscall_prog(const struct bpf_program *prog)
@@ -93,6 +94,7 @@ int memavail_sampler_start(struct memavail_sampler **ret, struct bpf_shared_maps
 	bpf_program__set_autoload(s->skel->progs.arm_sampler, true);
 	bpf_program__set_autoload(s->skel->progs.compute_now, true);
 	r = bpf_shared_map_reuse(shared, s->skel->maps.memavail);
+	s->stirs = bpf_shared_map_join(shared, s->skel->maps.stir);
 	if (r == 0) {
 		log_set_libbpf_quiet(true);
 		r = memavail_sampler_bpf__load(s->skel);
@@ -172,6 +174,12 @@ void memavail_sampler_mark(struct memavail_sampler *s, uint64_t free_pages, uint
 	__atomic_store_n(&bss->mark_dirty_pages, dirty_pages, __ATOMIC_RELAXED);
 	__atomic_store_n(&bss->base_taken, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&bss->moved_pages, 0, __ATOMIC_RELEASE);
+}
+
+bool memavail_sampler_stir_above(struct memavail_sampler *s, uint64_t pages)
+{
+	__atomic_store_n(&s->skel->bss->stir_above_pages, pages, __ATOMIC_RELEASE);
+	return s->stirs;
 }
 
 uint64_t memavail_sampler_moved_pages(const struct memavail_sampler *s)

@@ -38,6 +38,10 @@ void memavail_sampler_mark(struct memavail_sampler *s, uint64_t free_pages, uint
  * since it was set, in pages; and the samples taken since start (a timer
  * that stopped leaves it still). No system call: both are in mapped memory. */
 uint64_t memavail_sampler_moved_pages(const struct memavail_sampler *s);
+/* Until the next call: the first sample that finds memory moved further
+ * than pages from the mark writes into the shared stir ring (daemon/stir.h);
+ * 0 disarms. Returns whether the ring is the shared one that the daemon polls. */
+bool memavail_sampler_stir_above(struct memavail_sampler *s, uint64_t pages);
 uint64_t memavail_sampler_samples_taken(const struct memavail_sampler *s);
 /* One computation now, in bytes. */
 int memavail_sampler_compute_now(struct memavail_sampler *s, double *bytes);

@@ -328,6 +328,15 @@ static bool meminfo_quiet(void *priv)
 	return memavail_sampler_moved_pages(s->sampler) <= s->quiet_limit_pages;
 }
 
+static bool meminfo_watch(void *priv, bool on)
+{
+	struct meminfo_state *s = priv;
+
+	if (!s->sampler || !s->marked)
+		return false;
+	return memavail_sampler_stir_above(s->sampler, on ? s->quiet_limit_pages : 0);
+}
+
 /* The window ends now: the timer's samples, then one last read so "last" is
  * the end value, before the gauges copy it (they were a sample behind the ETA). */
 static int window_end_samples(struct meminfo_state *s)
@@ -446,6 +455,7 @@ const struct collector_ops meminfo_collector = {
 	.sample = meminfo_sample,
 	.wants_samples = meminfo_wants_samples,
 	.quiet = meminfo_quiet,
+	.watch = meminfo_watch,
 	.collect = meminfo_collect,
 	.reload = meminfo_reload,
 	.stop = meminfo_stop,

@@ -10,10 +10,13 @@
  * while memory stands still a window goes on past its length.
  * Run by test_collectors.c. */
 #include <check.h>
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "collectors.h"
@@ -270,6 +273,92 @@ static void assert_quiet_consistent(const struct quiet_view *before, const struc
 		      w->samples);
 }
 
+static void sleeper_child(const void *arg, int cmd, int rep)
+{
+	for (;;)
+		pause();
+}
+
+/* A child named as one of the default userspace_killers SIGKILLs a sleeper
+ * of ours: a pressure instant (userspace_kill) that moves no memory. */
+static void kill_as_earlyoom(void)
+{
+	int cmd, rep, st;
+	pid_t victim = spawn_child(sleeper_child, NULL, &cmd, &rep), killer;
+
+	fflush(NULL);
+	killer = fork();
+	ck_assert_msg(killer >= 0, "fork: %s", strerror(errno));
+	if (killer == 0) {
+		if (prctl(PR_SET_NAME, "earlyoom") < 0 || kill(victim, SIGKILL) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	st = wait_child(killer, 10000, "the killer");
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the killer ended with status 0x%x", st);
+	st = wait_child(victim, 10000, "the victim");
+	ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "the victim ended with status 0x%x", st);
+	close(cmd);
+	close(rep);
+}
+
+static double userspace_kills_received(struct mw_daemon *d)
+{
+	char *body = mw_scrape(d->port);
+	double n;
+
+	ck_assert_msg(body, "scrape failed");
+	n = metric_or_fail(body, "memwatch_events_received_total", "kind=\"userspace_kill\"");
+	free(body);
+	return n;
+}
+
+/* Waits up to QUIET_WAIT_S for a window that went on at least min_lengths;
+ * with wakes, asserts the main thread slept through it. Returns it. */
+static struct quiet_view wait_window_gone_on(struct mw_daemon *d, struct quiet_view *prev, double min_length,
+					     bool wakes)
+{
+	int64_t deadline = mw_mono_ms() + QUIET_WAIT_S * 1000;
+	double own_free, own_min = INFINITY, own_max = 0, limit = quiet_limit_bytes();
+	unsigned long long woke_before = main_thread_wakeups(d->pid), woke;
+	struct quiet_view w;
+	char *body;
+
+	while (mw_mono_ms() < deadline) {
+		body = wait_window_after_ms(d, prev->end, (int)(QUIET_INTERVAL_S + 5) * 1000);
+		woke = main_thread_wakeups(d->pid);
+		own_free = (double)meminfo_bytes("MemFree");
+		own_min = fmin(own_min, own_free);
+		own_max = fmax(own_max, own_free);
+		w = quiet_view(body);
+		free(body);
+		assert_quiet_consistent(prev, &w);
+		if (w.quiet_total > prev->quiet_total && w.length >= min_length) {
+			ck_assert_msg(fabs(w.free - own_free) <= 2 * limit,
+				      "a window that went on %.3f s reports MemFree %.1f MiB, the kernel's is %.1f MiB: more "
+				      "than twice the limit (%.1f MiB) apart",
+				      w.length, w.free / MiB, own_free / MiB, limit / MiB);
+			/* Its end, and a check at its length where the window
+			 * could not sleep through from its start; one to spare.
+			 * Asking at each length would be one per length. */
+			note("quiet: a window went on %.3f s; the main thread woke %llu times", w.length,
+			     woke - woke_before);
+			if (wakes)
+				ck_assert_msg(woke - woke_before <= 3,
+					      "the main thread woke %llu times in a window that went on %.3f s (want it "
+					      "to sleep through: at most 3)",
+					      woke - woke_before, w.length);
+			*prev = w;
+			return w;
+		}
+		*prev = w;
+		woke_before = woke;
+	}
+	ck_abort_msg("no window went on %.0f s in %d s; MemFree, read by the test after each, moved %.1f MiB (limit "
+		     "%.1f MiB)",
+		     min_length, QUIET_WAIT_S, (own_max - own_min) / MiB, limit / MiB);
+}
+
 /* Where the kernel samples, a host whose memory stands still gets windows
  * that go on (the test's own read of MemFree agrees with the window's within
  * the limit), memory the test takes ends one within a window's length, and
@@ -278,13 +367,11 @@ static void assert_quiet_consistent(const struct quiet_view *before, const struc
 START_TEST(test_sampler_quiet)
 {
 	char *conf = mw_write_temp_file("quiet.conf", "[daemon]\nwindow = 1s\nquiet_read_interval = 10s\n");
-	double limit = quiet_limit_bytes(), own_free, own_min = INFINITY, own_max = 0, free0, free1, t_took;
+	double limit = quiet_limit_bytes(), free0, free1, t_took, kills0;
 	struct quiet_view prev, w;
 	char mode[32], cg[256], c;
 	struct mw_daemon *d;
 	int i, cmd, rep, st;
-	int64_t deadline;
-	bool quiet = false;
 	pid_t child;
 	char *body;
 
@@ -308,26 +395,9 @@ START_TEST(test_sampler_quiet)
 		goto out;
 	}
 
-	/* 1. Memory stands still: a window goes on, and its MemFree is the kernel's within the limit. */
-	for (deadline = mw_mono_ms() + QUIET_WAIT_S * 1000; !quiet && mw_mono_ms() < deadline;) {
-		body = wait_window_after_ms(d, prev.end, (int)(QUIET_INTERVAL_S + 5) * 1000);
-		own_free = (double)meminfo_bytes("MemFree");
-		own_min = fmin(own_min, own_free);
-		own_max = fmax(own_max, own_free);
-		w = quiet_view(body);
-		free(body);
-		assert_quiet_consistent(&prev, &w);
-		if (w.quiet_total > prev.quiet_total) {
-			quiet = true;
-			ck_assert_msg(fabs(w.free - own_free) <= 2 * limit,
-				      "a window that went on %.3f s reports MemFree %.1f MiB, the kernel's is %.1f MiB: more "
-				      "than twice the limit (%.1f MiB) apart",
-				      w.length, w.free / MiB, own_free / MiB, limit / MiB);
-		}
-		prev = w;
-	}
-	ck_assert_msg(quiet, "no window went on in %d s; MemFree, read by the test after each, moved %.1f MiB "
-		      "(limit %.1f MiB)", QUIET_WAIT_S, (own_max - own_min) / MiB, limit / MiB);
+	/* 1. Memory stands still: a window goes on, sleeping through, and its
+	 * MemFree is the kernel's within the limit. */
+	(void)wait_window_gone_on(d, &prev, 4.0, true);
 
 	/* 2. Taking 4 limits ends the window within a window's length, not the interval. */
 	memcg_path(cg, sizeof(cg), "-quiet");
@@ -361,7 +431,25 @@ START_TEST(test_sampler_quiet)
 		      "saw (%.1f to %.1f MiB)",
 		      w.free / MiB, free0 / MiB, free1 / MiB);
 
-	/* 3. Switched off, every window has its length. */
+	/* 3. A pressure instant that moves no memory (a user-space kill) ends
+	 * a window that sleeps through, at its next length. */
+	w = wait_window_gone_on(d, &prev, 2.0, false);
+	kills0 = userspace_kills_received(d);
+	mw_sleep_ms(1500);
+	t_took = realtime_now();
+	kill_as_earlyoom();
+	body = wait_window_after_ms(d, t_took, (int)(QUIET_INTERVAL_S + 5) * 1000);
+	w = quiet_view(body);
+	free(body);
+	note("quiet: a user-space kill %.3f s into a window that went on; it ended %.3f s later, %.3f s long",
+	     t_took - (w.end - w.length), w.end - t_took, w.length);
+	ck_assert_msg(w.end - t_took <= 1.0 + 0.1 + WAKE_SLACK_S,
+		      "the window a user-space kill came in ended %.3f s after it (window 1 s, interval %.0f s)",
+		      w.end - t_took, QUIET_INTERVAL_S);
+	ck_assert_msg(userspace_kills_received(d) > kills0,
+		      "the daemon received no userspace_kill event for the test's kill as earlyoom");
+
+	/* 4. Switched off, every window has its length. */
 	reload_config(d, conf, "[daemon]\nwindow = 1s\nquiet_read_interval = 0\n");
 	body = next_window(d);
 	prev = quiet_view(body);
