@@ -473,7 +473,8 @@ def judge_memavail(series, v, b, singles, guest):
             f"--check exit {single(singles, 'check-fexit rc=')}")
 
     log(f"[{series}] quiet scrape after {single(singles, 'quiet scrape after')}"
-        " (kept when /proc/meminfo did not move by more than 0.1% across it)")
+        " (kept when /proc/meminfo did not move by more than 0.1% across it;"
+        " after the last try, the one across which it moved least)")
     quiet = parse_metrics(b.get("metrics quiet"))
     if quiet is None:
         v.add("4 memavail", False, "no scrape at quiescence")
