@@ -713,6 +713,31 @@ void mw_assert_clean_stop(struct mw_daemon *d)
 	free(log);
 }
 
+static char *kept_failures;
+
+void mw_keep_failures(SRunner *sr)
+{
+	int n = srunner_ntests_failed(sr);
+	TestResult **results = srunner_failures(sr);
+	size_t size = 0;
+	FILE *f;
+
+	if (!results)
+		return;
+	free(kept_failures);
+	kept_failures = NULL;
+	f = open_memstream(&kept_failures, &size);
+	if (f) {
+		for (int i = 0; i < n; i++)
+			fprintf(f, "%s:%d: %s: %s\n", tr_lfile(results[i]), tr_lno(results[i]),
+				tr_tcname(results[i]), tr_msg(results[i]));
+		fclose(f);
+	}
+	free(results);
+}
+
+/* The check summary comes before these logs, which can push it out of a
+ * truncated CI log: say again, last, which checks failed. */
 void mw_dump_daemon_logs(const char *dir, const char *extra_glob)
 {
 	char cmd[1024];
@@ -721,6 +746,8 @@ void mw_dump_daemon_logs(const char *dir, const char *extra_glob)
 		 "for f in '%s'/daemon.*/stderr.log %s%s%s%s; do [ -s \"$f\" ] && { echo \"==== $f\"; cat \"$f\"; }; done 1>&2",
 		 dir, extra_glob ? "'" : "", extra_glob ? dir : "", extra_glob ? "'/" : "", extra_glob ? extra_glob : "");
 	(void)!system(cmd);
+	if (kept_failures && *kept_failures)
+		fprintf(stderr, "==== failed checks, again\n%s", kept_failures);
 }
 
 /* ---- bounds under emulation ---- */

@@ -5,6 +5,7 @@
 #ifndef MEMWATCHD_ITEST_HELPERS_H
 #define MEMWATCHD_ITEST_HELPERS_H
 
+#include <check.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -104,6 +105,7 @@ void mw_dump_log(const struct mw_daemon *d, const char *why);
 void mw_assert_clean_stop(struct mw_daemon *d);
 /* Prints every daemon log left under dir (and files matching extra_glob,
  * if not NULL) to stderr, for meson's error log. */
+void mw_keep_failures(SRunner *sr);
 void mw_dump_daemon_logs(const char *dir, const char *extra_glob);
 
 /* The daemon's stderr so far, malloc'd. */

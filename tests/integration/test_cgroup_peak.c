@@ -297,6 +297,7 @@ int main(void)
 	sr = srunner_create(peak_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
+	mw_keep_failures(sr);
 	srunner_free(sr);
 	/* After a test process that died: its workload died with it (PR_SET_PDEATHSIG). */
 	snprintf(cg.path, sizeof(cg.path), "%s/memwatch-peak-%d", root, (int)runner_pid);

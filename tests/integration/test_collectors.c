@@ -95,6 +95,7 @@ int main(int argc, char **argv)
 	sr = srunner_create(collectors_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
+	mw_keep_failures(sr);
 	srunner_free(sr);
 
 	journal_replay();

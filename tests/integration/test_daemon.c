@@ -771,6 +771,7 @@ int main(void)
 	sr = srunner_create(daemon_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
+	mw_keep_failures(sr);
 	srunner_free(sr);
 	if (failed) {
 		mw_dump_daemon_logs(mw_tmp_root(), NULL);

@@ -555,6 +555,7 @@ int main(void)
 	sr = srunner_create(names_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
+	mw_keep_failures(sr);
 	srunner_free(sr);
 	sweep();
 	if (failed) {

@@ -539,6 +539,7 @@ int main(void)
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
+	mw_keep_failures(sr);
 	srunner_free(sr);
 	remove_test_tree();
 	if (failed) {

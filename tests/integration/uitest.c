@@ -456,6 +456,7 @@ int ui_main(Suite *suite, const char *const *programs)
 	sr = srunner_create(suite);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
+	mw_keep_failures(sr);
 	srunner_free(sr);
 	journal_replay();
 	if (failed) {
