@@ -72,6 +72,7 @@ struct core {
 	bool watching;                /* core_watch armed the collectors and the channel */
 	uint64_t instants_at_start;   /* event_channel_instants_total() when this window started */
 	bool reloaded;                /* since this window started: it ends at its length */
+	uint64_t reader_due_mono;     /* the next scrape expected (core_expect_reader); 0: none */
 };
 
 /* Checks every [collector.NAME] section against the collectors' own keys. */
@@ -104,6 +105,13 @@ void core_wake(struct core *core, const struct pollfd *fds, size_t n, uint64_t n
 /* At the end of the window's length: whether it goes on instead, memory
  * having stood still (daemon.quiet_read_interval). */
 bool core_window_goes_on(struct core *core, uint64_t now_mono);
+/* A scrape is expected at due_mono (0: none): a window at rest may go on
+ * past quiet_read_interval to the last end on its grid before it, at most
+ * daemon_config_longest_rest_msec. Set before core_watch and
+ * core_window_goes_on; READER_MARGIN_USEC is what the window's end keeps
+ * between itself and the scrape. */
+#define READER_MARGIN_USEC 250000u
+void core_expect_reader(struct core *core, uint64_t due_mono);
 /* Sleeping through a window that goes on: asks every running collector
  * with quiet or busy, and the event channel, to stir the main loop
  * (core_stir_fds) as soon as their answer would change, and moves

@@ -8,20 +8,38 @@
 #include "macro.h"
 #include "stir.h"
 
+/* Whether a window that reached `at` (an end on its grid, or now) may go on
+ * to its next end: while it is shorter than quiet_read_interval (give or
+ * take half a window), or while that next end still comes before the
+ * scrape expected, within the longest a window at rest lasts. */
+static bool may_go_past(const struct core *core, uint64_t at)
+{
+	const struct daemon_config *d = &core->config->daemon;
+	uint64_t limit = (uint64_t)d->quiet_read_msec * USEC_PER_MSEC, length = (uint64_t)d->window_msec * USEC_PER_MSEC;
+	uint64_t rest = (uint64_t)daemon_config_longest_rest_msec(d) * USEC_PER_MSEC, next = at + length;
+
+	if (at - core->window_start_mono_usec + length / 2 < limit)
+		return true;
+	return core->reader_due_mono && next + READER_MARGIN_USEC <= core->reader_due_mono &&
+	       next - core->window_start_mono_usec <= rest;
+}
+
 /* A window goes on past its length, up to quiet_read_interval (give or take
  * half a window), while no pressure instant came since it started, no reload,
  * no collector counted what ends it (kswapd wakes) and every running
  * collector that watches memory move (the meminfo collector's sampler) says
  * nothing did: at rest the daemon then reads and publishes once an interval,
- * and a window still ends within its length of a move. */
+ * and a window still ends within its length of a move. Where /metrics is
+ * scraped at a steady rhythm, it goes on to the last end before the next
+ * scrape instead (at most four intervals): one read per scrape, published
+ * fresh for it, not one per interval that nobody reads. */
 bool core_window_goes_on(struct core *core, uint64_t now_mono)
 {
 	const struct daemon_config *d = &core->config->daemon;
-	uint64_t limit = (uint64_t)d->quiet_read_msec * USEC_PER_MSEC, half = (uint64_t)d->window_msec * USEC_PER_MSEC / 2;
 	bool answered = false;
 	size_t i;
 
-	if (!limit || core->reloaded || now_mono - core->window_start_mono_usec + half >= limit ||
+	if (!d->quiet_read_msec || core->reloaded || !may_go_past(core, now_mono) ||
 	    event_channel_instants_total(core->events) != core->instants_at_start)
 		return false;
 	for (i = 0; i < n_all_collectors; i++) {
@@ -44,12 +62,18 @@ bool core_window_goes_on(struct core *core, uint64_t now_mono)
 /* Where core_window_goes_on first says no, on the grid of end_mono. */
 static uint64_t window_last_end(const struct core *core, uint64_t end_mono)
 {
-	const struct daemon_config *d = &core->config->daemon;
-	uint64_t limit = (uint64_t)d->quiet_read_msec * USEC_PER_MSEC, length = (uint64_t)d->window_msec * USEC_PER_MSEC;
+	uint64_t length = (uint64_t)core->config->daemon.window_msec * USEC_PER_MSEC;
 
-	while (end_mono - core->window_start_mono_usec + length / 2 < limit)
+	if (!core->config->daemon.quiet_read_msec)
+		return end_mono;
+	while (may_go_past(core, end_mono))
 		end_mono += length;
 	return end_mono;
+}
+
+void core_expect_reader(struct core *core, uint64_t due_mono)
+{
+	core->reader_due_mono = due_mono;
 }
 
 static bool watches(const struct collector_instance *ci)

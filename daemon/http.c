@@ -23,6 +23,7 @@
 #include "status_page.h"
 #include "status_workloads.h"
 #include "log.h"
+#include "scrape_rhythm.h"
 
 /* libmicrohttpd 0.9.71 changed the handler's return type. */
 #if MHD_VERSION >= 0x00097002
@@ -49,6 +50,8 @@ struct http_server {
 	struct http_user users[BASIC_AUTH_USERS_MAX];
 	size_t n_users;
 	pthread_mutex_t auth_lock;
+	pthread_mutex_t rhythm_lock;
+	struct scrape_rhythm rhythm; /* of /metrics, for the main loop (http_server_next_scrape) */
 };
 
 static const char landing_page[] =
@@ -150,6 +153,9 @@ static MHD_RESULT serve_metrics(struct http_server *srv, struct MHD_Connection *
 	struct snapshot *snap;
 	MHD_RESULT ret;
 
+	pthread_mutex_lock(&srv->rhythm_lock);
+	scrape_rhythm_note(&srv->rhythm, now_mono_usec());
+	pthread_mutex_unlock(&srv->rhythm_lock);
 	snap = snapshot_ring_latest(srv->ring);
 	if (!snap)
 		return respond_static(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8",
@@ -584,6 +590,7 @@ int http_server_start(struct http_server **ret, const struct listen_addr *addr, 
 	if (!srv)
 		return log_error_errno(ENOMEM, "Out of memory");
 	pthread_mutex_init(&srv->auth_lock, NULL);
+	pthread_mutex_init(&srv->rhythm_lock, NULL);
 	r = load_security(srv, sec);
 	if (r < 0)
 		return r;
@@ -618,6 +625,18 @@ int http_server_start(struct http_server **ret, const struct listen_addr *addr, 
 	return 0;
 }
 
+uint64_t http_server_next_scrape(struct http_server *srv, uint64_t now_mono, uint64_t after_mono)
+{
+	uint64_t next;
+
+	if (!srv)
+		return 0;
+	pthread_mutex_lock(&srv->rhythm_lock);
+	next = scrape_rhythm_next_after(&srv->rhythm, now_mono, after_mono);
+	pthread_mutex_unlock(&srv->rhythm_lock);
+	return next;
+}
+
 void http_server_set_longest_window(struct http_server *srv, uint32_t longest_window_msec)
 {
 	atomic_store(&srv->longest_window_msec, longest_window_msec);
@@ -634,5 +653,6 @@ void http_server_stop(struct http_server *srv)
 		close(srv->fd);
 	free_security(srv);
 	pthread_mutex_destroy(&srv->auth_lock);
+	pthread_mutex_destroy(&srv->rhythm_lock);
 	free(srv);
 }

@@ -26,6 +26,9 @@ int http_server_start(struct http_server **ret, const struct listen_addr *addr, 
 /* A listening socket; bound before capabilities are dropped, so a port below 1024 works. */
 int http_bind_listen(const struct listen_addr *addr, const char *text);
 void http_server_set_longest_window(struct http_server *srv, uint32_t longest_window_msec);
+/* When the next scrape of /metrics is due after after_mono, where the last
+ * ones came at a steady rhythm (lib/scrape_rhythm.h); 0 when none is expected. */
+uint64_t http_server_next_scrape(struct http_server *srv, uint64_t now_mono, uint64_t after_mono);
 void http_server_stop(struct http_server *srv);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct http_server *, http_server_stop)
 

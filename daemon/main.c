@@ -377,6 +377,19 @@ static uint64_t next_end_on_grid(uint64_t window_end, uint64_t length, uint64_t 
 	return window_end;
 }
 
+/* The scrape a window at rest may go on to. At its start, the first due
+ * after its first end and the margin: one due sooner reads the window that
+ * just ended. At an end passed over, the first due after now: the window
+ * ends before it. */
+static void expect_reader(struct core *core, struct http_server *srv, uint64_t now, bool starting)
+{
+	uint64_t after = now;
+
+	if (starting)
+		after += core->config->daemon.window_msec * USEC_PER_MSEC + READER_MARGIN_USEC;
+	core_expect_reader(core, http_server_next_scrape(srv, now, after));
+}
+
 static int main_loop(struct core *core, const struct options *o, struct http_server **srv, int sfd,
 		     bool socket_activated)
 {
@@ -441,6 +454,8 @@ static int main_loop(struct core *core, const struct options *o, struct http_ser
 			sd_notify(false, "WATCHDOG=1");
 			next_watchdog = now + watchdog_usec / 2;
 		}
+		if (now >= window_end)
+			expect_reader(core, *srv, now, false);
 		if (now >= window_end && core_window_goes_on(core, now)) {
 			window_end += d->window_msec * USEC_PER_MSEC;
 			if (window_end <= now)
@@ -459,6 +474,7 @@ static int main_loop(struct core *core, const struct options *o, struct http_ser
 				window_end = now + d->window_msec * USEC_PER_MSEC;
 			next_sample = now + d->sample_msec * USEC_PER_MSEC;
 			/* Memory that stays still lets it sleep through the window. */
+			expect_reader(core, *srv, now, true);
 			(void)core_watch(core, &window_end);
 		} else if (sampling && now >= next_sample) {
 			core_sample(core, now);

@@ -91,10 +91,22 @@ struct config_error {
 };
 
 void daemon_config_defaults(struct daemon_config *d);
-/* The longest a window can last: window_msec, or quiet_read_msec past it. */
+/* How far past quiet_read_interval a window at rest goes on to end just
+ * before a scrape due at a steady rhythm: four times it, up to the key's maximum. */
+#define QUIET_FOLLOW_SCRAPES_FACTOR 4u
+static inline uint32_t daemon_config_longest_rest_msec(const struct daemon_config *d)
+{
+	uint64_t m = (uint64_t)d->quiet_read_msec * QUIET_FOLLOW_SCRAPES_FACTOR;
+
+	return m > QUIET_READ_MSEC_MAX ? QUIET_READ_MSEC_MAX : (uint32_t)m;
+}
+
+/* The longest a window can last: window_msec, or a window at rest past it. */
 static inline uint32_t daemon_config_longest_window_msec(const struct daemon_config *d)
 {
-	return d->quiet_read_msec > d->window_msec ? d->quiet_read_msec : d->window_msec;
+	uint32_t rest = daemon_config_longest_rest_msec(d);
+
+	return rest > d->window_msec ? rest : d->window_msec;
 }
 void events_config_defaults(struct events_config *e);
 

@@ -468,9 +468,105 @@ out:
 }
 END_TEST
 
+/* Scrapes every FOLLOW_PERIOD_MS; quiet_read_interval 2 s lets a window at
+ * rest follow them up to four intervals (8 s). */
+#define FOLLOW_PERIOD_MS 6000
+#define FOLLOW_QUIET_S 2.0
+#define FOLLOW_LONGEST_S (4 * FOLLOW_QUIET_S)
+#define FOLLOW_MARGIN_S 0.25
+
+static const char py_rest_windows[] =
+	"import json, sys\n"
+	"since = float(sys.argv[2])\n"
+	"ws = [w for w in json.load(open(sys.argv[1]))['windows'] if w['start'] >= since]\n"
+	"print(len(ws), max([w['end'] - w['start'] for w in ws] or [0]))\n";
+
+/* Where /metrics is scraped at a steady rhythm, a window at rest goes on past
+ * quiet_read_interval to just before the next scrape, which reads it fresh;
+ * once the scrapes stop, windows at rest end at the interval again. */
+START_TEST(test_sampler_quiet_follows_scrapes)
+{
+	char *conf = mw_write_temp_file("follow.conf", "[daemon]\nwindow = 1s\nquiet_read_interval = 2s\n");
+	struct quiet_view prev, w;
+	double t = 0, longest;
+	struct mw_http_response resp;
+	char mode[32], since[64], *body, *out;
+	struct mw_daemon *d;
+	int64_t t0;
+	bool followed = false;
+	unsigned k, n;
+	int st;
+
+	ck_assert_ptr_nonnull(conf);
+	d = mw_start(conf, NULL, false);
+	ck_assert_msg(d != NULL, "memwatchd did not start");
+	body = next_window(d);
+	expected_sampler(body, mode, sizeof(mode));
+	prev = quiet_view(body);
+	free(body);
+	if (strcmp(mode, "procfs") == 0)
+		goto out; /* no window goes on: test_sampler_quiet says so */
+
+	t0 = mw_mono_ms();
+	for (k = 0; k < 24 && !followed; k++) {
+		int64_t wait = t0 + (int64_t)k * FOLLOW_PERIOD_MS - mw_mono_ms();
+
+		if (wait > 0)
+			mw_sleep_ms((int)wait);
+		t = realtime_now();
+		body = mw_scrape(d->port);
+		ck_assert_msg(body, "scrape failed");
+		w = quiet_view(body);
+		free(body);
+		ck_assert_msg(w.length <= FOLLOW_LONGEST_S + WAKE_SLACK_S,
+			      "a window %.3f s long (quiet_read_interval %.0f s: at most %.0f s following scrapes)",
+			      w.length, FOLLOW_QUIET_S, FOLLOW_LONGEST_S);
+		/* Three scrapes make a rhythm; the window after the fourth starts knowing it. */
+		if (k >= 4 && w.quiet_total > prev.quiet_total && w.length >= FOLLOW_QUIET_S + 2.5) {
+			note("follow: scrape %u every %d ms read a window %.3f s long that ended %.3f s before it", k,
+			     FOLLOW_PERIOD_MS, w.length, t - w.end);
+			ck_assert_msg(t - w.end >= 0 && t - w.end <= 1.0 + FOLLOW_MARGIN_S + WAKE_SLACK_S,
+				      "a window that followed the scrapes ended %.3f s before the scrape (want within a "
+				      "window's length and the margin)",
+				      t - w.end);
+			followed = true;
+		}
+		prev = w;
+	}
+	ck_assert_msg(followed,
+		      "in %u scrapes every %d ms no window at rest went on past quiet_read_interval (%.0f s) to the "
+		      "next scrape",
+		      k, FOLLOW_PERIOD_MS, FOLLOW_QUIET_S);
+
+	/* The scrapes stop. A window that started within 1.5 periods of the
+	 * last may still go on to where the next would have come (2 periods);
+	 * those that start after end at quiet_read_interval. /api/v1/windows is
+	 * no scrape of /metrics. */
+	mw_sleep_ms(2 * FOLLOW_PERIOD_MS + 10000);
+	ck_assert_int_eq(mw_http_get(d->port, "/api/v1/windows", &resp), 0);
+	ck_assert_msg(resp.status == 200, "GET /api/v1/windows: status %d", resp.status);
+	snprintf(since, sizeof(since), "%.6f", t + 2.0 * FOLLOW_PERIOD_MS / 1000 + 1.0);
+	st = mw_run_python(py_rest_windows, resp.body, resp.body_len, (const char *const[]){ since, NULL }, &out);
+	mw_http_response_free(&resp);
+	ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "python3 on /api/v1/windows (0x%x): %s", st,
+		      out);
+	ck_assert_msg(sscanf(out, "%u %lf", &n, &longest) == 2, "python3 printed %s", out);
+	free(out);
+	note("follow: after the scrapes stopped, %u windows, the longest %.3f s", n, longest);
+	ck_assert_msg(n >= 2, "only %u windows started 13 s after the last scrape, in 9 s", n);
+	ck_assert_msg(longest <= FOLLOW_QUIET_S + WAKE_SLACK_S,
+		      "a window %.3f s long with no scrape expected (quiet_read_interval %.0f s)", longest,
+		      FOLLOW_QUIET_S);
+out:
+	free(conf);
+	mw_assert_clean_stop(d);
+}
+END_TEST
+
 void collectors_add_sampler_tests(Suite *s)
 {
 	collectors_add_test(s, "sampler_fall", test_sampler_fall, 120);
 	collectors_add_test(s, "sampler_wakeups_and_reload", test_sampler_wakeups_and_reload, 120);
 	collectors_add_test(s, "sampler_quiet", test_sampler_quiet, 180);
+	collectors_add_test(s, "sampler_quiet_follows_scrapes", test_sampler_quiet_follows_scrapes, 240);
 }
