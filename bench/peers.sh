@@ -21,7 +21,8 @@
 # its turn alone, one after the other (the order rotates by one each round):
 # it is started in the foreground by this script, left to settle (until three
 # scrapes 5 s apart give the same number of series, at least 20 s, at most S
-# s, default 90),
+# s, default 90), scraped twice INTERVAL s apart (not measured: the turn
+# starts inside Prometheus's rhythm),
 # then scraped every INTERVAL s (default 15, as Prometheus) for TURN s
 # (default 120), and stopped. Per turn:
 #
@@ -275,6 +276,17 @@ turn() {
 	done
 	waited=$(($(date +%s) - s0 - 5))
 	rec "$scale" "$name" "$round" settle_s "$((waited + 5))"
+	# Prometheus scrapes at one interval from the start, never 5 s apart
+	# first: two scrapes at the interval, not measured, make the first
+	# measured one the third of that rhythm (memwatchd follows a steady
+	# scraper from its third scrape: quiet_read_interval in conf/memwatchd.conf).
+	local w0
+	w0=$(date +%s.%N)
+	for k in 0 1; do
+		sleep_until "$w0" $((k * INTERVAL))
+		curl -s -o /dev/null --max-time $((INTERVAL * 4)) "$EX_URL" || true
+	done
+	sleep_until "$w0" $((2 * INTERVAL))
 	tree_pids "$EX_PID" >"$tree"
 	c0=$(tree_ticks "$tree") n0=$(tree_sched_ns "$tree") t0=$(date +%s.%N)
 	local k0= k1= kt0= kt1=
@@ -374,7 +386,7 @@ S=$BENCH_TMP/section.md
 	echo
 	machine_md
 	echo "- load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); before the load, $FOREIGN_PROCS processes and $FOREIGN_CGROUPS memory cgroups of others on the machine (a shared host)"
-	echo "- command: \`bench/peers.sh $ARGS\`$([ -z "$QUICK" ] || echo " (--quick)"): each exporter alone in its turn of $TURN s, started by the script, settled (the same number of series in three scrapes 5 s apart and at least 20 s, at most $SETTLE s, not measured), then scraped every $INTERVAL s by \`curl\` on 127.0.0.1 as Prometheus would; $ROUNDS round(s) per scale, the order rotating by one each round"
+	echo "- command: \`bench/peers.sh $ARGS\`$([ -z "$QUICK" ] || echo " (--quick)"): each exporter alone in its turn of $TURN s, started by the script, settled (the same number of series in three scrapes 5 s apart and at least 20 s, at most $SETTLE s, not measured), then scraped every $INTERVAL s by \`curl\` on 127.0.0.1 as Prometheus would (two scrapes at that interval before the turn, not measured, so that it starts inside the rhythm); $ROUNDS round(s) per scale, the order rotating by one each round"
 	echo "- loads: $NPROC sleeping processes (\`bench/sleepers.c\`); then $NCG memory cgroups in the $CG_KIND ($PARENTS under \`$CG_ROOT\`, $CHILDREN below each, each with a memory limit of $LIMIT) and $NPROC processes, $PER_LEAF in each leaf; no allocation load"
 	for scale in $SCALES; do echo "  - $(label "$scale"): ${LOADED[$scale]}"; done
 	echo "- versions and commands:"
