@@ -273,6 +273,23 @@ static void assert_quiet_consistent(const struct quiet_view *before, const struc
 		      w->samples);
 }
 
+/* Starts the daemon on conf; mode is the sampler's (as the expectation
+ * table says), first the first window. */
+static struct mw_daemon *start_quiet(const char *conf, char *mode, size_t len, struct quiet_view *first)
+{
+	struct mw_daemon *d;
+	char *body;
+
+	ck_assert_ptr_nonnull(conf);
+	d = mw_start(conf, NULL, false);
+	ck_assert_msg(d != NULL, "memwatchd did not start");
+	body = next_window(d);
+	expected_sampler(body, mode, len);
+	*first = quiet_view(body);
+	free(body);
+	return d;
+}
+
 static void sleeper_child(const void *arg, int cmd, int rep)
 {
 	for (;;)
@@ -375,13 +392,7 @@ START_TEST(test_sampler_quiet)
 	pid_t child;
 	char *body;
 
-	ck_assert_ptr_nonnull(conf);
-	d = mw_start(conf, NULL, false);
-	ck_assert_msg(d != NULL, "memwatchd did not start");
-	body = next_window(d);
-	expected_sampler(body, mode, sizeof(mode));
-	prev = quiet_view(body);
-	free(body);
+	d = start_quiet(conf, mode, sizeof(mode), &prev);
 	if (strcmp(mode, "procfs") == 0) {
 		for (i = 0; i < 5; i++) {
 			body = next_window(d);
@@ -497,13 +508,7 @@ START_TEST(test_sampler_quiet_follows_scrapes)
 	unsigned k, n;
 	int st;
 
-	ck_assert_ptr_nonnull(conf);
-	d = mw_start(conf, NULL, false);
-	ck_assert_msg(d != NULL, "memwatchd did not start");
-	body = next_window(d);
-	expected_sampler(body, mode, sizeof(mode));
-	prev = quiet_view(body);
-	free(body);
+	d = start_quiet(conf, mode, sizeof(mode), &prev);
 	if (strcmp(mode, "procfs") == 0)
 		goto out; /* no window goes on: test_sampler_quiet says so */
 
