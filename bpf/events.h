@@ -39,6 +39,7 @@ enum oom_scope {
 /* Any event: avail_pages is the in-kernel sampler's computation, not the kernel's own figure. */
 #define EVENT_AVAIL_SAMPLED (1u << 31)
 #define KILL_SCOPE_FROM_CONTROL (1u << 4) /* scope from oom_control, not inferred */
+#define KILL_HAS_PSI (1u << 5) /* the victim cgroup's memory pressure, psi_* */
 
 /* Up to this many killer names in [collector.oom] userspace_killers. */
 #define KILLERS_MAX 8
@@ -63,6 +64,13 @@ struct kill_detail {
 	 * cgroup removed before it reads the kill. 0 and "": not known. */
 	__u64 cgroup_parent_id;
 	char cgroup_name[EVENT_CGROUP_NAME_LEN];
+	/* The victim cgroup's memory pressure as the kernel last aggregated it
+	 * (every 2 s while the cgroup stalls): totals in ns, avg10 in percent
+	 * scaled by the kernel's FIXED_1 (2048). */
+	__u64 psi_some_total_ns;
+	__u64 psi_full_total_ns;
+	__u64 psi_some_avg10;
+	__u64 psi_full_avg10;
 };
 
 struct memwatch_event {

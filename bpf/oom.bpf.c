@@ -23,6 +23,7 @@
 #include "core_fixes.bpf.h"
 #include "events.bpf.h"
 #include "memavail.bpf.h"
+#include "cgroup_psi.bpf.h"
 
 #define SIGKILL_NR 9
 #define SIGTERM_NR 15
@@ -139,13 +140,15 @@ static __always_inline struct memwatch_event *kill_event(void)
 	return e;
 }
 
-/* The victim's memory cgroup by parent and name: a container's cgroup goes
- * right after its kill, often before user space reads the event. */
+/* The victim's memory cgroup by parent and name, and its pressure: a
+ * container's cgroup goes right after its kill, often before user space reads
+ * the event. */
 static __always_inline void name_victim_memcg(struct memwatch_event *e, struct task_struct *task)
 {
 	struct mem_cgroup *memcg = task_memcg(task);
 	const char *name;
 
+	kill_read_pressure(e, task, memcg);
 	if (!memcg)
 		return;
 	e->kill.cgroup_parent_id = BPF_CORE_READ(memcg, css.parent, cgroup, kn, id);

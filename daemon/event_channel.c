@@ -117,7 +117,23 @@ static bool name_from_kill(struct event_channel *ch, const struct memwatch_event
 	return cgroup_path_child(parent, e->kill.cgroup_name, sizeof(e->kill.cgroup_name), buf, len) == 0;
 }
 
-/* The victim cgroup's memory pressure now: v2's memory.pressure in the
+/* The kernel's fixed point for PSI averages (FIXED_1, 1 << FSHIFT). */
+#define PSI_FIXED_1 2048.0
+
+/* The victim cgroup's pressure as the BPF program read it at the kill. */
+static bool pressure_from_kill(const struct memwatch_event *e, struct kill_record *k)
+{
+	if (!(e->flags & KILL_HAS_PSI))
+		return false;
+	k->psi_some_avg10 = e->kill.psi_some_avg10 / PSI_FIXED_1 / 100.0;
+	k->psi_full_avg10 = e->kill.psi_full_avg10 / PSI_FIXED_1 / 100.0;
+	k->psi_some_total_sec = (double)e->kill.psi_some_total_ns / 1e9;
+	k->psi_full_total_sec = (double)e->kill.psi_full_total_ns / 1e9;
+	k->psi_source = "kill";
+	return true;
+}
+
+/* Else the victim cgroup's memory pressure now: v2's memory.pressure in the
  * memory hierarchy, or the same path in the unified one (a hybrid host).
  * Read before any subscriber runs: a killer's cgroup is removed as soon as
  * it is empty (systemd-oomd's unit, a container), and on a slow guest the
@@ -150,6 +166,7 @@ static void read_cgroup_pressure(struct cgroup_hierarchy *h, const char *path, s
 		k->psi_some_total_sec = (double)psi.some.total_usec / 1e6;
 		k->psi_full_avg10 = psi.has_full ? psi.full.avg10 / 100.0 : NAN;
 		k->psi_full_total_sec = psi.has_full ? (double)psi.full.total_usec / 1e6 : NAN;
+		k->psi_source = "file";
 		return;
 	}
 }
@@ -247,7 +264,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 		if (from_kill)
 			cgroup_source = "kill";
 		rec.kill = kill_record_new(ch, &e, cgroup_source, from_kill ? rec.cgroup : NULL);
-		if (rec.kill)
+		if (rec.kill && !pressure_from_kill(&e, rec.kill))
 			read_cgroup_pressure(ch->cgroups, rec.cgroup, rec.kill);
 	}
 	call_subscribers(ch, &e, &rec);

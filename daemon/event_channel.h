@@ -33,9 +33,13 @@ struct kill_record {
 	char oom_cgroup[256];        /* path of raw.oom_cgroup_id; "" if unknown */
 	char killer[EVENT_COMM_LEN + 1];
 	struct cgroup_labels names;  /* of the victim's cgroup, at the kill */
-	/* The victim cgroup's memory PSI at the kill (v2 memory.pressure); NAN if unknown. */
+	/* The victim cgroup's memory PSI at the kill; NAN if unknown. */
 	double psi_some_avg10, psi_full_avg10;
 	double psi_some_total_sec, psi_full_total_sec;
+	/* Where the PSI came from (a static string): "kill" (read by the BPF
+	 * program at the kill), "file" (memory.pressure when the event was
+	 * read: the root cgroup, or a kernel without the kill's read), NULL. */
+	const char *psi_source;
 	bool restored;               /* read back from the journal at start */
 	/* How the victim's cgroup was named (a static string): "table" (the path
 	 * table had it), "kill" (gone before the lookup: from the parent's path

@@ -84,6 +84,8 @@ static void render_kill(struct strbuf *sb, unsigned kind, const struct kill_reco
 		put_number(sb, ',', "full_avg10", k->psi_full_avg10);
 		put_number(sb, ',', "some_seconds_total", k->psi_some_total_sec);
 		put_number(sb, ',', "full_seconds_total", k->psi_full_total_sec);
+		if (k->psi_source)
+			put_labelled(sb, "source", k->psi_source);
 		strbuf_putc(sb, '}');
 	}
 	strbuf_printf(sb, ",\"restored\":%s", k->restored ? "true" : "false");

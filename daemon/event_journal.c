@@ -126,6 +126,7 @@ static void journal_event_from(const struct event_record *rec, struct journal_ev
 	memcpy(e->killer, k->killer, sizeof(e->killer));
 	e->names = k->names;
 	e->cgroup_source = k->cgroup_source;
+	e->psi_source = k->psi_source;
 	e->psi_some_avg10 = k->psi_some_avg10;
 	e->psi_full_avg10 = k->psi_full_avg10;
 	e->psi_some_total_sec = k->psi_some_total_sec;
@@ -251,6 +252,7 @@ static int record_from(const struct journal_event *e, struct event_record *rec)
 	k->psi_full_total_sec = e->psi_full_total_sec;
 	k->restored = true;
 	k->cgroup_source = e->cgroup_source;
+	k->psi_source = e->psi_source;
 	return 0;
 }
 

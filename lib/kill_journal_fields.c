@@ -51,6 +51,7 @@ const char *const journal_field_names[F_COUNT] = {
 	[F_PSI_SOME_TOTAL] = "MEMWATCH_PSI_SOME_TOTAL_SEC",
 	[F_PSI_FULL_TOTAL] = "MEMWATCH_PSI_FULL_TOTAL_SEC",
 	[F_CGROUP_SOURCE] = "MEMWATCH_CGROUP_SOURCE",
+	[F_PSI_SOURCE] = "MEMWATCH_PSI_SOURCE",
 };
 
 
@@ -74,6 +75,7 @@ const char *const journal_scope_names[OOM_SCOPES] = {
  * these, as a live one points at that function's literals. */
 const char *const journal_avail_sources[JOURNAL_AVAIL_SOURCES] = { "none", "fexit", "kprobe", "counters", "procfs" };
 const char *const journal_cgroup_sources[JOURNAL_CGROUP_SOURCES] = { "none", "table", "kill" };
+const char *const journal_psi_sources[JOURNAL_PSI_SOURCES] = { "kill", "file" };
 
 const char *journal_event_kind_name(unsigned kind)
 {
@@ -422,6 +424,8 @@ int journal_event_format(const struct journal_event *e, long page_size, uint64_t
 		add_double(f, F_PSI_SOME_TOTAL, e->psi_some_total_sec);
 		add_double(f, F_PSI_FULL_TOTAL, e->psi_full_total_sec);
 		add_printf(f, F_CGROUP_SOURCE, "%s", e->cgroup_source ? e->cgroup_source : "none");
+		if (e->psi_source)
+			add_printf(f, F_PSI_SOURCE, "%s", e->psi_source);
 	}
 	return f->overflow ? -ENOBUFS : 0;
 }

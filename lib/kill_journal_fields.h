@@ -46,6 +46,7 @@ struct journal_event {
 	double psi_some_avg10, psi_full_avg10; /* NAN when unknown */
 	double psi_some_total_sec, psi_full_total_sec;
 	const char *cgroup_source; /* kills: a static string, "none", "table" or "kill" (event_channel.h) */
+	const char *psi_source;    /* kills: a static string, "kill" or "file" (event_channel.h), or NULL */
 };
 
 /* Everything unknown: zeros, NAN, avail_source "none". */

@@ -44,6 +44,7 @@ enum field {
 	F_PSI_SOME_TOTAL,
 	F_PSI_FULL_TOTAL,
 	F_CGROUP_SOURCE,
+	F_PSI_SOURCE,
 	F_COUNT,
 };
 
@@ -56,5 +57,7 @@ extern const char *const journal_scope_names[OOM_SCOPES];
 extern const char *const journal_avail_sources[JOURNAL_AVAIL_SOURCES];
 #define JOURNAL_CGROUP_SOURCES 3
 extern const char *const journal_cgroup_sources[JOURNAL_CGROUP_SOURCES];
+#define JOURNAL_PSI_SOURCES 2
+extern const char *const journal_psi_sources[JOURNAL_PSI_SOURCES];
 
 #endif

@@ -173,6 +173,12 @@ void journal_event_parse_field(struct journal_event_parser *p, const void *data,
 		e->cgroup_source = journal_cgroup_sources[s < JOURNAL_CGROUP_SOURCES ? s : 0];
 		break;
 	}
+	case F_PSI_SOURCE: {
+		size_t s = lookup(journal_psi_sources, JOURNAL_PSI_SOURCES, v, vlen);
+
+		e->psi_source = s < JOURNAL_PSI_SOURCES ? journal_psi_sources[s] : NULL;
+		break;
+	}
 	case F_AVAIL_SOURCE: {
 		size_t s = lookup(journal_avail_sources, JOURNAL_AVAIL_SOURCES, v, vlen);
 

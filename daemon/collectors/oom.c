@@ -86,6 +86,7 @@ struct oom_state {
 	struct bpf_link *scope_link;
 	bool userspace_attached;
 	bool subscribed;
+	const char *pressure_source; /* kill_pressure_source() */
 	struct oom_table *table; /* its own allocation: its mutex never moves */
 };
 
@@ -123,6 +124,36 @@ static bool mark_victim_passes_task(void)
 	/* params[0] is the tracepoint's void *data; params[1] is the victim. */
 	t = btf__type_by_id(btf, btf__resolve_type(btf, params[1].type));
 	return t && btf_is_ptr(t);
+}
+
+/* Where a kill's cgroup pressure comes from (bpf/cgroup_psi.bpf.h): the
+ * cgroup's psi_group read at the kill, held by pointer (v5.19+) or embedded;
+ * memory.pressure as the event is read where struct cgroup has no psi; none
+ * where PSI is off (psi=0 or no CONFIG_PSI: no /proc/pressure). */
+static const char *kill_pressure_source(void)
+{
+	const struct btf *btf = bpf_vmlinux_btf();
+	const struct btf_type *t;
+	const struct btf_member *m;
+	__s32 id;
+
+	if (access("/proc/pressure/memory", R_OK) < 0)
+		return "none";
+	id = btf ? btf__find_by_name_kind(btf, "cgroup", BTF_KIND_STRUCT) : -1;
+	t = id < 0 ? NULL : btf__type_by_id(btf, (__u32)id);
+	if (!t)
+		return "file";
+	m = btf_members(t);
+	for (unsigned i = 0; i < btf_vlen(t); i++, m++) {
+		const char *name = btf__name_by_offset(btf, m->name_off);
+
+		if (name && strcmp(name, "psi") == 0) {
+			const struct btf_type *mt = btf__type_by_id(btf, btf__resolve_type(btf, m->type));
+
+			return !mt ? "file" : btf_is_ptr(mt) ? "cgroup_psi" : "cgroup_psi_embedded";
+		}
+	}
+	return "file";
 }
 
 static int prepare(void *skel, void *userdata)
@@ -343,6 +374,12 @@ static int oom_start(void *priv, const void *cfg, const struct collector_context
 			 strerror(r_fentry < 0 ? -r_fentry : EOPNOTSUPP), strerror(-r_kprobe));
 		s->scope_method = SCOPE_BY_MEMCG_WALK;
 	}
+	s->pressure_source = kill_pressure_source();
+	if (strcmp(s->pressure_source, "none") == 0)
+		log_info("Collector oom: no /proc/pressure (PSI off): kills carry no cgroup pressure");
+	else if (strcmp(s->pressure_source, "file") == 0)
+		log_info("Collector oom: struct cgroup has no psi in this kernel's BTF: a kill's cgroup pressure is "
+			 "its memory.pressure when the event is read, none once the cgroup is gone");
 	s->userspace_attached = s->killers.n && s->bpf.hook_present[1];
 	if (s->killers.n && !s->userspace_attached)
 		log_warning("Collector oom: signal:signal_generate unavailable: user-space kills are not counted");
@@ -459,6 +496,7 @@ static void collect_features(struct oom_state *s, struct snapshot *snap)
 	snapshot_add(snap, METRIC(MW_OOM_FEATURE_INFO), (const char *const[]){ "scope", scope_method_names[s->scope_method] }, 1);
 	snapshot_add(snap, METRIC(MW_OOM_FEATURE_INFO), (const char *const[]){ "victim_rss", rss }, 1);
 	snapshot_add(snap, METRIC(MW_OOM_FEATURE_INFO), (const char *const[]){ "userspace_kills", userspace }, 1);
+	snapshot_add(snap, METRIC(MW_OOM_FEATURE_INFO), (const char *const[]){ "pressure", s->pressure_source }, 1);
 }
 
 static int oom_collect(void *priv, struct snapshot *snap)

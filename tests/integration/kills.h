@@ -41,10 +41,16 @@ void track_child(pid_t pid);
 int reap(pid_t pid);
 _Noreturn void touch_past_limit(void);
 pid_t spawn_victim(const struct mw_memcg *cg, enum victim_kind kind, int score_adj);
+/* Also in unified_twin (a hybrid host's cgroup2 directory), unless NULL. */
+pid_t spawn_victim_in(const struct mw_memcg *cg, const char *unified_twin, enum victim_kind kind, int score_adj);
 pid_t run_killer(const char *comm, const pid_t *pids, size_t n, const int *sigs, size_t n_sigs);
 
 /* ---- memory cgroups of our own ---- */
 void make_cg(struct mw_memcg *cg, const struct mw_memcg *parent, const char *what, const char *limit);
+/* On a hybrid host (v1 memory, cgroup2 at /sys/fs/cgroup/unified), a cgroup2
+ * directory of cg's name, where PSI accounts cg's tasks; removed by cleanup().
+ * false on v2 (cg is its own) or without a cgroup2 mount. */
+bool make_unified_twin(const struct mw_memcg *cg, char *path, size_t len);
 /* Every test's checked teardown. */
 void cleanup(void);
 

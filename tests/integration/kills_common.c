@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "kills.h"
@@ -93,6 +94,11 @@ _Noreturn void touch_past_limit(void)
  * work; it reports on the pipe once it is in place. */
 pid_t spawn_victim(const struct mw_memcg *cg, enum victim_kind kind, int score_adj)
 {
+	return spawn_victim_in(cg, NULL, kind, score_adj);
+}
+
+pid_t spawn_victim_in(const struct mw_memcg *cg, const char *unified_twin, enum victim_kind kind, int score_adj)
+{
 	pid_t parent = getpid(), pid;
 	int ready[2];
 	char byte;
@@ -112,6 +118,9 @@ pid_t spawn_victim(const struct mw_memcg *cg, enum victim_kind kind, int score_a
 		snprintf(text, sizeof(text), "%d", (int)getpid());
 		if (mw_write_text(file, text) < 0)
 			_exit(125);
+		snprintf(file, sizeof(file), "%s/cgroup.procs", unified_twin ? unified_twin : "");
+		if (unified_twin && mw_write_text(file, text) < 0)
+			_exit(119);
 		snprintf(text, sizeof(text), "%d", score_adj);
 		if (mw_write_text("/proc/self/oom_score_adj", text) < 0)
 			_exit(124);
@@ -179,6 +188,20 @@ void make_cg(struct mw_memcg *cg, const struct mw_memcg *parent, const char *wha
 	snprintf(cg_paths[n_cgs++], sizeof(cg_paths[0]), "%s", cg->path);
 }
 
+bool make_unified_twin(const struct mw_memcg *cg, char *path, size_t len)
+{
+	const char *root, *name = strrchr(cg->path, '/');
+	bool v2;
+
+	if (!mw_memcg_root(&root, &v2) || v2 || access("/sys/fs/cgroup/unified/cgroup.procs", F_OK) < 0 || !name)
+		return false;
+	ck_assert(snprintf(path, len, "/sys/fs/cgroup/unified%s", name) < (int)len);
+	ck_assert_msg(mkdir(path, 0755) == 0 || errno == EEXIST, "mkdir %s: %s", path, strerror(errno));
+	ck_assert(n_cgs < MAX_CGS);
+	snprintf(cg_paths[n_cgs++], sizeof(cg_paths[0]), "%s", path);
+	return true;
+}
+
 void cleanup(void)
 {
 	while (n_children) {
@@ -232,7 +255,8 @@ double wait_metric(struct mw_daemon *d, const char *name, const char *matcher, d
 }
 
 /* Each field of every event of kind and pid, as "key=JSON value" lines,
- * prefixed "e<i>." for the i-th such event; and n=<count>. */
+ * prefixed "e<i>." for the i-th such event (an object's members also as
+ * "e<i>.key.member="); and n=<count>. */
 static const char py_event_fields[] =
 	"import json, sys\n"
 	"d = json.load(open(sys.argv[1], 'rb'))\n"
@@ -240,7 +264,9 @@ static const char py_event_fields[] =
 	"print('n=%d' % len(m))\n"
 	"for i, e in enumerate(m):\n"
 	"    for k, v in e.items():\n"
-	"        print('e%d.%s=%s' % (i, k, json.dumps(v, sort_keys=True)))\n";
+	"        print('e%d.%s=%s' % (i, k, json.dumps(v, sort_keys=True)))\n"
+	"        for k2, v2 in (v.items() if isinstance(v, dict) else ()):\n"
+	"            print('e%d.%s.%s=%s' % (i, k, k2, json.dumps(v2)))\n";
 
 char *events_of(struct mw_daemon *d, const char *kind, const char *pids)
 {

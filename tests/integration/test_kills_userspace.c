@@ -104,6 +104,100 @@ START_TEST(test_userspace_killer)
 }
 END_TEST
 
+/* The victim cgroup's "total=" figures of memory.pressure, in seconds. */
+static bool read_pressure_totals(const char *dir, double *some, double *full)
+{
+	char file[320], *text, *p;
+	bool ok;
+
+	snprintf(file, sizeof(file), "%s/memory.pressure", dir);
+	text = mw_read_file(file, NULL);
+	ok = text && (p = strstr(text, "some ")) && (p = strstr(p, "total=")) && (*some = strtod(p + 6, NULL) / 1e6, true) &&
+	     (p = strstr(text, "full ")) && (p = strstr(p, "total=")) && (*full = strtod(p + 6, NULL) / 1e6, true);
+	free(text);
+	return ok;
+}
+
+static double field_double(const char *out, const char *key)
+{
+	char buf[64];
+
+	ck_assert_msg(field(out, key, buf, sizeof(buf)), "event has no %s:\n%s", key, out);
+	return strtod(buf, NULL);
+}
+
+/* systemd-oomd removes its victim's unit, a container runtime its scope, as
+ * soon as the kill empties it: the kill's pressure is read in the kernel at
+ * the kill. Here the event consumer is paused (debug_pause_events) while the
+ * cgroup is stalled in reclaim, killed and removed, then resumes: the event
+ * still carries the pressure, equal to what the cgroup's own memory.pressure
+ * said just before the kill (reading the file aggregates; nothing stalled
+ * after). */
+START_TEST(test_userspace_kill_pressure_outlives_cgroup)
+{
+	static const char conf_fmt[] = "[daemon]\nwindow = 500ms\nlog_level = info\ndebug_pause_events = %s\n"
+				       "[collector.oom]\nuserspace_killers = " KILLER "\n";
+	static const int kill_only[] = { SIGKILL };
+	struct mw_memcg cg;
+	char text[256], twin[300], pidstr[16], want[32], *conf, *out;
+	const char *psi_dir;
+	double some = NAN, full = NAN, v = NAN;
+	struct mw_daemon *d;
+	pid_t toucher, victim;
+	bool has_twin;
+	int st;
+
+	snprintf(text, sizeof(text), conf_fmt, "yes");
+	conf = mw_write_temp_file("memwatchd.conf", text);
+	ck_assert(conf);
+	d = mw_start(conf, NULL, false);
+	ck_assert_msg(d != NULL, "memwatchd did not start serving /metrics");
+	if (mw_expected_kill_field("host", "pressure", want, sizeof(want)) == 0) {
+		snprintf(text, sizeof(text), "feature=\"pressure\",source=\"%s\"", want);
+		ck_assert_msg(metric(d, "memwatch_oom_feature_info", text) == 1, "no memwatch_oom_feature_info{%s}", text);
+	}
+	make_cg(&cg, NULL, "psi", "32M");
+	has_twin = make_unified_twin(&cg, twin, sizeof(twin));
+	psi_dir = has_twin ? twin : cg.path;
+	/* Reclaim at the limit stalls (try_charge_memcg's psi_memstall_enter) before the OOM kill. */
+	toucher = spawn_victim_in(&cg, has_twin ? twin : NULL, VICTIM_TOUCH, 0);
+	st = reap(toucher);
+	ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "the toucher was not OOM-killed: status 0x%x", st);
+	victim = spawn_victim_in(&cg, has_twin ? twin : NULL, VICTIM_WAIT, 0);
+	ck_assert_msg(read_pressure_totals(psi_dir, &some, &full), "cannot read %s/memory.pressure", psi_dir);
+	ck_assert_msg(some > 0, "%s/memory.pressure: some total=0 after an OOM kill at the limit", psi_dir);
+	(void)run_killer(KILLER, &victim, 1, kill_only, 1);
+	st = reap(victim);
+	ck_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	if (has_twin)
+		ck_assert_msg(mw_memcg_remove(twin), "cannot remove %s: %m", twin);
+	ck_assert_msg(mw_memcg_remove(cg.path), "cannot remove %s: %m", cg.path);
+
+	snprintf(text, sizeof(text), conf_fmt, "no");
+	ck_assert_int_eq(mw_write_file(conf, text), 0);
+	ck_assert_int_eq(mw_signal(d, SIGHUP), 0);
+	ck_assert_msg(mw_poll_metric(d->port, "memwatch_config_reloads_total", "result=\"success\"", POLL_TIMEOUT_MS,
+				     mw_pred_eq, 1.0, &v),
+		      "memwatch_config_reloads_total{result=\"success\"} is %g after SIGHUP", v);
+	free(conf);
+	ck_assert(wait_metric(d, "memwatch_userspace_kills_total", "killer=\"" KILLER "\"", 1) == 1);
+	snprintf(pidstr, sizeof(pidstr), "%d", (int)victim);
+	out = events_of(d, "userspace_kill", pidstr);
+	ck_assert_msg(field_ll(out, "n") == 1, "want one userspace_kill event for pid %d:\n%s", (int)victim, out);
+	assert_field(out, "e0.cgroup_pressure.source", "kill");
+	/* The file prints microseconds; the kernel keeps nanoseconds. */
+	ck_assert_msg(fabs(field_double(out, "e0.cgroup_pressure.some_seconds_total") - some) < 1e-5 &&
+			      fabs(field_double(out, "e0.cgroup_pressure.full_seconds_total") - full) < 1e-5,
+		      "the kill's pressure is not what %s/memory.pressure said just before it (some %.6f, full %.6f s):\n%s",
+		      psi_dir, some, full, out);
+	v = field_double(out, "e0.cgroup_pressure.some_avg10");
+	ck_assert_msg(v >= 0 && v <= 1 && field_double(out, "e0.cgroup_pressure.full_avg10") <= v,
+		      "avg10 out of range (ratios, full <= some):\n%s", out);
+	free(out);
+	mw_assert_clean_stop(d);
+}
+END_TEST
+
 /* Off: no program on signal_generate, no series. */
 START_TEST(test_userspace_killers_off)
 {
@@ -146,6 +240,7 @@ void kills_add_userspace_tests(Suite *s)
 	tcase_set_timeout(tc, TEST_TIMEOUT_SEC);
 	tcase_add_checked_fixture(tc, NULL, cleanup);
 	tcase_add_test(tc, test_userspace_killer);
+	tcase_add_test(tc, test_userspace_kill_pressure_outlives_cgroup);
 	tcase_add_test(tc, test_userspace_killers_off);
 	tcase_add_test(tc, test_userspace_killers_bad);
 	suite_add_tcase(s, tc);

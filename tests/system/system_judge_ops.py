@@ -7,6 +7,7 @@ import re
 
 # system_judge first: it puts tests/vm and tests/expectations on the path.
 from system_judge import OOM_CG, OOM_COMM, SERIES_TTL, counter_families, kv_line, marker, props  # noqa: F401
+import expectations  # noqa: E402
 import run_vm  # noqa: E402
 from run_vm import log, parse_events, parse_metrics, value  # noqa: E402
 
@@ -96,18 +97,24 @@ EO_SENDING = re.compile(r"sending SIG(TERM|KILL) to process (\d+)")
 OOMD_AVG10 = re.compile(r"Pressure: Avg10: ([0-9.]+)")
 
 
-def oomd_pressure_agrees(e, journal, notes):
+def oomd_pressure_agrees(e, journal, notes, want_source):
     """The event's cgroup pressure against what systemd-oomd printed for its
     candidate: both are the kernel's full avg10 of that cgroup, read a moment
-    apart (oomd before its kill, the daemon as the event arrives). The kernel
-    recomputes avg10 every 2 s, so the two are one or two updates apart: within
-    10 points, with the cgroup at tens of percent."""
-    got = (e.get("cgroup_pressure") or {}).get("full_avg10")
+    apart (oomd before its kill, the BPF program at it). The kernel recomputes
+    avg10 every 2 s, so the two are one or two updates apart: within 10
+    points, with the cgroup at tens of percent. systemd-oomd's unit is gone
+    right after the kill: the pressure must be the kill's own where the kernel
+    has the cgroup's psi (kill_fields.tsv), never a read that raced removal."""
+    p = e.get("cgroup_pressure") or {}
+    got = p.get("full_avg10")
     ref = [float(m.group(1)) for m in (OOMD_AVG10.search(l) for l in journal) if m]
     if not ref or not isinstance(got, (int, float)):
         return [f"no pressure to compare: event {e.get('cgroup_pressure')}, systemd-oomd printed {ref}"]
-    notes.append(f"full avg10 {got * 100:.2f}%, systemd-oomd saw {ref[-1]:.2f}%")
-    return [] if abs(got * 100 - ref[-1]) <= 10 else [f"event full avg10 {got * 100:.2f}%, systemd-oomd saw {ref[-1]:.2f}%"]
+    notes.append(f"full avg10 {got * 100:.2f}% ({p.get('source')}), systemd-oomd saw {ref[-1]:.2f}%")
+    problems = [] if abs(got * 100 - ref[-1]) <= 10 else [f"event full avg10 {got * 100:.2f}%, systemd-oomd saw {ref[-1]:.2f}%"]
+    if want_source.startswith("cgroup_psi") and p.get("source") != "kill":
+        problems.append(f"pressure source {p.get('source')!r}, want 'kill' (pressure {want_source} in kill_fields.tsv)")
+    return problems
 
 
 def judge_userspace_kills(s, v, b, singles):
@@ -154,7 +161,13 @@ def judge_userspace_kills(s, v, b, singles):
             notes.append(f"event {killer} -> pid {e.get('pid')} {e.get('comm')} in {e.get('cgroup')} "
                          f"(unit {e.get('unit')!r}, {e.get('signal')}, pressure {e.get('cgroup_pressure')})")
             if killer == "systemd-oomd":
-                problems += oomd_pressure_agrees(e, b.get("oomd-journal") or [], notes)
+                try:
+                    want_source = expectations.expected_kill_fields(
+                        "systemd-guest", kv_line(b.get("guest") or [], "uname") or "?").get("pressure", "")
+                except expectations.NoExpectation as ex:
+                    problems.append(str(ex))
+                    want_source = ""
+                problems += oomd_pressure_agrees(e, b.get("oomd-journal") or [], notes, want_source)
     if "mw-oomd-hog" not in " ".join(oomd) and oomd:
         problems.append(f"systemd-oomd killed {oomd}, not mw-oomd-hog.service")
     log(f"[{s}] userspace kills: " + "; ".join(problems + notes))

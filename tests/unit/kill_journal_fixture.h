@@ -186,6 +186,8 @@ static inline void assert_same(const struct journal_event *a, const struct journ
 	assert_same_double(a->psi_some_total_sec, b->psi_some_total_sec, "psi_some_total_sec");
 	assert_same_double(a->psi_full_total_sec, b->psi_full_total_sec, "psi_full_total_sec");
 	ck_assert_str_eq(a->cgroup_source, b->cgroup_source);
+	ck_assert_msg(a->psi_source == b->psi_source || (a->psi_source && b->psi_source && !strcmp(a->psi_source, b->psi_source)),
+		      "psi_source %s, want %s", b->psi_source ? b->psi_source : "NULL", a->psi_source ? a->psi_source : "NULL");
 }
 
 static inline void oom_kill(struct journal_event *e)
@@ -222,6 +224,7 @@ static inline void oom_kill(struct journal_event *e)
 	e->psi_some_total_sec = 12.345678;
 	e->psi_full_total_sec = 0.1 + 0.2; /* 0.30000000000000004: all 17 digits */
 	e->cgroup_source = "kill";
+	e->psi_source = "kill";
 }
 
 static inline void userspace_kill(struct journal_event *e)

@@ -60,12 +60,13 @@ START_TEST(test_oom_kill_round_trip)
 	ck_assert_str_eq(entry_get(&en, "MEMWATCH_PSI_SOME_TOTAL_SEC"), "12.345678");
 	ck_assert_str_eq(entry_get(&en, "MEMWATCH_PSI_FULL_TOTAL_SEC"), "0.30000000000000004");
 	ck_assert_str_eq(entry_get(&en, "MEMWATCH_CGROUP_SOURCE"), "kill");
+	ck_assert_str_eq(entry_get(&en, "MEMWATCH_PSI_SOURCE"), "kill");
 	/* Nothing of the other kinds. */
 	ck_assert_ptr_null(entry_get(&en, "MEMWATCH_KILLER"));
 	ck_assert_ptr_null(entry_get(&en, "MEMWATCH_SIGNAL"));
 	ck_assert_ptr_null(entry_get(&en, "MEMWATCH_ORDER"));
 	ck_assert_ptr_null(entry_get(&en, "MEMWATCH_SUPPRESSED"));
-	ck_assert_uint_eq(en.n, 34);
+	ck_assert_uint_eq(en.n, 35);
 
 	ck_assert_int_eq(entry_parse(&en, PAGE, &back), 0);
 	assert_same(&e, &back);
