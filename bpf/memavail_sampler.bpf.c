@@ -51,6 +51,10 @@ __u64 base_available_pages = 0;
 __u64 base_taken = 0;
 /* Set by user space while a window goes on: moving further than this ends it. */
 __u64 stir_above_pages = 0;
+/* Written by user space: MemTotal in pages where it is more than the zones
+ * manage (a kernel that initialises memory lazily counts pages no zone
+ * manages yet in MemTotal and MemFree, and so in MemAvailable); 0 elsewhere. */
+__u64 memtotal_pages = 0;
 
 static __always_inline __u64 distance(__u64 a, __u64 b)
 {
@@ -84,6 +88,32 @@ static __always_inline void note_available(__u64 pages)
 		moved_pages = d;
 }
 
+/* MemTotal less the zones' managed pages, read now: the zones grow as memory
+ * is allocated, and these pages are free until they do. Global, so that the
+ * verifier checks it once, on its own. */
+__noinline __u64 unmanaged_pages(__u64 memtotal)
+{
+	const struct pglist_data *first = memavail_find_pgdat();
+	__u64 zonelist = bpf_core_field_offset(struct pglist_data, node_zonelists);
+	__u64 zoneref_size = bpf_core_type_size(struct zoneref);
+	__u64 zoneref_zone = bpf_core_field_offset(struct zoneref, zone);
+	__u64 managed = 0;
+
+	if (!first || !memtotal)
+		return 0;
+	for (__u32 i = 0; i < MEMAVAIL_MAX_ZONEREFS; i++) {
+		const struct zone *zone = NULL;
+		__s64 v;
+
+		bpf_probe_read_kernel(&zone, sizeof(zone), (const char *)first + zonelist + i * zoneref_size + zoneref_zone);
+		if (!zone)
+			break;
+		v = read_atomic_long(zone, bpf_core_field_offset(struct zone, managed_pages));
+		managed += v > 0 ? v : 0;
+	}
+	return memtotal > managed && managed ? memtotal - managed : 0;
+}
+
 /* MemAvailable with the kernel's own total reserve (pgdat->totalreserve_pages
  * summed as the zones are walked): compute with none, then take it off. */
 static __always_inline __s64 compute_available(bool track_movement)
@@ -99,6 +129,13 @@ static __always_inline __s64 compute_available(bool track_movement)
 	c = bpf_map_lookup_elem(&memavail_scratch, &zero);
 	if (!c)
 		return -MEMAVAIL_CALC_NO_LAYOUT;
+	/* Free pages, and available memory one for one (si_mem_available()). */
+	if (memtotal_pages) {
+		__u64 unmanaged = unmanaged_pages(memtotal_pages);
+
+		c->free_pages += unmanaged;
+		pages += unmanaged;
+	}
 	if (track_movement)
 		note_movement(c);
 	return pages > (__s64)c->kernel_reserve_pages ? pages - (__s64)c->kernel_reserve_pages : 0;

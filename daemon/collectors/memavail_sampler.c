@@ -17,6 +17,7 @@
 #include "memavail_sampler.h"
 #include "memavail_sampler.skel.h"
 #include "meminfo.h"
+#include "zoneinfo.h"
 
 #define VALIDATION_TRIES 3
 
@@ -46,23 +47,74 @@ int memavail_sampler_compute_now(struct memavail_sampler *s, double *bytes)
 	return 0;
 }
 
-/* The computation against MemAvailable read between two computations. */
-static int validate(struct memavail_sampler *s, double tolerance, struct procfile *meminfo, char *why, size_t whylen)
+/* The computation against MemAvailable read between two computations: the
+ * closest of a few tries, or the first within tolerance. */
+static int agreement(struct memavail_sampler *s, double tolerance, struct procfile *meminfo, double *error)
 {
-	double before = 0, after = 0, available = 0, error = INFINITY;
-	int r = 0, i;
+	double before = 0, after = 0, available = 0;
+	int r = 0;
 
-	for (i = 0; i < VALIDATION_TRIES; i++) {
+	*error = INFINITY;
+	for (int i = 0; i < VALIDATION_TRIES && *error > tolerance; i++) {
 		r = memavail_sampler_compute_now(s, &before);
 		if (r == 0)
 			r = meminfo_read_available(meminfo, &available);
 		if (r == 0)
 			r = memavail_sampler_compute_now(s, &after);
 		if (r < 0)
-			break;
-		error = available > 0 ? fabs((before + after) / 2 - available) / available : INFINITY;
-		if (error <= tolerance)
-			return 0;
+			return r;
+		*error = fmin(*error, available > 0 ? fabs((before + after) / 2 - available) / available : INFINITY);
+	}
+	return 0;
+}
+
+/* MemTotal in pages where it is more than the zones manage (a kernel that
+ * initialises memory lazily: MemTotal and MemFree count pages no zone
+ * manages yet); 0 where the two are equal (stock kernels), which saves the
+ * sampler reading each zone's managed pages. */
+static uint64_t memtotal_beyond_zones(struct memavail_sampler *s, struct procfile *meminfo, uint64_t *unmanaged)
+{
+	struct zoneinfo z;
+	struct meminfo m;
+	char *text = NULL;
+	size_t len = 0;
+	uint64_t total;
+	int r;
+
+	if (meminfo_read(meminfo, &m) < 0 || read_full_file("/proc/zoneinfo", 4u << 20, &text, &len) < 0)
+		return 0;
+	r = zoneinfo_parse(text, len, &z);
+	free(text);
+	total = m.total / (uint64_t)s->page_size;
+	if (r < 0 || total <= z.managed_pages)
+		return 0;
+	*unmanaged = total - z.managed_pages;
+	return total;
+}
+
+/* With the memory no zone manages yet counted free, where there is any;
+ * without, if that is what agrees. */
+static int validate(struct memavail_sampler *s, double tolerance, struct procfile *meminfo, char *why, size_t whylen)
+{
+	double error = INFINITY, counted;
+	uint64_t unmanaged = 0;
+	int r;
+
+	s->skel->bss->memtotal_pages = memtotal_beyond_zones(s, meminfo, &unmanaged);
+	r = agreement(s, tolerance, meminfo, &error);
+	if (r == 0 && error > tolerance && s->skel->bss->memtotal_pages) {
+		counted = error;
+		s->skel->bss->memtotal_pages = 0;
+		r = agreement(s, tolerance, meminfo, &error);
+		if (r == 0 && error > tolerance)
+			error = fmin(error, counted);
+	}
+	if (r == 0 && error <= tolerance) {
+		if (s->skel->bss->memtotal_pages)
+			log_info("Collector meminfo: %.1f MiB of MemTotal no zone manages yet (a kernel that initialises "
+				 "memory lazily): the in-kernel sampler counts it free",
+				 (double)unmanaged * (double)s->page_size / 1048576);
+		return 0;
 	}
 	if (r == -ENODATA)
 		snprintf(why, whylen, "the computation from the kernel's counters failed (error %lld)",
@@ -133,6 +185,12 @@ void memavail_sampler_free(struct memavail_sampler *s)
 	/* The timer goes with its map, when the object is destroyed. */
 	memavail_sampler_bpf__destroy(s->skel);
 	free(s);
+}
+
+void memavail_sampler_note_memtotal(struct memavail_sampler *s, uint64_t bytes)
+{
+	if (s->skel->bss->memtotal_pages && bytes)
+		s->skel->bss->memtotal_pages = bytes / (uint64_t)s->page_size;
 }
 
 void memavail_sampler_set_interval(struct memavail_sampler *s, uint64_t interval_msec)

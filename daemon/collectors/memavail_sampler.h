@@ -24,6 +24,10 @@ void memavail_sampler_free(struct memavail_sampler *s);
 /* Takes effect at the next expiry. */
 void memavail_sampler_set_interval(struct memavail_sampler *s, uint64_t interval_msec);
 
+/* MemTotal as /proc/meminfo says it now, where the sampler counts memory no
+ * zone manages yet as free (see memavail_sampler_start); otherwise nothing. */
+void memavail_sampler_note_memtotal(struct memavail_sampler *s, uint64_t bytes);
+
 /* Calls fn for every sample taken since the last call, oldest first, with
  * its CLOCK_MONOTONIC time in µs. Returns how many; samples the timer
  * overwrote before they were read are skipped. */

@@ -306,6 +306,7 @@ static void mark_reading(struct meminfo_state *s, const struct meminfo *m)
 		s->marked = false;
 		return;
 	}
+	memavail_sampler_note_memtotal(s->sampler, m->total);
 	memavail_sampler_mark(s->sampler, m->free / page, (m->active_file + m->inactive_file) / page, m->dirty / page);
 	s->quiet_limit_pages = quiet_limit_pages(m, s->page_size);
 	s->marked = true;
