@@ -56,6 +56,11 @@ void cleanup(void);
 
 /* ---- the daemon and its answers ---- */
 struct mw_daemon *start_daemon(const char *oom_section);
+/* A daemon (500 ms windows, and sections of its own) whose event
+ * consumer is paused (debug_pause_events): kills wait in the buffer until
+ * resume_events() reloads it unpaused (and frees conf). */
+struct mw_daemon *start_paused(const char *sections, char **conf);
+void resume_events(struct mw_daemon *d, char *conf, const char *sections);
 double metric(struct mw_daemon *d, const char *name, const char *matcher);
 double wait_metric(struct mw_daemon *d, const char *name, const char *matcher, double want);
 char *events_of(struct mw_daemon *d, const char *kind, const char *pids);

@@ -233,6 +233,42 @@ struct mw_daemon *start_daemon(const char *oom_section)
 	return d;
 }
 
+static char *paused_config(bool paused, const char *sections)
+{
+	char *text;
+
+	ck_assert(asprintf(&text, "[daemon]\nwindow = 500ms\nlog_level = info\ndebug_pause_events = %s\n%s",
+			   paused ? "yes" : "no", sections) > 0);
+	return text;
+}
+
+struct mw_daemon *start_paused(const char *sections, char **conf)
+{
+	char *text = paused_config(true, sections);
+	struct mw_daemon *d;
+
+	*conf = mw_write_temp_file("memwatchd.conf", text);
+	free(text);
+	ck_assert(*conf);
+	d = mw_start(*conf, NULL, false);
+	ck_assert_msg(d != NULL, "memwatchd did not start serving /metrics");
+	return d;
+}
+
+void resume_events(struct mw_daemon *d, char *conf, const char *sections)
+{
+	char *text = paused_config(false, sections);
+	double v = NAN;
+
+	ck_assert_int_eq(mw_write_file(conf, text), 0);
+	free(text);
+	free(conf);
+	ck_assert_int_eq(mw_signal(d, SIGHUP), 0);
+	ck_assert_msg(mw_poll_metric(d->port, "memwatch_config_reloads_total", "result=\"success\"", POLL_TIMEOUT_MS,
+				     mw_pred_eq, 1.0, &v),
+		      "memwatch_config_reloads_total{result=\"success\"} is %g after SIGHUP", v);
+}
+
 double metric(struct mw_daemon *d, const char *name, const char *matcher)
 {
 	char *body = mw_scrape(d->port);

@@ -60,23 +60,18 @@ START_TEST(test_oom_cgroup_removed_before_read)
 	 * end (per-cgroup reclaims, exemplars): one that ends between the
 	 * victim's memcg reclaim and the rmdir puts the cgroup in the id -> path
 	 * table, which then names the kill ("table") before the kill would. */
-	static const char conf_fmt[] = "[daemon]\nwindow = 500ms\nlog_level = info\ndebug_pause_events = %s\n"
-				       "[collector.reclaim]\nenabled = no\n[collector.compaction]\nenabled = no\n";
+	static const char sections[] = "[collector.reclaim]\nenabled = no\n[collector.compaction]\nenabled = no\n";
 	struct mw_memcg parent, victim_cg;
-	char text[256], matcher[600], pidstr[16], *conf, *out, *log;
+	char matcher[600], pidstr[16], *conf, *out, *log;
 	struct kernel_oom k;
 	struct mw_daemon *d;
-	double kills0, v = NAN;
+	double kills0;
 	int kmsg, st;
 	pid_t pid;
 
 	make_cg(&parent, NULL, "kept", NULL);
 	make_cg(&victim_cg, &parent, "gone", "64M");
-	snprintf(text, sizeof(text), conf_fmt, "yes");
-	conf = mw_write_temp_file("memwatchd.conf", text);
-	ck_assert(conf);
-	d = mw_start(conf, NULL, false);
-	ck_assert_msg(d != NULL, "memwatchd did not start serving /metrics");
+	d = start_paused(sections, &conf);
 	kills0 = metric(d, "memwatch_oom_kills_total", "scope=\"memcg\"");
 	ck_assert_msg(kills0 == kills0, "no memwatch_oom_kills_total{scope=\"memcg\"} before the kill");
 	kmsg = mw_kmsg_open_end();
@@ -93,13 +88,7 @@ START_TEST(test_oom_cgroup_removed_before_read)
 	free(log);
 	ck_assert_msg(mw_memcg_remove(victim_cg.path), "cannot remove %s: %m", victim_cg.path);
 
-	snprintf(text, sizeof(text), conf_fmt, "no");
-	ck_assert_int_eq(mw_write_file(conf, text), 0);
-	ck_assert_int_eq(mw_signal(d, SIGHUP), 0);
-	ck_assert_msg(mw_poll_metric(d->port, "memwatch_config_reloads_total", "result=\"success\"", POLL_TIMEOUT_MS,
-				     mw_pred_eq, 1.0, &v),
-		      "memwatch_config_reloads_total{result=\"success\"} is %g after SIGHUP", v);
-	free(conf);
+	resume_events(d, conf, sections);
 	ck_assert_msg(wait_metric(d, "memwatch_oom_kills_total", "scope=\"memcg\"", kills0 + 1) == kills0 + 1,
 		      "memwatch_oom_kills_total{scope=\"memcg\"} did not go %g -> %g", kills0, kills0 + 1);
 	snprintf(matcher, sizeof(matcher), "cgroup=\"%s\",", victim_cg.label);

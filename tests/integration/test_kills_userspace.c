@@ -135,8 +135,7 @@ static double field_double(const char *out, const char *key)
  * after). */
 START_TEST(test_userspace_kill_pressure_outlives_cgroup)
 {
-	static const char conf_fmt[] = "[daemon]\nwindow = 500ms\nlog_level = info\ndebug_pause_events = %s\n"
-				       "[collector.oom]\nuserspace_killers = " KILLER "\n";
+	static const char sections[] = "[collector.oom]\nuserspace_killers = " KILLER "\n";
 	static const int kill_only[] = { SIGKILL };
 	struct mw_memcg cg;
 	char text[256], twin[300], pidstr[16], want[32], *conf, *out;
@@ -147,11 +146,7 @@ START_TEST(test_userspace_kill_pressure_outlives_cgroup)
 	bool has_twin;
 	int st;
 
-	snprintf(text, sizeof(text), conf_fmt, "yes");
-	conf = mw_write_temp_file("memwatchd.conf", text);
-	ck_assert(conf);
-	d = mw_start(conf, NULL, false);
-	ck_assert_msg(d != NULL, "memwatchd did not start serving /metrics");
+	d = start_paused(sections, &conf);
 	if (mw_expected_kill_field("host", "pressure", want, sizeof(want)) == 0) {
 		snprintf(text, sizeof(text), "feature=\"pressure\",source=\"%s\"", want);
 		ck_assert_msg(metric(d, "memwatch_oom_feature_info", text) == 1, "no memwatch_oom_feature_info{%s}", text);
@@ -173,13 +168,7 @@ START_TEST(test_userspace_kill_pressure_outlives_cgroup)
 		ck_assert_msg(mw_memcg_remove(twin), "cannot remove %s: %m", twin);
 	ck_assert_msg(mw_memcg_remove(cg.path), "cannot remove %s: %m", cg.path);
 
-	snprintf(text, sizeof(text), conf_fmt, "no");
-	ck_assert_int_eq(mw_write_file(conf, text), 0);
-	ck_assert_int_eq(mw_signal(d, SIGHUP), 0);
-	ck_assert_msg(mw_poll_metric(d->port, "memwatch_config_reloads_total", "result=\"success\"", POLL_TIMEOUT_MS,
-				     mw_pred_eq, 1.0, &v),
-		      "memwatch_config_reloads_total{result=\"success\"} is %g after SIGHUP", v);
-	free(conf);
+	resume_events(d, conf, sections);
 	ck_assert(wait_metric(d, "memwatch_userspace_kills_total", "killer=\"" KILLER "\"", 1) == 1);
 	snprintf(pidstr, sizeof(pidstr), "%d", (int)victim);
 	out = events_of(d, "userspace_kill", pidstr);
