@@ -146,6 +146,26 @@ struct {
 	__type(value, struct memavail_calc);
 } memavail_scratch SEC(".maps");
 
+/* si_mem_available()'s arithmetic on the counters gathered in c. */
+static __always_inline __s64 memavail_finish(struct memavail_calc *c, __u64 totalreserve_pages)
+{
+	__u64 pagecache, reclaimable, half;
+	__s64 available;
+
+	/* Unsigned halves: BPF has no signed division. */
+	available = (__s64)c->free_pages - (__s64)totalreserve_pages;
+	pagecache = c->file_pages;
+	half = pagecache / 2;
+	pagecache -= half < c->wmark_low_pages ? half : c->wmark_low_pages;
+	available += pagecache;
+	reclaimable = c->reclaimable_pages;
+	half = reclaimable / 2;
+	reclaimable -= half < c->wmark_low_pages ? half : c->wmark_low_pages;
+	available += reclaimable;
+	c->available_pages = available > 0 ? available : 0;
+	return c->available_pages;
+}
+
 /* si_mem_available(), from the per-node and per-zone counters: available
  * pages, or a negative enum memavail_calc_error. Zones without memory are not
  * in the zonelist: their low watermarks (a few pages at most) are left out.
@@ -161,8 +181,6 @@ __noinline __s64 memavail_compute(__u64 totalreserve_pages, __u64 wmark_low_fall
 	const struct pglist_data *first;
 	struct memavail_calc *c;
 	__u64 last = 0;
-	__u64 pagecache, reclaimable, half;
-	__s64 available;
 	__u32 i, zero = 0;
 
 	c = bpf_map_lookup_elem(&memavail_scratch, &zero);
@@ -203,19 +221,7 @@ __noinline __s64 memavail_compute(__u64 totalreserve_pages, __u64 wmark_low_fall
 	}
 	if (!own_watermarks)
 		c->wmark_low_pages = wmark_low_fallback;
-
-	/* Unsigned halves: BPF has no signed division. */
-	available = (__s64)c->free_pages - (__s64)totalreserve_pages;
-	pagecache = c->file_pages;
-	half = pagecache / 2;
-	pagecache -= half < c->wmark_low_pages ? half : c->wmark_low_pages;
-	available += pagecache;
-	reclaimable = c->reclaimable_pages;
-	half = reclaimable / 2;
-	reclaimable -= half < c->wmark_low_pages ? half : c->wmark_low_pages;
-	available += reclaimable;
-	c->available_pages = available > 0 ? available : 0;
-	return c->available_pages;
+	return memavail_finish(c, totalreserve_pages);
 }
 
 #endif

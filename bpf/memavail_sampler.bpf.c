@@ -88,30 +88,89 @@ static __always_inline void note_available(__u64 pages)
 		moved_pages = d;
 }
 
-/* MemTotal less the zones' managed pages, read now: the zones grow as memory
- * is allocated, and these pages are free until they do. Global, so that the
- * verifier checks it once, on its own. */
-__noinline __u64 unmanaged_pages(__u64 memtotal)
+/* A zone's node without reading zone->zone_pgdat: zones sit in their node's
+ * pglist_data at node_zones[zone_idx], and the zoneref gives the index. */
+static __always_inline __u64 zone_node(const struct zone *zone, const char *zoneref)
 {
-	const struct pglist_data *first = memavail_find_pgdat();
+	__u64 node_zones = bpf_core_field_offset(struct pglist_data, node_zones);
+	__u64 zone_size = bpf_core_type_size(struct zone);
+	int idx = -1;
+
+	if (!bpf_core_field_exists(struct zoneref, zone_idx))
+		return (__u64)BPF_CORE_READ(zone, zone_pgdat);
+	bpf_probe_read_kernel(&idx, sizeof(idx), zoneref + bpf_core_field_offset(struct zoneref, zone_idx));
+	if (idx < 0 || idx >= bpf_core_enum_value(enum zone_type, __MAX_NR_ZONES))
+		return (__u64)BPF_CORE_READ(zone, zone_pgdat);
+	return (__u64)zone - node_zones - (__u64)idx * zone_size;
+}
+
+/* memavail_compute() for the sampler, which runs every sample interval on
+ * cold caches, where each cache line read costs about as much as the rest of
+ * the computation: the same counters, with each zone's node found from its
+ * place (zone_node) instead of read, and, where user space found MemTotal
+ * beyond what the zones manage (memtotal: a kernel that initialises memory
+ * lazily counts pages no zone manages yet in MemTotal and MemFree), the
+ * zones' managed pages summed in the same walk and the difference counted
+ * free, one for one in available memory as in si_mem_available(). Global, so
+ * that the verifier checks it once, on its own. */
+__noinline __s64 sample_available(__u64 memtotal, __u64 wmark_low_fallback)
+{
 	__u64 zonelist = bpf_core_field_offset(struct pglist_data, node_zonelists);
 	__u64 zoneref_size = bpf_core_type_size(struct zoneref);
 	__u64 zoneref_zone = bpf_core_field_offset(struct zoneref, zone);
-	__u64 managed = 0;
+	__u64 managed_at = bpf_core_field_offset(struct zone, managed_pages);
+	bool own_watermarks = bpf_core_field_exists(struct zone, _watermark) &&
+			      bpf_core_enum_value_exists(enum zone_watermarks, WMARK_LOW);
+	const struct pglist_data *first;
+	struct memavail_calc *c;
+	__u64 last = 0, managed = 0;
+	__u32 i, zero = 0;
 
-	if (!first || !memtotal)
-		return 0;
-	for (__u32 i = 0; i < MEMAVAIL_MAX_ZONEREFS; i++) {
+	c = bpf_map_lookup_elem(&memavail_scratch, &zero);
+	if (!c)
+		return -MEMAVAIL_CALC_NO_LAYOUT;
+	__builtin_memset(c, 0, sizeof(*c));
+	if (!bpf_core_type_exists(struct zoneref) || !bpf_core_field_exists(struct pglist_data, vm_stat) ||
+	    !bpf_core_field_exists(struct zone, vm_stat) ||
+	    !bpf_core_enum_value_exists(enum zone_stat_item, NR_FREE_PAGES)) {
+		c->error = MEMAVAIL_CALC_NO_LAYOUT;
+		return -MEMAVAIL_CALC_NO_LAYOUT;
+	}
+	first = memavail_find_pgdat();
+	if (!first) {
+		c->error = MEMAVAIL_CALC_NO_NODE;
+		return -MEMAVAIL_CALC_NO_NODE;
+	}
+	for (i = 0; i < MEMAVAIL_MAX_ZONEREFS; i++) {
+		const char *zoneref = (const char *)first + zonelist + i * zoneref_size;
 		const struct zone *zone = NULL;
+		__u64 pgdat;
 		__s64 v;
 
-		bpf_probe_read_kernel(&zone, sizeof(zone), (const char *)first + zonelist + i * zoneref_size + zoneref_zone);
+		bpf_probe_read_kernel(&zone, sizeof(zone), zoneref + zoneref_zone);
 		if (!zone)
 			break;
-		v = read_atomic_long(zone, bpf_core_field_offset(struct zone, managed_pages));
-		managed += v > 0 ? v : 0;
+		memavail_add_zone(c, zone, own_watermarks);
+		if (memtotal) {
+			v = read_atomic_long(zone, managed_at);
+			managed += v > 0 ? v : 0;
+		}
+		pgdat = zone_node(zone, zoneref);
+		if (pgdat && pgdat != last) {
+			last = pgdat;
+			memavail_add_node(c, (const struct pglist_data *)pgdat);
+		}
 	}
-	return memtotal > managed && managed ? memtotal - managed : 0;
+	if (i == MEMAVAIL_MAX_ZONEREFS || c->error) {
+		if (!c->error)
+			c->error = MEMAVAIL_CALC_TOO_MANY;
+		return -c->error;
+	}
+	if (!own_watermarks)
+		c->wmark_low_pages = wmark_low_fallback;
+	if (memtotal > managed && managed)
+		c->free_pages += memtotal - managed;
+	return memavail_finish(c, 0);
 }
 
 /* MemAvailable with the kernel's own total reserve (pgdat->totalreserve_pages
@@ -123,19 +182,12 @@ static __always_inline __s64 compute_available(bool track_movement)
 	struct memavail_calc *c;
 	__s64 pages;
 
-	pages = memavail_compute(0, m ? m->wmark_low_pages : 0);
+	pages = sample_available(memtotal_pages, m ? m->wmark_low_pages : 0);
 	if (pages < 0)
 		return pages;
 	c = bpf_map_lookup_elem(&memavail_scratch, &zero);
 	if (!c)
 		return -MEMAVAIL_CALC_NO_LAYOUT;
-	/* Free pages, and available memory one for one (si_mem_available()). */
-	if (memtotal_pages) {
-		__u64 unmanaged = unmanaged_pages(memtotal_pages);
-
-		c->free_pages += unmanaged;
-		pages += unmanaged;
-	}
 	if (track_movement)
 		note_movement(c);
 	return pages > (__s64)c->kernel_reserve_pages ? pages - (__s64)c->kernel_reserve_pages : 0;
