@@ -146,6 +146,73 @@ struct {
 	__type(value, struct memavail_calc);
 } memavail_scratch SEC(".maps");
 
+/* The scratch computation (*cp), zeroed, for a walk of the current node's
+ * zonelist from *first: nonzero where the walk cannot start (then in
+ * (*cp)->error, unless there is no scratch entry). */
+static __always_inline bool memavail_calc_start(struct memavail_calc **cp, const struct pglist_data **first)
+{
+	__u32 zero = 0;
+	struct memavail_calc *c = bpf_map_lookup_elem(&memavail_scratch, &zero);
+
+	*cp = c;
+	if (!c)
+		return true;
+	__builtin_memset(c, 0, sizeof(*c));
+	if (!bpf_core_type_exists(struct zoneref) || !bpf_core_field_exists(struct pglist_data, vm_stat) ||
+	    !bpf_core_field_exists(struct zone, vm_stat) ||
+	    !bpf_core_enum_value_exists(enum zone_stat_item, NR_FREE_PAGES))
+		c->error = MEMAVAIL_CALC_NO_LAYOUT;
+	else if (!(*first = memavail_find_pgdat()))
+		c->error = MEMAVAIL_CALC_NO_NODE;
+	return c->error != 0;
+}
+
+/* Entry i of the node's first zonelist (ZONELIST_FALLBACK), and its zone:
+ * NULL past the last. */
+static __always_inline const char *memavail_zoneref(const struct pglist_data *first, __u32 i)
+{
+	return (const char *)first + bpf_core_field_offset(struct pglist_data, node_zonelists) +
+	       i * bpf_core_type_size(struct zoneref);
+}
+
+static __always_inline const struct zone *memavail_zoneref_zone(const char *zoneref)
+{
+	const struct zone *zone = NULL;
+
+	bpf_probe_read_kernel(&zone, sizeof(zone), zoneref + bpf_core_field_offset(struct zoneref, zone));
+	return zone;
+}
+
+static __always_inline bool memavail_own_watermarks(void)
+{
+	return bpf_core_field_exists(struct zone, _watermark) &&
+	       bpf_core_enum_value_exists(enum zone_watermarks, WMARK_LOW);
+}
+
+/* A zone of the walk, and its node where the walk reaches a new one (the
+ * zonelist groups zones by node). */
+static __always_inline void memavail_add_zone_of(struct memavail_calc *c, const struct zone *zone, __u64 pgdat,
+						 __u64 *last, bool own_watermarks)
+{
+	memavail_add_zone(c, zone, own_watermarks);
+	if (pgdat && pgdat != *last) {
+		*last = pgdat;
+		memavail_add_node(c, (const struct pglist_data *)pgdat);
+	}
+}
+
+/* After a zonelist walk that stopped at entry i: the error, or 0 with the
+ * fallback low watermark where the zones' own cannot be read. */
+static __always_inline __s32 memavail_walk_end(struct memavail_calc *c, __u32 i, bool own_watermarks,
+					       __u64 wmark_low_fallback)
+{
+	if (i == MEMAVAIL_MAX_ZONEREFS && !c->error)
+		c->error = MEMAVAIL_CALC_TOO_MANY;
+	if (!own_watermarks)
+		c->wmark_low_pages = wmark_low_fallback;
+	return c->error;
+}
+
 /* si_mem_available()'s arithmetic on the counters gathered in c. */
 static __always_inline __s64 memavail_finish(struct memavail_calc *c, __u64 totalreserve_pages)
 {
@@ -173,54 +240,24 @@ static __always_inline __s64 memavail_finish(struct memavail_calc *c, __u64 tota
  * once per state of every caller (which on 6.1 exceeds its limit). */
 __noinline __s64 memavail_compute(__u64 totalreserve_pages, __u64 wmark_low_fallback)
 {
-	__u64 zonelist = bpf_core_field_offset(struct pglist_data, node_zonelists);
-	__u64 zoneref_size = bpf_core_type_size(struct zoneref);
-	__u64 zoneref_zone = bpf_core_field_offset(struct zoneref, zone);
-	bool own_watermarks = bpf_core_field_exists(struct zone, _watermark) &&
-			      bpf_core_enum_value_exists(enum zone_watermarks, WMARK_LOW);
-	const struct pglist_data *first;
-	struct memavail_calc *c;
+	bool own_watermarks = memavail_own_watermarks();
+	const struct pglist_data *first = NULL;
+	struct memavail_calc *c = NULL;
 	__u64 last = 0;
-	__u32 i, zero = 0;
+	__u32 i;
 
-	c = bpf_map_lookup_elem(&memavail_scratch, &zero);
-	if (!c)
-		return -MEMAVAIL_CALC_NO_LAYOUT;
-	__builtin_memset(c, 0, sizeof(*c));
-	if (!bpf_core_type_exists(struct zoneref) || !bpf_core_field_exists(struct pglist_data, vm_stat) ||
-	    !bpf_core_field_exists(struct zone, vm_stat) ||
-	    !bpf_core_enum_value_exists(enum zone_stat_item, NR_FREE_PAGES)) {
-		c->error = MEMAVAIL_CALC_NO_LAYOUT;
-		return -MEMAVAIL_CALC_NO_LAYOUT;
-	}
-	first = memavail_find_pgdat();
-	if (!first) {
-		c->error = MEMAVAIL_CALC_NO_NODE;
-		return -MEMAVAIL_CALC_NO_NODE;
-	}
+	if (memavail_calc_start(&c, &first))
+		return -(c ? c->error : MEMAVAIL_CALC_NO_LAYOUT);
 	/* ZONELIST_FALLBACK is the first zonelist; it ends with a NULL zone. */
 	for (i = 0; i < MEMAVAIL_MAX_ZONEREFS; i++) {
-		const struct zone *zone = NULL;
-		__u64 pgdat;
+		const struct zone *zone = memavail_zoneref_zone(memavail_zoneref(first, i));
 
-		bpf_probe_read_kernel(&zone, sizeof(zone),
-				      (const char *)first + zonelist + i * zoneref_size + zoneref_zone);
 		if (!zone)
 			break;
-		memavail_add_zone(c, zone, own_watermarks);
-		pgdat = (__u64)BPF_CORE_READ(zone, zone_pgdat);
-		if (pgdat && pgdat != last) {
-			last = pgdat;
-			memavail_add_node(c, (const struct pglist_data *)pgdat);
-		}
+		memavail_add_zone_of(c, zone, (__u64)BPF_CORE_READ(zone, zone_pgdat), &last, own_watermarks);
 	}
-	if (i == MEMAVAIL_MAX_ZONEREFS || c->error) {
-		if (!c->error)
-			c->error = MEMAVAIL_CALC_TOO_MANY;
+	if (memavail_walk_end(c, i, own_watermarks, wmark_low_fallback))
 		return -c->error;
-	}
-	if (!own_watermarks)
-		c->wmark_low_pages = wmark_low_fallback;
 	return memavail_finish(c, totalreserve_pages);
 }
 

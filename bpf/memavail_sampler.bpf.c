@@ -115,59 +115,30 @@ static __always_inline __u64 zone_node(const struct zone *zone, const char *zone
  * that the verifier checks it once, on its own. */
 __noinline __s64 sample_available(__u64 memtotal, __u64 wmark_low_fallback)
 {
-	__u64 zonelist = bpf_core_field_offset(struct pglist_data, node_zonelists);
-	__u64 zoneref_size = bpf_core_type_size(struct zoneref);
-	__u64 zoneref_zone = bpf_core_field_offset(struct zoneref, zone);
 	__u64 managed_at = bpf_core_field_offset(struct zone, managed_pages);
-	bool own_watermarks = bpf_core_field_exists(struct zone, _watermark) &&
-			      bpf_core_enum_value_exists(enum zone_watermarks, WMARK_LOW);
-	const struct pglist_data *first;
-	struct memavail_calc *c;
+	bool own_watermarks = memavail_own_watermarks();
+	const struct pglist_data *first = NULL;
+	struct memavail_calc *c = NULL;
 	__u64 last = 0, managed = 0;
-	__u32 i, zero = 0;
+	__u32 i;
 
-	c = bpf_map_lookup_elem(&memavail_scratch, &zero);
-	if (!c)
-		return -MEMAVAIL_CALC_NO_LAYOUT;
-	__builtin_memset(c, 0, sizeof(*c));
-	if (!bpf_core_type_exists(struct zoneref) || !bpf_core_field_exists(struct pglist_data, vm_stat) ||
-	    !bpf_core_field_exists(struct zone, vm_stat) ||
-	    !bpf_core_enum_value_exists(enum zone_stat_item, NR_FREE_PAGES)) {
-		c->error = MEMAVAIL_CALC_NO_LAYOUT;
-		return -MEMAVAIL_CALC_NO_LAYOUT;
-	}
-	first = memavail_find_pgdat();
-	if (!first) {
-		c->error = MEMAVAIL_CALC_NO_NODE;
-		return -MEMAVAIL_CALC_NO_NODE;
-	}
+	if (memavail_calc_start(&c, &first))
+		return -(c ? c->error : MEMAVAIL_CALC_NO_LAYOUT);
 	for (i = 0; i < MEMAVAIL_MAX_ZONEREFS; i++) {
-		const char *zoneref = (const char *)first + zonelist + i * zoneref_size;
-		const struct zone *zone = NULL;
-		__u64 pgdat;
+		const char *zoneref = memavail_zoneref(first, i);
+		const struct zone *zone = memavail_zoneref_zone(zoneref);
 		__s64 v;
 
-		bpf_probe_read_kernel(&zone, sizeof(zone), zoneref + zoneref_zone);
 		if (!zone)
 			break;
-		memavail_add_zone(c, zone, own_watermarks);
+		memavail_add_zone_of(c, zone, zone_node(zone, zoneref), &last, own_watermarks);
 		if (memtotal) {
 			v = read_atomic_long(zone, managed_at);
 			managed += v > 0 ? v : 0;
 		}
-		pgdat = zone_node(zone, zoneref);
-		if (pgdat && pgdat != last) {
-			last = pgdat;
-			memavail_add_node(c, (const struct pglist_data *)pgdat);
-		}
 	}
-	if (i == MEMAVAIL_MAX_ZONEREFS || c->error) {
-		if (!c->error)
-			c->error = MEMAVAIL_CALC_TOO_MANY;
+	if (memavail_walk_end(c, i, own_watermarks, wmark_low_fallback))
 		return -c->error;
-	}
-	if (!own_watermarks)
-		c->wmark_low_pages = wmark_low_fallback;
 	if (memtotal > managed && managed)
 		c->free_pages += memtotal - managed;
 	return memavail_finish(c, 0);
