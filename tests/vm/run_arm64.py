@@ -24,6 +24,8 @@ import kernel_packages  # noqa: E402
 sys.path.insert(0, HERE)
 import run_vm  # noqa: E402
 
+ARM64_GUEST_TIMEOUT = 240  # seconds per guest boot
+
 
 def cross_build(source_root, build_dir):
     """Configures (once) and compiles the arm64 build; raises HarnessError."""
@@ -60,6 +62,11 @@ def main():
         run_vm.log(f"vm-arm64: FAIL: {e}")
         return 1
     run_vm.log(f"vm-arm64: arm64 build up to date after {time.monotonic() - start:.1f} s")
+    # An arm64 guest under TCG takes longer than an x86-64 one: in a fresh-clone
+    # CI run, 67-142 s for four of them, and 6.18 was cut at run_vm's 150 s
+    # while it waited for memory to settle after its OOM kill.
+    if not any(a == "--timeout" or a.startswith("--timeout=") for a in rest):
+        rest = ["--timeout", str(ARM64_GUEST_TIMEOUT)] + rest
     sys.argv = [sys.argv[0], "--arch", "arm64", "--init", args.init,
                 "--daemon", os.path.join(args.build_dir, "daemon", "memwatchd"),
                 "--memhog", os.path.join(args.build_dir, "tests", "vm", "memhog")] + rest
