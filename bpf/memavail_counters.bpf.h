@@ -147,7 +147,7 @@ struct {
 } memavail_scratch SEC(".maps");
 
 /* The scratch computation (*cp), zeroed, for a walk of the current node's
- * zonelist from *first: nonzero where the walk cannot start (then in
+ * zonelist from *first: true where the walk cannot start (why in
  * (*cp)->error, unless there is no scratch entry). */
 static __always_inline bool memavail_calc_start(struct memavail_calc **cp, const struct pglist_data **first)
 {
