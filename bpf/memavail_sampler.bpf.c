@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Available memory every sample interval without waking user space: a
- * bpf_timer whose callback computes it from the kernel's counters
- * (memavail_counters.bpf.h), appends it to a ring in .bss that user space
- * reads once a window, and leaves it in the shared memavail map for the
- * pressure programs. Armed once by arm_sampler (BPF_PROG_TEST_RUN), which
- * runs in the daemon's context so that the node lookup does not depend on
- * whichever task the timer interrupts. Needs syscall programs and bpf_timer
- * (5.15); user space samples /proc/meminfo itself where this does not load. */
+ * program computes it from the kernel's counters (memavail_counters.bpf.h),
+ * appends it to a ring in .bss that user space reads once a window, and
+ * leaves it in the shared memavail map for the pressure programs. Two ways
+ * to run it every interval: sample_on_clock, attached to a cpu-clock perf
+ * event of one CPU, whose hrtimer restarts itself in hard irq; or, where
+ * perf_event_open is refused, a bpf_timer armed once by arm_sampler, whose
+ * callback runs in softirq and re-arms it each time (about 3 us more a
+ * sample here). Either way the node is found once, by compute_now run in the
+ * daemon's context, not from whichever task the sample interrupts. Needs
+ * syscall programs (5.14) to check the computation; user space samples
+ * /proc/meminfo itself where this does not load. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "memavail.bpf.h"
@@ -31,7 +35,7 @@ __u64 interval_ns = 0;
 /* Read by user space (mmapped). */
 struct memavail_sample samples[MEMAVAIL_SAMPLES] = {};
 __u64 samples_head = 0;
-__u64 callback_ns = 0; /* time spent in the callback, softirq: no task is charged for it */
+__u64 callback_ns = 0; /* time spent sampling, in irq or softirq: no task is charged for it */
 __s64 last_error = 0;  /* the last failed computation (enum memavail_calc_error), or a bpf_timer error */
 __s64 armed = 0;       /* 1 once armed; negative: why arming failed */
 __u64 now_pages = 0;   /* compute_now's answer */
@@ -164,34 +168,50 @@ static __always_inline __s64 compute_available(bool track_movement)
 	return pages > (__s64)c->kernel_reserve_pages ? pages - (__s64)c->kernel_reserve_pages : 0;
 }
 
-static int sample(void *map, __u32 *key, struct sampler_timer *t)
+static __always_inline void take_sample(__u64 start)
 {
-	__u64 start = bpf_ktime_get_ns(), interval = interval_ns;
 	struct memavail_sample *slot;
 	struct memavail_latest *m;
 	__u32 zero = 0;
 	__s64 pages;
 
 	pages = compute_available(true);
-	if (pages >= 0) {
-		slot = &samples[samples_head & (MEMAVAIL_SAMPLES - 1)];
-		slot->ts_ns = start;
-		slot->pages = pages;
-		note_available(pages);
-		if (stir_above_pages && moved_pages > stir_above_pages) {
-			stir_above_pages = 0;
-			stir_daemon();
-		}
-		/* A full barrier: the slot is written before the head moves. */
-		__sync_fetch_and_add(&samples_head, 1);
-		m = bpf_map_lookup_elem(&memavail, &zero);
-		if (m) {
-			m->sampled_pages = pages;
-			m->sampled_ts_ns = start;
-		}
-	} else {
+	if (pages < 0) {
 		last_error = -pages;
+		return;
 	}
+	slot = &samples[samples_head & (MEMAVAIL_SAMPLES - 1)];
+	slot->ts_ns = start;
+	slot->pages = pages;
+	note_available(pages);
+	if (stir_above_pages && moved_pages > stir_above_pages) {
+		stir_above_pages = 0;
+		stir_daemon();
+	}
+	/* A full barrier: the slot is written before the head moves. */
+	__sync_fetch_and_add(&samples_head, 1);
+	m = bpf_map_lookup_elem(&memavail, &zero);
+	if (m) {
+		m->sampled_pages = pages;
+		m->sampled_ts_ns = start;
+	}
+}
+
+SEC("perf_event")
+int sample_on_clock(struct bpf_perf_event_data *ctx)
+{
+	__u64 start = bpf_ktime_get_ns();
+
+	take_sample(start);
+	callback_ns += bpf_ktime_get_ns() - start;
+	return 0;
+}
+
+static int sample(void *map, __u32 *key, struct sampler_timer *t)
+{
+	__u64 start = bpf_ktime_get_ns(), interval = interval_ns;
+
+	take_sample(start);
 	if (interval) {
 		long r = bpf_timer_start(&t->timer, interval, 0);
 

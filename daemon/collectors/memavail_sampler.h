@@ -15,13 +15,17 @@ struct bpf_shared_maps;
 struct procfile;
 
 /* Loads, checks the computation against MemAvailable read from meminfo
- * (within tolerance, a ratio) and arms the timer. -EOPNOTSUPP with why set
+ * (within tolerance, a ratio) and starts sampling: from a cpu-clock perf
+ * event of one CPU, or where that is refused from a bpf_timer. -EOPNOTSUPP with why set
  * when the kernel cannot run it or the figures disagree. */
 int memavail_sampler_start(struct memavail_sampler **ret, struct bpf_shared_maps *shared, uint64_t interval_msec,
 			   double tolerance, struct procfile *meminfo, char *why, size_t whylen);
 void memavail_sampler_free(struct memavail_sampler *s);
+/* What runs the samples: "bpf-cpu-clock" or "bpf-timer", with why the
+ * perf event was refused where it is the timer (else NULL). */
+const char *memavail_sampler_method(const struct memavail_sampler *s, const char **refused);
 
-/* Takes effect at the next expiry. */
+/* Takes effect at the next sample. */
 void memavail_sampler_set_interval(struct memavail_sampler *s, uint64_t interval_msec);
 
 /* MemTotal as /proc/meminfo says it now, where the sampler counts memory no
@@ -50,7 +54,7 @@ uint64_t memavail_sampler_samples_taken(const struct memavail_sampler *s);
 /* One computation now, in bytes. */
 int memavail_sampler_compute_now(struct memavail_sampler *s, double *bytes);
 
-/* Time the timer's callback spent, in softirq, since start; and the
+/* Time spent sampling, in irq or softirq, since start; and the
  * computation's last error (enum memavail_calc_error), 0 for none. */
 uint64_t memavail_sampler_callback_ns(const struct memavail_sampler *s);
 int memavail_sampler_last_error(const struct memavail_sampler *s);

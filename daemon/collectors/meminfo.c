@@ -225,7 +225,11 @@ static int sampler_start(struct meminfo_state *s, const struct meminfo_config *c
 	r = memavail_sampler_start(&s->sampler, ctx->shared_maps, s->sampler_interval_msec, c->sampler_tolerance,
 				   &s->file, why, sizeof(why));
 	if (r == 0) {
-		snprintf(st->mode, sizeof(st->mode), "bpf-timer");
+		const char *refused, *method = memavail_sampler_method(s->sampler, &refused);
+
+		snprintf(st->mode, sizeof(st->mode), "%s", method);
+		if (refused)
+			log_info("Collector meminfo: the in-kernel sampler runs from a bpf_timer, refused %s", refused);
 		return 0;
 	}
 	if (c->sampler == SAMPLER_BPF) {

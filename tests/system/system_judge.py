@@ -222,7 +222,7 @@ def judge_memavail(s, v, b, want):
     newer: counters) against MemAvailable the guest sampled (50 ms apart) just
     before and after."""
     sampler = (want.get("meminfo") or {}).get("mode")
-    allowed = ("fexit", "counters") if sampler == "bpf-timer" else ("fexit",)
+    allowed = ("fexit", "counters") if (sampler or "").startswith("bpf-") else ("fexit",)
     samples = []
     for line in b.get("memavail-samples") or []:
         w = line.split()

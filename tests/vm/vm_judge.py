@@ -328,7 +328,7 @@ def judge_compaction(v, b, singles, base, vm_base, guest):
 
 
 def sampler_mode(guest):
-    """The meminfo collector's mode on this guest's kernel in the table: bpf-timer or procfs."""
+    """The meminfo collector's mode on this guest's kernel in the table: bpf-cpu-clock, bpf-timer or procfs."""
     try:
         row = expectations.expected("busybox-guest", guest, conditions={}).get("meminfo")
     except expectations.NoExpectation:
@@ -371,8 +371,8 @@ def judge_events(series, v, b, singles, child, guest):
         sources[e.get("available_source")] = sources.get(e.get("available_source"), 0) + 1
     src_text = ", ".join(f"{k} {n}" for k, n in sorted(sources.items(), key=str))
     # The kernel's own figure, or where the meminfo collector samples in the
-    # kernel (bpf-timer), the sampler's computation when that is newer.
-    allowed = ("fexit", "kprobe") + (("counters",) if sampler_mode(guest) == "bpf-timer" else ())
+    # kernel (bpf-cpu-clock or bpf-timer), the sampler's computation when that is newer.
+    allowed = ("fexit", "kprobe") + (("counters",) if (sampler_mode(guest) or "").startswith("bpf-") else ())
     kernel_src = [e for e in reclaim if e.get("available_source") in allowed]
     if reclaim and not kernel_src:
         problems.append(f"no direct_reclaim event has available_source {' or '.join(allowed)} ({src_text})")
