@@ -258,9 +258,27 @@ fail:
 	return r;
 }
 
-const char *memavail_sampler_method(const struct memavail_sampler *s, const char **refused)
+int memavail_sampler_move_clock(struct memavail_sampler *s, uint64_t interval_msec, int *from_cpu, int *to_cpu)
+{
+	int r;
+
+	if (!s->clock_link)
+		return -EOPNOTSUPP;
+	*from_cpu = s->clock_cpu;
+	bpf_link__destroy(s->clock_link);
+	s->clock_link = NULL;
+	s->clock_fd = -1;
+	log_set_libbpf_quiet(true);
+	r = attach_clock(s, interval_msec);
+	log_set_libbpf_quiet(false);
+	*to_cpu = s->clock_cpu;
+	return r;
+}
+
+const char *memavail_sampler_method(const struct memavail_sampler *s, const char **refused, int *cpu)
 {
 	*refused = s->clock_refused[0] ? s->clock_refused : NULL;
+	*cpu = s->clock_link ? s->clock_cpu : -1;
 	return s->clock_link ? "bpf-cpu-clock" : "bpf-timer";
 }
 

@@ -21,9 +21,15 @@ struct procfile;
 int memavail_sampler_start(struct memavail_sampler **ret, struct bpf_shared_maps *shared, uint64_t interval_msec,
 			   double tolerance, struct procfile *meminfo, char *why, size_t whylen);
 void memavail_sampler_free(struct memavail_sampler *s);
-/* What runs the samples: "bpf-cpu-clock" or "bpf-timer", with why the
- * perf event was refused where it is the timer (else NULL). */
-const char *memavail_sampler_method(const struct memavail_sampler *s, const char **refused);
+/* What runs the samples: "bpf-cpu-clock" (with its CPU) or "bpf-timer"
+ * (cpu -1), with why the perf event was refused where it is the timer
+ * (else NULL). */
+const char *memavail_sampler_method(const struct memavail_sampler *s, const char **refused, int *cpu);
+
+/* The cpu-clock event again, on the lowest CPU the daemon may run on now: a
+ * CPU taken offline stops its events for good (hrtimers migrate, perf events
+ * do not). -EOPNOTSUPP where the bpf_timer runs the samples. */
+int memavail_sampler_move_clock(struct memavail_sampler *s, uint64_t interval_msec, int *from_cpu, int *to_cpu);
 
 /* Takes effect at the next sample. */
 void memavail_sampler_set_interval(struct memavail_sampler *s, uint64_t interval_msec);

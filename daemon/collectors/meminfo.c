@@ -54,6 +54,7 @@ struct meminfo_state {
 	const uint64_t *sample_msec;
 	uint64_t sampler_interval_msec;
 	unsigned sampler_idle_windows;
+	bool sampler_moved; /* its cpu-clock event moved off a silent CPU, no sample since */
 	double sampler_seconds_before; /* of timers given up, so the counter never goes back */
 	enum sampler_choice cfg_sampler;
 	double cfg_sampler_tolerance;
@@ -225,11 +226,15 @@ static int sampler_start(struct meminfo_state *s, const struct meminfo_config *c
 	r = memavail_sampler_start(&s->sampler, ctx->shared_maps, s->sampler_interval_msec, c->sampler_tolerance,
 				   &s->file, why, sizeof(why));
 	if (r == 0) {
-		const char *refused, *method = memavail_sampler_method(s->sampler, &refused);
+		const char *refused, *method;
+		int cpu;
 
+		method = memavail_sampler_method(s->sampler, &refused, &cpu);
 		snprintf(st->mode, sizeof(st->mode), "%s", method);
 		if (refused)
 			log_info("Collector meminfo: the in-kernel sampler runs from a bpf_timer, refused %s", refused);
+		else
+			log_info("Collector meminfo: the in-kernel sampler runs from a cpu-clock perf event on CPU %d", cpu);
 		return 0;
 	}
 	if (c->sampler == SAMPLER_BPF) {
@@ -240,7 +245,7 @@ static int sampler_start(struct meminfo_state *s, const struct meminfo_config *c
 	return 0;
 }
 
-/* The timer's samples since the last window; where it stopped sampling, the
+/* The sampler's samples since the last window; where it stopped sampling, the
  * daemon takes over (the log says so). */
 static void sampler_drain(struct meminfo_state *s)
 {
@@ -252,10 +257,28 @@ static void sampler_drain(struct meminfo_state *s)
 	}
 	if (memavail_sampler_drain(s->sampler, add_kernel_sample, s) > 0) {
 		s->sampler_idle_windows = 0;
+		s->sampler_moved = false;
 		return;
 	}
 	if (++s->sampler_idle_windows < SAMPLER_STALL_WINDOWS)
 		return;
+	/* A CPU taken offline stops its perf events for good: move once, and
+	 * again only after samples came from the new CPU. */
+	if (!s->sampler_moved) {
+		int from = -1, to = -1, r = memavail_sampler_move_clock(s->sampler, s->sampler_interval_msec, &from, &to);
+
+		s->sampler_moved = true;
+		if (r == 0) {
+			log_warning("Collector meminfo: the in-kernel sampler took no sample in %u windows on CPU %d "
+				    "(taken offline?): its cpu-clock event now runs on CPU %d",
+				    s->sampler_idle_windows, from, to);
+			s->sampler_idle_windows = 0;
+			return;
+		}
+		if (r != -EOPNOTSUPP)
+			log_warning("Collector meminfo: cannot move the in-kernel sampler's cpu-clock event off CPU %d: %s",
+				    from, strerror(-r));
+	}
 	log_warning("Collector meminfo: the in-kernel sampler took no sample in %u windows (last error %d); "
 		    "sampling /proc/meminfo from user space",
 		    s->sampler_idle_windows, memavail_sampler_last_error(s->sampler));
