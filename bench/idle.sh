@@ -22,7 +22,7 @@
 # CPU: utime + stime of every thread (/proc/PID/stat, clock ticks) over the
 # span, as % of one core, and the exact sum of /proc/PID/task/*/schedstat
 # beside it; the in-kernel sampler's time (memwatch_memory_sampler_seconds_total:
-# softirq, charged to no process) is added to memwatchd's figure for the
+# its program's run time in hard irq or softirq, charged to no process) is added to memwatchd's figure for the
 # targets; wake-ups: voluntary context switches of each thread. Beside
 # them, the floor: bench/sampling_floor.c doing only the 100 ms sampling
 # (ppoll, one pread of /proc/meminfo), and only the wake-ups. Reported
@@ -92,7 +92,7 @@ vals() { awk -F'\t' -v s="$1" -v k="$2" '$1 == s && $2 == k {print $3}' "$R"; }
 # Voluntary context switches of each thread, "name count" a line.
 wakes() { for t in /proc/"$1"/task/*; do echo "$(cat "$t/comm" 2>/dev/null) $(awk '/^voluntary_ctxt_switches/ {print $2}' "$t/status" 2>/dev/null)"; done; }
 
-# The in-kernel sampler's own time (softirq, charged to no process), seconds.
+# The in-kernel sampler's own time (in interrupt context, charged to no process), seconds.
 timer_s() { [ "$1" = "$MW_PID" ] || { echo 0; return; }; curl -sf "$MW_URL" | awk '$1 == "memwatch_memory_sampler_seconds_total" {v = $2} END {print v + 0}'; }
 
 # span NAME PID [URL]: S seconds of PID's CPU, URL scraped every 15 s from the start.
@@ -171,6 +171,7 @@ LOAD_LOADED_END=$(cut -d' ' -f1-3 /proc/loadavg)
 profile loaded
 WALKS=$(curl -sf "$MW_URL" | awk '$1 == "memwatch_fault_process_walks_total" {print $2}')
 CGROUPS=$(curl -sf "$MW_URL" | awk '$1 == "memwatch_cgroups_discovered" {print $2}')
+SAMPLER_MODE=$(curl -sf "$MW_URL" | sed -n 's/^memwatch_collector_info{collector="meminfo",.*mode="\([^"]*\)".*/\1/p')
 stop_pid "$MW_PID"
 stop_pid "$NE_PID"
 load_cleanup
@@ -186,7 +187,7 @@ thread_wakes() { # SPAN: "name w/s, ..." medians per thread
 	done | sed 's/, $//'
 }
 timer_cell() { echo "$(fmt 4 "$(med "$1" timer)") ($(vals "$1" timer | minmax | awk '{printf "%.4f–%.4f", $1, $2}'))"; }
-# With the in-kernel sampler's softirq time added, turn by turn: it is the daemon's cost too.
+# With the in-kernel sampler's time (interrupt context) added, turn by turn: it is the daemon's cost too.
 with_timer() { paste <(vals "$1" "$2") <(vals "$1" timer) | awk '{print $1 + $2}' | median; }
 with_timer_spread() { paste <(vals "$1" "$2") <(vals "$1" timer) | awk '{print $1 + $2}' | minmax | awk '{printf "%.3f–%.3f", $1, $2}'; }
 # memwatchd's scraped turn against node_exporter's of the same turn.
@@ -200,13 +201,13 @@ S=$BENCH_TMP/section.md
 	echo
 	machine_md
 	echo "- command: \`bench/idle.sh $ARGS\`$IDLE_LOCK_NOTE"
-	echo "- memwatchd: \`memwatchd --config conf/memwatchd.conf --listen 127.0.0.1:PORT\` (the default configuration: every collector, 100 ms sampling, 1 s windows); node_exporter $NE_VERSION: \`prometheus-node-exporter $NE_ARGS\` (port varies); both ran throughout, only the one in its span was scraped"
+	echo "- memwatchd: \`memwatchd --config conf/memwatchd.conf --listen 127.0.0.1:PORT\` (the default configuration: every collector, 100 ms sampling, 1 s windows; the sampler ran in mode ${SAMPLER_MODE:-unknown}); node_exporter $NE_VERSION: \`prometheus-node-exporter $NE_ARGS\` (port varies); both ran throughout, only the one in its span was scraped"
 	echo "- load: $NPROC sleeping processes (\`bench/sleepers.c\`, 10 in each leaf cgroup) in $NCG cgroups of the $CG_KIND ($PARENTS under \`$CG_ROOT\`, $CHILDREN below each); $TASKS_LOADED processes on the machine; memwatchd read $CGROUPS cgroups and walked every process $WALKS times since its start"
 	echo "- load averages: at start $LOAD_START; end of the rest turns $LOAD_REST_END; under load $LOAD_LOADED_START at its start, $LOAD_LOADED_END at its end"
 	echo
 	echo "$TURNS turns of $SECONDS_PER s each; % of one core, median (min–max over the turns):"
 	echo
-	echo "| span | utime + stime | schedstat | in-kernel sampler (softirq) | wake-ups (voluntary switches), per thread, median | target (utime + stime + sampler) |"
+	echo "| span | utime + stime | schedstat | in-kernel sampler (interrupt context) | wake-ups (voluntary switches), per thread, median | target (utime + stime + sampler) |"
 	echo "|---|---|---|---|---|---|"
 	echo "| memwatchd at rest, nothing scraping | $(cell rest) | $(timer_cell rest) | $(thread_wakes rest) | ≤ 0.1 % — $(verdict "$REST" '<=' 0.1) |"
 	echo "| memwatchd at rest, scraped every $SCRAPE_EVERY s | $(cell rest_scraped) | $(timer_cell rest_scraped) | $(thread_wakes rest_scraped) | |"

@@ -119,8 +119,8 @@ tree_sched_ns() {
 	done <"$1"
 	echo "$sum"
 }
-# sampler_s FILE: memwatchd's in-kernel sampler's seconds in a scrape (softirq
-# time, charged to no process, so added to the daemon's own for the ratios).
+# sampler_s FILE: memwatchd's in-kernel sampler's seconds in a scrape (interrupt
+# context, charged to no process, so added to the daemon's own for the ratios).
 sampler_s() { awk '$1 == "memwatch_memory_sampler_seconds_total" {v = $2} END {print v + 0}' "$1" 2>/dev/null || echo 0; }
 # tree_mem PIDFILE: "ANON PSS RSS" in KiB summed over the PIDs.
 tree_mem() {
