@@ -121,7 +121,7 @@ const struct metric_desc metric_catalogue[METRIC__COUNT] = {
 	[MW_MEMORY_SAMPLER_SECONDS_TOTAL] = {
 		.name = "memwatch_memory_sampler_seconds_total", .type = METRIC_COUNTER, .unit = METRIC_UNIT_SECONDS,
 		.help = "Time the in-kernel sampler's program spent computing available memory (in interrupt context: charged to no process).",
-		.owner = "meminfo", .source = "bpf_ktime_get_ns() around the callback",
+		.owner = "meminfo", .source = "bpf_ktime_get_ns() around the program",
 	},
 
 	/* --- psi --- */
