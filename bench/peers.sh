@@ -381,8 +381,9 @@ log "load removed"
 # --- report -----------------------------------------------------------------------------------
 mib() { awk -v k="$1" 'BEGIN { if (k == "" || k == "nan") print "n/a"; else printf "%.1f", k / 1024 }'; }
 med() { vals "$1" "$2" "$3" | median; }
-# ratio A B -> "0.0123" with 3 significant digits
+# The CPU figure a scale is compared by: at rest a turn is a tick or two.
 cpu_key() { if [ "$1" = rest ]; then echo sched_pct; else echo cpu_pct; fi; }
+# ratio A B -> "0.0123" with 3 significant digits
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "nan" || b == "nan" || a == "" || b == "" || b == 0) print "n/a"; else printf "%.3g\n", a / b }'; }
 label() { case $1 in rest) echo "at rest" ;; procs) echo "$NPROC processes" ;; cgroups) echo "$NPROC processes + $NCG cgroups" ;; esac; }
 S=$BENCH_TMP/section.md
